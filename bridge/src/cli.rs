@@ -1,0 +1,372 @@
+//! The `chaperone` command line. `main.rs` parses and calls [`run`].
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand};
+use shared::protocol::{BridgeStatus, DaemonInfo};
+
+use crate::daemon;
+use crate::error::Error;
+use crate::home::Home;
+use crate::launcher;
+use crate::native_host::{self, BrowserFamily};
+
+/// Chaperone: let an AI agent work in your real browser while you stay in
+/// charge. The bridge holds policy, secrets and the audit log; agents talk
+/// to it over MCP on loopback; the browser extension acts on pages.
+#[derive(Debug, Parser)]
+#[command(name = "chaperone", version, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Cmd,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct HomeArg {
+    /// Home directory (default: $CHAPERONE_HOME, else ~/.config/chaperone).
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Cmd {
+    /// Run the bridge daemon in the foreground (127.0.0.1 only).
+    ///
+    /// Creates the home (0700) and its tokens (0600) if absent, writes
+    /// daemon.json {pid, port, startedAt, version}, and serves /ext (the
+    /// extension) and /mcp (agents) until Ctrl-C or SIGTERM. Only one daemon
+    /// runs per home.
+    Serve {
+        #[command(flatten)]
+        home: HomeArg,
+        /// Port to listen on; 0 picks a free one (default: config.toml's
+        /// server.port, else 0).
+        #[arg(long, value_name = "N")]
+        port: Option<u16>,
+    },
+    /// Start the daemon if needed, launch Chromium with the extension on an
+    /// owned profile, and stay in the foreground until Ctrl-C.
+    ///
+    /// The profile lives in HOME/profiles/NAME and is never your everyday
+    /// browser profile. No remote-debugging port is opened. Log in to sites
+    /// by hand in that window; the agent then works with those sessions.
+    Up {
+        #[command(flatten)]
+        home: HomeArg,
+        /// Owned profile name (letters, digits, '-', '_').
+        #[arg(long, default_value = "default", value_name = "NAME")]
+        profile: String,
+        /// Run the browser headless (the default when there is no display).
+        #[arg(long)]
+        headless: bool,
+        /// Browser executable (default: chromium or google-chrome on PATH).
+        #[arg(long, value_name = "PATH")]
+        browser: Option<PathBuf>,
+        /// Page to open first (http or https).
+        #[arg(long, value_name = "URL")]
+        url: Option<String>,
+        /// The unpacked extension (default: $CHAPERONE_EXTENSION_DIR, else
+        /// dist/extension of this checkout).
+        #[arg(long, value_name = "DIR")]
+        extension_dir: Option<PathBuf>,
+        /// Seconds to wait for the extension to connect.
+        #[arg(long, default_value_t = 30, value_name = "SECS")]
+        connect_timeout: u64,
+        /// Port for the daemon if `up` starts it (0 = any free port).
+        #[arg(long, value_name = "N")]
+        port: Option<u16>,
+    },
+    /// Serve MCP on stdin/stdout, forwarding to the daemon (started if
+    /// needed). Configure agents that launch a command with: chaperone mcp
+    Mcp {
+        #[command(flatten)]
+        home: HomeArg,
+    },
+    /// Show the daemon, connected browsers and the agent's tabs.
+    Status {
+        #[command(flatten)]
+        home: HomeArg,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write the native-messaging host manifest that lets the extension
+    /// find the daemon, pinned to Chaperone's extension id.
+    InstallNativeHost {
+        #[command(flatten)]
+        home: HomeArg,
+        /// Install into this browser user-data-dir (its NativeMessagingHosts/
+        /// folder) instead of the user-level default.
+        #[arg(long, value_name = "DIR")]
+        user_data_dir: Option<PathBuf>,
+        /// Which browser's user-level folder to use without --user-data-dir.
+        #[arg(long, value_enum, default_value = "chromium")]
+        browser: BrowserFamily,
+    },
+}
+
+/// Runs a parsed command. Returns the process exit code.
+pub async fn run(cli: Cli) -> Result<i32, Error> {
+    match cli.command {
+        Cmd::Serve { home, port } => {
+            let home = Home::resolve(home.home)?;
+            daemon::serve(&home, port, shutdown_signal()).await?;
+            Ok(0)
+        }
+        Cmd::Up { home, profile, headless, browser, url, extension_dir, connect_timeout, port } => {
+            let home = Home::resolve(home.home)?;
+            up(UpArgs { home, profile, headless, browser, url, extension_dir, connect_timeout, port }).await
+        }
+        Cmd::Mcp { home } => {
+            let home = Home::resolve(home.home)?;
+            let info = tokio::task::block_in_place(|| daemon::ensure_running(&home))?;
+            let token = home.tokens()?.mcp.expose().to_string();
+            crate::proxy::run(info.port, token).await?;
+            Ok(0)
+        }
+        Cmd::Status { home, json } => status(&Home::resolve(home.home)?, json).await,
+        Cmd::InstallNativeHost { home, user_data_dir, browser } => {
+            let home = Home::resolve(home.home)?;
+            home.ensure()?;
+            let dir = match user_data_dir {
+                Some(udd) => udd.join("NativeMessagingHosts"),
+                None => native_host::default_hosts_dir(browser)?,
+            };
+            let path = native_host::install(&dir, &home)?;
+            println!("wrote {}", path.display());
+            println!("the extension {} can now find the bridge of {}", shared::EXTENSION_ID, home.root().display());
+            Ok(0)
+        }
+    }
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = term => {}
+    }
+}
+
+/// Asks the daemon for its status over HTTP (mcp token).
+pub async fn fetch_status(info: &DaemonInfo, token: &str) -> Result<BridgeStatus, Error> {
+    let client = reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(5)).build().map_err(|e| Error::Server(e.to_string()))?;
+    let resp = client
+        .get(format!("http://127.0.0.1:{}/status", info.port))
+        .bearer_auth(token)
+        .send()
+        .await
+        .map_err(|_| Error::Server(format!("the daemon (pid {}) does not answer on port {}", info.pid, info.port)))?;
+    if !resp.status().is_success() {
+        return Err(Error::Server(format!("the daemon answered HTTP {}", resp.status().as_u16())));
+    }
+    resp.json().await.map_err(|_| Error::Server("the daemon sent an unreadable status".into()))
+}
+
+async fn status(home: &Home, json: bool) -> Result<i32, Error> {
+    let Some(info) = home.running_daemon() else {
+        if json {
+            println!("{}", serde_json::json!({"running": false, "home": home.root()}));
+        } else {
+            println!("daemon: not running (home {})", home.root().display());
+            println!("start it with `chaperone up` or `chaperone serve`");
+        }
+        return Ok(3);
+    };
+    let token = home.tokens()?.mcp.expose().to_string();
+    let st = fetch_status(&info, &token).await?;
+    if json {
+        let v = serde_json::json!({"running": true, "home": home.root(), "daemon": info, "status": st});
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        return Ok(0);
+    }
+    println!("daemon: running, pid {}, http://127.0.0.1:{}/mcp, version {}, since {}", info.pid, info.port, info.version, info.started_at);
+    if st.browsers.is_empty() {
+        println!("browsers: none connected");
+    }
+    for b in &st.browsers {
+        println!(
+            "browser #{}: extension {} connected for {} s; agent tabs: {}",
+            b.connection,
+            b.extension_version,
+            b.connected_secs,
+            if b.agent_tabs.is_empty() { "none".to_string() } else { b.agent_tabs.iter().map(i64::to_string).collect::<Vec<_>>().join(", ") }
+        );
+    }
+    Ok(0)
+}
+
+struct UpArgs {
+    home: Home,
+    profile: String,
+    headless: bool,
+    browser: Option<PathBuf>,
+    url: Option<String>,
+    extension_dir: Option<PathBuf>,
+    connect_timeout: u64,
+    port: Option<u16>,
+}
+
+async fn up(a: UpArgs) -> Result<i32, Error> {
+    // Check everything that can be checked before starting anything.
+    let url = a.url.as_deref().map(shared::url::validate_navigation_url).transpose().map_err(|e| Error::Config(format!("--url: {}", e.message)))?;
+    let browser = launcher::find_browser(a.browser.as_deref())?;
+    let extension_dir = launcher::find_extension(a.extension_dir.as_deref())?;
+    launcher::validate_profile_name(&a.profile)?;
+    a.home.ensure()?;
+
+    // The daemon: reuse a running one, or serve in this process.
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let mut own_daemon = None;
+    let info = match a.home.running_daemon() {
+        Some(info) => {
+            println!("using the running daemon (pid {}, port {})", info.pid, info.port);
+            info
+        }
+        None => {
+            let home = a.home.clone();
+            let c = cancel.clone();
+            own_daemon = Some(tokio::spawn(async move { daemon::serve(&home, a.port, async move { c.cancelled().await }).await }));
+            wait_for_own_daemon(&a.home, own_daemon.as_mut()).await?
+        }
+    };
+    let token = a.home.tokens()?.mcp.expose().to_string();
+    let before = fetch_status(&info, &token).await.map(|s| s.browsers.iter().map(|b| b.connection).max().unwrap_or(0)).unwrap_or(0);
+
+    let profile_dir = launcher::prepare_profile(&a.home, &a.profile)?;
+    let headless = a.headless || !launcher::has_display();
+    if headless && !a.headless {
+        println!("no display found: starting the browser headless");
+    }
+    let log = a.home.profile(&a.profile).with_extension("browser.log");
+    let mut child = launcher::launch(
+        &launcher::Launch { browser: &browser, profile_dir: &profile_dir, extension_dir: &extension_dir, headless, url: url.as_deref() },
+        &log,
+    )?;
+    let native_log = a.home.logs().join("native-host.log");
+    let native_before = std::fs::metadata(&native_log).map(|m| m.len()).unwrap_or(0);
+
+    // Wait for the extension.
+    let deadline = Instant::now() + Duration::from_secs(a.connect_timeout);
+    let connected = loop {
+        if let Ok(Some(code)) = child.try_wait() {
+            stop_own_daemon(&cancel, own_daemon).await;
+            return Err(Error::Config(format!(
+                "the browser exited before the extension connected ({code}); its last output:\n{}",
+                launcher::tail(&log, 15)
+            )));
+        }
+        if let Ok(st) = fetch_status(&info, &token).await {
+            if st.browsers.iter().any(|b| b.connection > before) {
+                break true;
+            }
+        }
+        if Instant::now() > deadline {
+            break false;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    if !connected {
+        let asked = std::fs::metadata(&native_log).map(|m| m.len()).unwrap_or(0) > native_before;
+        let why = if asked {
+            format!("the extension asked the native host for the bridge but did not connect to port {}; see {}", info.port, native_log.display())
+        } else {
+            format!(
+                "the extension never asked for the bridge: check that {} is a built Chaperone extension (cargo xtask build) and that this browser allows --load-extension; browser output is in {}",
+                extension_dir.display(),
+                log.display()
+            )
+        };
+        stop_browser(&mut child);
+        stop_own_daemon(&cancel, own_daemon).await;
+        return Err(Error::Config(format!("the extension did not connect within {} s: {why}", a.connect_timeout)));
+    }
+
+    println!("Chaperone is up: the browser (profile {}) is connected to the bridge.", a.profile);
+    println!();
+    println!("Connect an agent:");
+    println!("  command (stdio MCP):  chaperone mcp --home {}", a.home.root().display());
+    println!("  HTTP MCP:             http://127.0.0.1:{}/mcp", info.port);
+    println!("                        header Authorization: Bearer <contents of {}>", a.home.root().join("mcp-token").display());
+    println!();
+    println!("Press Ctrl-C to stop.");
+
+    let browser_exit = async {
+        loop {
+            if let Ok(Some(code)) = child.try_wait() {
+                return code;
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    };
+    let code = tokio::select! {
+        () = shutdown_signal() => {
+            println!("stopping…");
+            stop_browser(&mut child);
+            0
+        }
+        code = browser_exit => {
+            println!("the browser exited ({code}); stopping");
+            0
+        }
+    };
+    stop_own_daemon(&cancel, own_daemon).await;
+    Ok(code)
+}
+
+async fn wait_for_own_daemon(
+    home: &Home,
+    task: Option<&mut tokio::task::JoinHandle<Result<(), Error>>>,
+) -> Result<DaemonInfo, Error> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let Some(task) = task else { return Err(Error::Server("no daemon task".into())) };
+    loop {
+        if let Some(info) = home.running_daemon().filter(|i| i.pid == std::process::id()) {
+            return Ok(info);
+        }
+        if task.is_finished() {
+            return match task.await {
+                Ok(Err(e)) => Err(e),
+                _ => Err(Error::Server("the daemon stopped at start".into())),
+            };
+        }
+        if Instant::now() > deadline {
+            return Err(Error::Server("the daemon did not start within 10 s".into()));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn stop_own_daemon(cancel: &tokio_util::sync::CancellationToken, task: Option<tokio::task::JoinHandle<Result<(), Error>>>) {
+    cancel.cancel();
+    if let Some(t) = task {
+        let _ = tokio::time::timeout(Duration::from_secs(10), t).await;
+    }
+}
+
+/// SIGTERM, then SIGKILL after 5 s.
+fn stop_browser(child: &mut std::process::Child) {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    if let Ok(pid) = i32::try_from(child.id()) {
+        let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -1,0 +1,164 @@
+//! Finding and starting Chromium on an owned profile (`chaperone up`).
+//!
+//! The browser gets the extension with `--load-extension`, its own
+//! `--user-data-dir` under `home/profiles/<name>`, and no remote-debugging
+//! port: no other local process can attach to a logged-in profile.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use crate::error::Error;
+use crate::home::Home;
+
+/// Names searched on `PATH` when `--browser` is not given.
+const BROWSER_NAMES: &[&str] = &["chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome"];
+
+/// Flags that keep Chromium quiet on a machine without internet and make
+/// `--load-extension` work.
+pub const BASE_FLAGS: &[&str] = &[
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--disable-features=DisableLoadExtensionCommandLineSwitch",
+];
+
+/// `--browser PATH`, else the first Chromium-family browser on `PATH`.
+pub fn find_browser(explicit: Option<&Path>) -> Result<PathBuf, Error> {
+    if let Some(p) = explicit {
+        return if p.is_file() {
+            Ok(p.to_path_buf())
+        } else {
+            Err(Error::Config(format!("browser not found: {} does not exist", p.display())))
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        for name in BROWSER_NAMES {
+            let candidate = dir.join(name);
+            if candidate.is_file() {
+                return Ok(candidate);
+            }
+        }
+    }
+    Err(Error::Config(format!(
+        "browser not found: none of {} is on PATH; install Chromium (apt-get install chromium) or pass --browser PATH",
+        BROWSER_NAMES.join(", ")
+    )))
+}
+
+/// The unpacked extension: `--extension-dir`, else `CHAPERONE_EXTENSION_DIR`,
+/// else `dist/extension` of the checkout the binary was built in.
+pub fn find_extension(explicit: Option<&Path>) -> Result<PathBuf, Error> {
+    let candidate = explicit
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("CHAPERONE_EXTENSION_DIR").map(PathBuf::from))
+        .or_else(|| {
+            // target/<profile>/chaperone → <checkout>/dist/extension
+            let exe = std::env::current_exe().ok()?;
+            Some(exe.parent()?.parent()?.parent()?.join("dist").join("extension"))
+        })
+        .ok_or_else(|| Error::Config("cannot locate the extension; pass --extension-dir".into()))?;
+    if candidate.join("manifest.json").is_file() {
+        Ok(candidate)
+    } else {
+        Err(Error::Config(format!(
+            "no built extension at {} (run `cargo xtask build`, or pass --extension-dir)",
+            candidate.display()
+        )))
+    }
+}
+
+/// Profile names are plain: `[A-Za-z0-9_-]{1,64}`.
+pub fn validate_profile_name(name: &str) -> Result<(), Error> {
+    let ok = !name.is_empty() && name.len() <= 64 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Config(format!("profile name {name:?} must be 1-64 letters, digits, '-' or '_'")))
+    }
+}
+
+/// Creates `home/profiles/<name>` (0700) with the native-host manifest
+/// inside, and returns it.
+pub fn prepare_profile(home: &Home, name: &str) -> Result<PathBuf, Error> {
+    use std::os::unix::fs::PermissionsExt;
+    validate_profile_name(name)?;
+    let dir = home.profile(name);
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    for d in [dir.parent().unwrap_or(&dir), dir.as_path()] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700)).map_err(|e| Error::io(d, e))?;
+    }
+    crate::native_host::install(&dir.join("NativeMessagingHosts"), home)?;
+    Ok(dir)
+}
+
+pub struct Launch<'a> {
+    pub browser: &'a Path,
+    pub profile_dir: &'a Path,
+    pub extension_dir: &'a Path,
+    pub headless: bool,
+    pub url: Option<&'a str>,
+}
+
+/// Starts the browser. Its output goes to `profile_dir/../<name>.browser.log`
+/// so a failed start can be explained.
+pub fn launch(l: &Launch<'_>, log: &Path) -> Result<Child, Error> {
+    let mut cmd = Command::new(l.browser);
+    cmd.args(BASE_FLAGS)
+        .arg(format!("--user-data-dir={}", l.profile_dir.display()))
+        .arg(format!("--load-extension={}", l.extension_dir.display()));
+    if l.headless {
+        cmd.args(["--headless=new", "--disable-gpu"]);
+    }
+    if running_as_root() {
+        // Chromium refuses to run as root with its sandbox on.
+        cmd.arg("--no-sandbox");
+    }
+    cmd.arg(l.url.unwrap_or("about:blank"));
+    let out = std::fs::File::create(log).map_err(|e| Error::io(log, e))?;
+    let err = out.try_clone().map_err(|e| Error::io(log, e))?;
+    cmd.stdin(Stdio::null()).stdout(out).stderr(err);
+    cmd.spawn().map_err(|e| Error::Config(format!("cannot start the browser {}: {e}", l.browser.display())))
+}
+
+/// Whether there is a display to show a window on.
+pub fn has_display() -> bool {
+    ["DISPLAY", "WAYLAND_DISPLAY"].iter().any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()))
+}
+
+pub fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines().find(|l| l.starts_with("Uid:")).and_then(|l| l.split_whitespace().nth(2)).is_some_and(|euid| euid == "0")
+    })
+}
+
+/// The last `n` lines of a file, for error messages.
+pub fn tail(path: &Path, n: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profile_names_cannot_escape_the_profiles_folder() {
+        for bad in ["", "..", "a/b", "../x", "a b", &"x".repeat(65)] {
+            assert!(validate_profile_name(bad).is_err(), "{bad}");
+        }
+        for good in ["default", "work-2", "a_b"] {
+            assert!(validate_profile_name(good).is_ok(), "{good}");
+        }
+    }
+
+    #[test]
+    fn missing_browser_is_a_clear_error() {
+        let err = find_browser(Some(Path::new("/nonexistent/chromium"))).unwrap_err().to_string();
+        assert!(err.contains("browser not found"), "{err}");
+    }
+}

@@ -1,0 +1,23 @@
+//! The bridge library; `main.rs` is a thin CLI over it.
+//!
+//! - [`home`]: the home directory, tokens, `daemon.json`, the one-daemon lock.
+//! - [`config`]: what `serve` runs with.
+//! - [`server`]: `run(config, listener, shutdown)` and `app(state) -> Router`:
+//!   the `/ext` socket, the `/mcp` endpoint, `/status`, and the guards.
+//! - [`native_host`]: Chrome's native-messaging bootstrap.
+//! - [`launcher`]: finding and starting Chromium on an owned profile.
+//! - [`proxy`]: `chaperone mcp`, a stdio MCP server forwarding to the daemon.
+
+pub mod cli;
+pub mod config;
+pub mod daemon;
+pub mod error;
+pub mod home;
+pub mod launcher;
+pub mod native_host;
+pub mod proxy;
+pub mod server;
+
+pub use config::ServeConfig;
+pub use error::Error;
+pub use server::{app, run};

@@ -1,0 +1,26 @@
+//! `shared`: everything both sides of Chaperone must agree on.
+//!
+//! Wire types for the extension socket (`protocol`), the agent's tool
+//! arguments (`tools`), stable error codes (`error`), limits (`limits`),
+//! navigation URL rules (`url`), the snapshot model and its text rendering
+//! (`snapshot`) and the untrusted-content wrapper (`untrusted`).
+//!
+//! This crate does no IO and compiles to `wasm32-unknown-unknown`.
+
+pub mod error;
+pub mod limits;
+pub mod protocol;
+pub mod snapshot;
+pub mod tools;
+pub mod untrusted;
+pub mod url;
+
+/// Version string exchanged in `hello`/`welcome` and written to `daemon.json`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Name of the native-messaging host (`chrome.runtime.connectNative`).
+pub const NATIVE_HOST_NAME: &str = "com.chaperone.bridge";
+
+/// The extension id derived from the fixed `key` in `manifest/manifest.json`.
+/// `cargo xtask build` checks that the manifest key still produces this id.
+pub const EXTENSION_ID: &str = "afcoapfcldjoabchcfnblibmoninpacc";

@@ -1,0 +1,54 @@
+//! Limits shared by the bridge and the extension.
+
+/// Largest WebSocket frame accepted on `/ext` (12 MiB).
+pub const MAX_FRAME_BYTES: usize = 12 * 1024 * 1024;
+/// Seconds an `/ext` socket may stay open without a valid `hello`.
+pub const HELLO_TIMEOUT_SECS: u64 = 5;
+/// Invalid frames after which the bridge closes an `/ext` socket.
+pub const MAX_INVALID_FRAMES: u32 = 6;
+/// Concurrent `/ext` sockets that have not said `hello` yet.
+pub const MAX_UNAUTHENTICATED_SOCKETS: usize = 10;
+/// Heartbeat period of the service worker, in seconds.
+pub const HEARTBEAT_SECS: u64 = 20;
+/// Accessible names are cut to this many characters.
+pub const MAX_NAME_CHARS: usize = 120;
+/// Text blocks are cut to this many characters.
+pub const MAX_TEXT_CHARS: usize = 300;
+/// Default `max_chars` of a snapshot.
+pub const DEFAULT_SNAPSHOT_CHARS: usize = 20_000;
+/// Error messages are cut to this many characters.
+pub const MAX_ERROR_MESSAGE_CHARS: usize = 300;
+/// Longest URL accepted from an agent.
+pub const MAX_URL_CHARS: usize = 8_192;
+/// Default time the bridge waits for the extension to answer a command.
+pub const COMMAND_TIMEOUT_MS: u64 = 30_000;
+/// Time a navigation may take before `TIMEOUT`.
+pub const NAVIGATION_TIMEOUT_MS: u64 = 20_000;
+
+/// Cuts `s` to at most `max` characters (not bytes), adding `…` when cut.
+pub fn truncate_chars(s: &mut String, max: usize) {
+    if let Some((idx, _)) = s.char_indices().nth(max) {
+        let keep = s[..idx]
+            .char_indices()
+            .nth(max.saturating_sub(1))
+            .map_or(idx, |(i, _)| i);
+        s.truncate(keep);
+        s.push('…');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_counts_characters_and_marks_the_cut() {
+        let mut s = "ééééé".to_string();
+        truncate_chars(&mut s, 3);
+        assert_eq!(s, "éé…");
+        assert_eq!(s.chars().count(), 3);
+        let mut short = "abc".to_string();
+        truncate_chars(&mut short, 3);
+        assert_eq!(short, "abc");
+    }
+}
