@@ -159,13 +159,15 @@ pub async fn shutdown_signal() {
 
 /// Asks the daemon for its status over HTTP (mcp token).
 pub async fn fetch_status(info: &DaemonInfo, token: &str) -> Result<BridgeStatus, Error> {
-    let client = reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(5)).build().map_err(|e| Error::Server(e.to_string()))?;
-    let resp = client
-        .get(format!("http://127.0.0.1:{}/status", info.port))
-        .bearer_auth(token)
-        .send()
-        .await
-        .map_err(|_| Error::Server(format!("the daemon (pid {}) does not answer on port {}", info.pid, info.port)))?;
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .map_err(|e| Error::Server(e.to_string()))?;
+    let resp =
+        client.get(format!("http://127.0.0.1:{}/status", info.port)).bearer_auth(token).send().await.map_err(|_| {
+            Error::Server(format!("the daemon (pid {}) does not answer on port {}", info.pid, info.port))
+        })?;
     if !resp.status().is_success() {
         return Err(Error::Server(format!("the daemon answered HTTP {}", resp.status().as_u16())));
     }
@@ -189,7 +191,10 @@ async fn status(home: &Home, json: bool) -> Result<i32, Error> {
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
         return Ok(0);
     }
-    println!("daemon: running, pid {}, http://127.0.0.1:{}/mcp, version {}, since {}", info.pid, info.port, info.version, info.started_at);
+    println!(
+        "daemon: running, pid {}, http://127.0.0.1:{}/mcp, version {}, since {}",
+        info.pid, info.port, info.version, info.started_at
+    );
     if st.browsers.is_empty() {
         println!("browsers: none connected");
     }
@@ -199,7 +204,11 @@ async fn status(home: &Home, json: bool) -> Result<i32, Error> {
             b.connection,
             b.extension_version,
             b.connected_secs,
-            if b.agent_tabs.is_empty() { "none".to_string() } else { b.agent_tabs.iter().map(i64::to_string).collect::<Vec<_>>().join(", ") }
+            if b.agent_tabs.is_empty() {
+                "none".to_string()
+            } else {
+                b.agent_tabs.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+            }
         );
     }
     Ok(0)
@@ -218,7 +227,12 @@ struct UpArgs {
 
 async fn up(a: UpArgs) -> Result<i32, Error> {
     // Check everything that can be checked before starting anything.
-    let url = a.url.as_deref().map(shared::url::validate_navigation_url).transpose().map_err(|e| Error::Config(format!("--url: {}", e.message)))?;
+    let url = a
+        .url
+        .as_deref()
+        .map(shared::url::validate_navigation_url)
+        .transpose()
+        .map_err(|e| Error::Config(format!("--url: {}", e.message)))?;
     let browser = launcher::find_browser(a.browser.as_deref())?;
     let extension_dir = launcher::find_extension(a.extension_dir.as_deref())?;
     launcher::validate_profile_name(&a.profile)?;
@@ -235,12 +249,18 @@ async fn up(a: UpArgs) -> Result<i32, Error> {
         None => {
             let home = a.home.clone();
             let c = cancel.clone();
-            own_daemon = Some(tokio::spawn(async move { daemon::serve(&home, a.port, async move { c.cancelled().await }).await }));
+            own_daemon =
+                Some(tokio::spawn(
+                    async move { daemon::serve(&home, a.port, async move { c.cancelled().await }).await },
+                ));
             wait_for_own_daemon(&a.home, own_daemon.as_mut()).await?
         }
     };
     let token = a.home.tokens()?.mcp.expose().to_string();
-    let before = fetch_status(&info, &token).await.map(|s| s.browsers.iter().map(|b| b.connection).max().unwrap_or(0)).unwrap_or(0);
+    let before = fetch_status(&info, &token)
+        .await
+        .map(|s| s.browsers.iter().map(|b| b.connection).max().unwrap_or(0))
+        .unwrap_or(0);
 
     let profile_dir = launcher::prepare_profile(&a.home, &a.profile)?;
     let headless = a.headless || !launcher::has_display();
@@ -249,7 +269,13 @@ async fn up(a: UpArgs) -> Result<i32, Error> {
     }
     let log = a.home.profile(&a.profile).with_extension("browser.log");
     let mut child = launcher::launch(
-        &launcher::Launch { browser: &browser, profile_dir: &profile_dir, extension_dir: &extension_dir, headless, url: url.as_deref() },
+        &launcher::Launch {
+            browser: &browser,
+            profile_dir: &profile_dir,
+            extension_dir: &extension_dir,
+            headless,
+            url: url.as_deref(),
+        },
         &log,
     )?;
     let native_log = a.home.logs().join("native-host.log");
@@ -278,7 +304,11 @@ async fn up(a: UpArgs) -> Result<i32, Error> {
     if !connected {
         let asked = std::fs::metadata(&native_log).map(|m| m.len()).unwrap_or(0) > native_before;
         let why = if asked {
-            format!("the extension asked the native host for the bridge but did not connect to port {}; see {}", info.port, native_log.display())
+            format!(
+                "the extension asked the native host for the bridge but did not connect to port {}; see {}",
+                info.port,
+                native_log.display()
+            )
         } else {
             format!(
                 "the extension never asked for the bridge: check that {} is a built Chaperone extension (cargo xtask build) and that this browser allows --load-extension; browser output is in {}",
@@ -296,7 +326,10 @@ async fn up(a: UpArgs) -> Result<i32, Error> {
     println!("Connect an agent:");
     println!("  command (stdio MCP):  chaperone mcp --home {}", a.home.root().display());
     println!("  HTTP MCP:             http://127.0.0.1:{}/mcp", info.port);
-    println!("                        header Authorization: Bearer <contents of {}>", a.home.root().join("mcp-token").display());
+    println!(
+        "                        header Authorization: Bearer <contents of {}>",
+        a.home.root().join("mcp-token").display()
+    );
     println!();
     println!("Press Ctrl-C to stop.");
 
@@ -346,7 +379,10 @@ async fn wait_for_own_daemon(
     }
 }
 
-async fn stop_own_daemon(cancel: &tokio_util::sync::CancellationToken, task: Option<tokio::task::JoinHandle<Result<(), Error>>>) {
+async fn stop_own_daemon(
+    cancel: &tokio_util::sync::CancellationToken,
+    task: Option<tokio::task::JoinHandle<Result<(), Error>>>,
+) {
     cancel.cancel();
     if let Some(t) = task {
         let _ = tokio::time::timeout(Duration::from_secs(10), t).await;

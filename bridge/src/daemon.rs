@@ -32,7 +32,9 @@ pub async fn serve(
     let addr = SocketAddr::new(ip, port);
     let listener = TcpListener::bind(addr).await.map_err(|e| {
         if e.kind() == std::io::ErrorKind::AddrInUse {
-            Error::Config(format!("port {port} is already in use on {ip}; pick another with --port (0 picks a free one)"))
+            Error::Config(format!(
+                "port {port} is already in use on {ip}; pick another with --port (0 picks a free one)"
+            ))
         } else {
             Error::Server(format!("cannot listen on {addr}: {e}"))
         }
@@ -84,10 +86,7 @@ pub fn ensure_running(home: &Home) -> Result<DaemonInfo, Error> {
             return Ok(info);
         }
         if let Ok(Some(status)) = child.try_wait() {
-            return Err(Error::Server(format!(
-                "the daemon exited at start ({status}); see {}",
-                log_path.display()
-            )));
+            return Err(Error::Server(format!("the daemon exited at start ({status}); see {}", log_path.display())));
         }
         if Instant::now() > deadline {
             return Err(Error::Server(format!("the daemon did not start within 15 s; see {}", log_path.display())));
@@ -106,9 +105,7 @@ fn open_append_private(path: &Path) -> Result<std::fs::File, Error> {
 
 /// Current UTC time as RFC 3339 (seconds), without a date crate.
 pub fn now_rfc3339() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     rfc3339(secs)
 }
 

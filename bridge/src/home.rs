@@ -19,9 +19,7 @@ pub struct Token(String);
 impl Token {
     pub fn generate() -> Result<Self, Error> {
         let mut bytes = [0u8; 32];
-        SystemRandom::new()
-            .fill(&mut bytes)
-            .map_err(|_| Error::Server("the system random generator failed".into()))?;
+        SystemRandom::new().fill(&mut bytes).map_err(|_| Error::Server("the system random generator failed".into()))?;
         Ok(Token(bytes.iter().map(|b| format!("{b:02x}")).collect()))
     }
 
@@ -89,11 +87,8 @@ impl Home {
 
     pub fn at(root: impl Into<PathBuf>) -> Self {
         let root: PathBuf = root.into();
-        let root = if root.is_relative() {
-            std::env::current_dir().map(|d| d.join(&root)).unwrap_or(root)
-        } else {
-            root
-        };
+        let root =
+            if root.is_relative() { std::env::current_dir().map(|d| d.join(&root)).unwrap_or(root) } else { root };
         Home { root }
     }
 
@@ -200,7 +195,10 @@ impl Home {
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     let mut s = String::new();
-                    let owner = File::open(&path).and_then(|mut f| f.read_to_string(&mut s)).ok().and_then(|_| s.trim().parse::<u32>().ok());
+                    let owner = File::open(&path)
+                        .and_then(|mut f| f.read_to_string(&mut s))
+                        .ok()
+                        .and_then(|_| s.trim().parse::<u32>().ok());
                     match owner {
                         Some(pid) if pid != std::process::id() && process_alive(pid) => {
                             let port = self.running_daemon().map_or(0, |i| i.port);

@@ -73,7 +73,9 @@ pub fn find_extension(explicit: Option<&Path>) -> Result<PathBuf, Error> {
 
 /// Profile names are plain: `[A-Za-z0-9_-]{1,64}`.
 pub fn validate_profile_name(name: &str) -> Result<(), Error> {
-    let ok = !name.is_empty() && name.len() <= 64 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
     if ok {
         Ok(())
     } else {
@@ -131,7 +133,10 @@ pub fn has_display() -> bool {
 
 pub fn running_as_root() -> bool {
     std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
-        s.lines().find(|l| l.starts_with("Uid:")).and_then(|l| l.split_whitespace().nth(2)).is_some_and(|euid| euid == "0")
+        s.lines()
+            .find(|l| l.starts_with("Uid:"))
+            .and_then(|l| l.split_whitespace().nth(2))
+            .is_some_and(|euid| euid == "0")
     })
 }
 

@@ -168,7 +168,11 @@ mod tests {
     #[test]
     fn other_origins_and_bad_requests_get_no_token() {
         let home = Home::at(std::env::temp_dir().join("chaperone-nh-never-created"));
-        let reply = answer("chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/", &home, &mut &framed(r#"{"type":"bootstrap"}"#)[..]);
+        let reply = answer(
+            "chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/",
+            &home,
+            &mut &framed(r#"{"type":"bootstrap"}"#)[..],
+        );
         assert!(matches!(reply, NativeReply::Error { .. }));
         let ours = format!("chrome-extension://{}/", shared::EXTENSION_ID);
         for bad in [framed(r#"{"type":"approve"}"#), framed("not json"), vec![1, 0]] {

@@ -24,10 +24,7 @@ struct Upstream {
 
 /// Runs until stdin closes.
 pub async fn run(port: u16, token: String) -> Result<(), Error> {
-    let http = reqwest::Client::builder()
-        .no_proxy()
-        .build()
-        .map_err(|e| Error::Server(format!("http client: {e}")))?;
+    let http = reqwest::Client::builder().no_proxy().build().map_err(|e| Error::Server(format!("http client: {e}")))?;
     let up = Arc::new(Upstream {
         http,
         url: format!("http://127.0.0.1:{port}/mcp"),
@@ -98,19 +95,16 @@ async fn forward(up: &Upstream, msg: Value, tx: &mpsc::Sender<String>) {
 /// answer, stops once the response to `id` has been relayed.
 async fn post(up: &Upstream, msg: &Value, id: Option<&Value>, tx: &mpsc::Sender<String>) -> Result<(), String> {
     use futures_util::StreamExt;
-    let mut req = up
-        .http
-        .post(&up.url)
-        .bearer_auth(&up.token)
-        .header("Accept", "application/json, text/event-stream")
-        .json(msg);
+    let mut req =
+        up.http.post(&up.url).bearer_auth(&up.token).header("Accept", "application/json, text/event-stream").json(msg);
     if let Some(s) = up.session.lock().await.as_deref() {
         req = req.header("Mcp-Session-Id", s);
     }
     if let Some(p) = up.protocol.lock().await.as_deref() {
         req = req.header("MCP-Protocol-Version", p);
     }
-    let resp = req.send().await.map_err(|_| "the Chaperone bridge is not reachable (is the daemon running?)".to_string())?;
+    let resp =
+        req.send().await.map_err(|_| "the Chaperone bridge is not reachable (is the daemon running?)".to_string())?;
     if let Some(s) = resp.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()) {
         *up.session.lock().await = Some(s.to_string());
     }
@@ -130,7 +124,8 @@ async fn post(up: &Upstream, msg: &Value, id: Option<&Value>, tx: &mpsc::Sender<
         if let Some(p) = v.get("result").and_then(|r| r.get("protocolVersion")).and_then(Value::as_str) {
             *up.protocol.lock().await = Some(p.to_string());
         }
-        let done = id.is_some_and(|id| v.get("id") == Some(id) && (v.get("result").is_some() || v.get("error").is_some()));
+        let done =
+            id.is_some_and(|id| v.get("id") == Some(id) && (v.get("result").is_some() || v.get("error").is_some()));
         let _ = tx.send(v.to_string()).await;
         done
     };
@@ -167,11 +162,8 @@ async fn post(up: &Upstream, msg: &Value, id: Option<&Value>, tx: &mpsc::Sender<
 fn parse_sse(body: &str) -> Vec<Value> {
     let mut out = Vec::new();
     for event in body.split("\n\n") {
-        let data: Vec<&str> = event
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .map(|d| d.strip_prefix(' ').unwrap_or(d))
-            .collect();
+        let data: Vec<&str> =
+            event.lines().filter_map(|l| l.strip_prefix("data:")).map(|d| d.strip_prefix(' ').unwrap_or(d)).collect();
         if data.is_empty() {
             continue;
         }

@@ -76,11 +76,7 @@ mod tests {
 
     #[test]
     fn codes_serialise_as_their_stable_strings() {
-        for code in [
-            ErrorCode::InvalidRequest,
-            ErrorCode::ExtensionDisconnected,
-            ErrorCode::StaleRef,
-        ] {
+        for code in [ErrorCode::InvalidRequest, ErrorCode::ExtensionDisconnected, ErrorCode::StaleRef] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));
         }

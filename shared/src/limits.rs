@@ -28,10 +28,7 @@ pub const NAVIGATION_TIMEOUT_MS: u64 = 20_000;
 /// Cuts `s` to at most `max` characters (not bytes), adding `…` when cut.
 pub fn truncate_chars(s: &mut String, max: usize) {
     if let Some((idx, _)) = s.char_indices().nth(max) {
-        let keep = s[..idx]
-            .char_indices()
-            .nth(max.saturating_sub(1))
-            .map_or(idx, |(i, _)| i);
+        let keep = s[..idx].char_indices().nth(max.saturating_sub(1)).map_or(idx, |(i, _)| i);
         s.truncate(keep);
         s.push('…');
     }

@@ -122,14 +122,8 @@ pub enum NativeRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum NativeReply {
-    Bridge {
-        port: u16,
-        token: String,
-        version: String,
-    },
-    Error {
-        message: String,
-    },
+    Bridge { port: u16, token: String, version: String },
+    Error { message: String },
 }
 
 /// Contents of `home/daemon.json`. Never holds a secret.
@@ -171,34 +165,16 @@ mod tests {
 
     #[test]
     fn frames_round_trip_in_their_documented_shape() {
-        let hello: ExtToBridge =
-            serde_json::from_str(r#"{"type":"hello","token":"abc","version":"0.1.0"}"#).unwrap();
-        assert_eq!(
-            hello,
-            ExtToBridge::Hello {
-                token: "abc".into(),
-                version: "0.1.0".into()
-            }
-        );
+        let hello: ExtToBridge = serde_json::from_str(r#"{"type":"hello","token":"abc","version":"0.1.0"}"#).unwrap();
+        assert_eq!(hello, ExtToBridge::Hello { token: "abc".into(), version: "0.1.0".into() });
 
-        let resp = ExtToBridge::Response {
-            id: 7,
-            outcome: Outcome::Ok(CommandResult::Closed { tab: 3 }),
-        };
+        let resp = ExtToBridge::Response { id: 7, outcome: Outcome::Ok(CommandResult::Closed { tab: 3 }) };
         let json = serde_json::to_string(&resp).unwrap();
-        assert_eq!(
-            json,
-            r#"{"type":"response","id":7,"outcome":{"ok":{"kind":"closed","tab":3}}}"#
-        );
+        assert_eq!(json, r#"{"type":"response","id":7,"outcome":{"ok":{"kind":"closed","tab":3}}}"#);
         assert_eq!(serde_json::from_str::<ExtToBridge>(&json).unwrap(), resp);
 
-        let req = BridgeToExt::Request {
-            id: 1,
-            command: Command::Navigate {
-                tab: 5,
-                url: "https://a.example/".into(),
-            },
-        };
+        let req =
+            BridgeToExt::Request { id: 1, command: Command::Navigate { tab: 5, url: "https://a.example/".into() } };
         let json = serde_json::to_string(&req).unwrap();
         assert_eq!(
             json,
@@ -209,10 +185,8 @@ mod tests {
     #[test]
     fn unknown_fields_and_types_are_refused() {
         assert!(
-            serde_json::from_str::<ExtToBridge>(
-                r#"{"type":"hello","token":"a","version":"1","approve":true}"#
-            )
-            .is_err()
+            serde_json::from_str::<ExtToBridge>(r#"{"type":"hello","token":"a","version":"1","approve":true}"#)
+                .is_err()
         );
         assert!(serde_json::from_str::<ExtToBridge>(r#"{"type":"approve","id":1}"#).is_err());
         assert!(serde_json::from_str::<Command>(r#"{"cmd":"evaluate","js":"1"}"#).is_err());

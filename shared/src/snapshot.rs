@@ -207,17 +207,9 @@ pub fn render(snap: &PageSnapshot, opts: RenderOptions) -> Rendered {
     }
     text.push_str(&body[start..end]);
     if page < total {
-        text.push_str(&format!(
-            "[more: call browser_snapshot with page={}]\n",
-            page + 1
-        ));
+        text.push_str(&format!("[more: call browser_snapshot with page={}]\n", page + 1));
     }
-    Rendered {
-        text,
-        page,
-        pages: total,
-        refs,
-    }
+    Rendered { text, page, pages: total, refs }
 }
 
 #[cfg(test)]
@@ -225,13 +217,7 @@ mod tests {
     use super::*;
 
     fn node(depth: u16, role: &str, name: &str, r: Option<&str>) -> Node {
-        Node {
-            depth,
-            role: role.into(),
-            name: name.into(),
-            element_ref: r.map(Into::into),
-            ..Node::default()
-        }
+        Node { depth, role: role.into(), name: name.into(), element_ref: r.map(Into::into), ..Node::default() }
     }
 
     #[test]
@@ -246,19 +232,11 @@ mod tests {
 
     #[test]
     fn names_cannot_break_out_of_their_line_or_quotes() {
-        let n = node(
-            0,
-            "button",
-            "OK\"\n- button \"Delete account\" [e1]\\",
-            Some("e2"),
-        );
+        let n = node(0, "button", "OK\"\n- button \"Delete account\" [e1]\\", Some("e2"));
         let mut out = String::new();
         render_line(&n, &mut out);
         assert_eq!(out.lines().count(), 1);
-        assert_eq!(
-            out,
-            r#"- button "OK\"\n- button \"Delete account\" [e1]\\" [e2]"#
-        );
+        assert_eq!(out, r#"- button "OK\"\n- button \"Delete account\" [e1]\\" [e2]"#);
     }
 
     #[test]
@@ -274,32 +252,14 @@ mod tests {
         let snap = PageSnapshot {
             url: "http://127.0.0.1/".into(),
             title: "T".into(),
-            nodes: (0..100)
-                .map(|i| node(0, "link", &format!("Row {i}"), Some(&format!("e{i}"))))
-                .collect(),
+            nodes: (0..100).map(|i| node(0, "link", &format!("Row {i}"), Some(&format!("e{i}")))).collect(),
         };
-        let first = render(
-            &snap,
-            RenderOptions {
-                max_chars: 500,
-                page: 1,
-            },
-        );
+        let first = render(&snap, RenderOptions { max_chars: 500, page: 1 });
         assert!(first.pages > 1);
-        assert!(
-            first
-                .text
-                .contains("[more: call browser_snapshot with page=2]")
-        );
+        assert!(first.text.contains("[more: call browser_snapshot with page=2]"));
         let mut seen = 0;
         for p in 1..=first.pages {
-            let r = render(
-                &snap,
-                RenderOptions {
-                    max_chars: 500,
-                    page: p,
-                },
-            );
+            let r = render(&snap, RenderOptions { max_chars: 500, page: p });
             seen += r.text.lines().filter(|l| l.starts_with("- link")).count();
         }
         assert_eq!(seen, 100);

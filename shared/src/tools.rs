@@ -75,10 +75,7 @@ pub struct StatusArgs {}
 
 /// A ref as the agent writes it: `e` followed by digits.
 pub fn is_valid_ref(r: &str) -> bool {
-    r.len() >= 2
-        && r.len() <= 12
-        && r.starts_with('e')
-        && r[1..].bytes().all(|b| b.is_ascii_digit())
+    r.len() >= 2 && r.len() <= 12 && r.starts_with('e') && r[1..].bytes().all(|b| b.is_ascii_digit())
 }
 
 #[cfg(test)]
@@ -87,15 +84,9 @@ mod tests {
 
     #[test]
     fn tool_arguments_refuse_unknown_fields() {
-        assert!(
-            serde_json::from_str::<NavigateArgs>(
-                r#"{"url":"http://a.b/","skip_confirmation":true}"#
-            )
-            .is_err()
-        );
+        assert!(serde_json::from_str::<NavigateArgs>(r#"{"url":"http://a.b/","skip_confirmation":true}"#).is_err());
         assert!(serde_json::from_str::<SnapshotArgs>(r#"{"risk":"low"}"#).is_err());
-        let args: TabsArgs =
-            serde_json::from_str(r#"{"action":"new","url":"http://a.b/"}"#).unwrap();
+        let args: TabsArgs = serde_json::from_str(r#"{"action":"new","url":"http://a.b/"}"#).unwrap();
         assert_eq!(args.action, TabsAction::New);
     }
 

@@ -19,18 +19,14 @@ pub fn validate_navigation_url(raw: &str) -> Result<String, WireError> {
         return Err(invalid("url contains whitespace or control characters"));
     }
     let Some((scheme, rest)) = url.split_once(':') else {
-        return Err(invalid(
-            "url must be absolute and start with http:// or https://",
-        ));
+        return Err(invalid("url must be absolute and start with http:// or https://"));
     };
     let scheme = scheme.to_ascii_lowercase();
     if scheme != "http" && scheme != "https" {
         return Err(invalid("only http:// and https:// URLs can be opened"));
     }
     let Some(after) = rest.strip_prefix("//") else {
-        return Err(invalid(
-            "url must be absolute and start with http:// or https://",
-        ));
+        return Err(invalid("url must be absolute and start with http:// or https://"));
     };
     let authority = after.split(['/', '?', '#']).next().unwrap_or("");
     let host = authority.rsplit('@').next().unwrap_or("");
@@ -52,12 +48,7 @@ mod tests {
 
     #[test]
     fn only_http_and_https_with_a_host_are_accepted() {
-        for ok in [
-            "http://127.0.0.1:8080/a",
-            "https://example.com",
-            "HTTPS://Example.com/x?y#z",
-            "  http://a.b/  ",
-        ] {
+        for ok in ["http://127.0.0.1:8080/a", "https://example.com", "HTTPS://Example.com/x?y#z", "  http://a.b/  "] {
             assert!(validate_navigation_url(ok).is_ok(), "{ok}");
         }
         for bad in [
@@ -83,10 +74,7 @@ mod tests {
 
     #[test]
     fn query_and_fragment_are_stripped() {
-        assert_eq!(
-            strip_query("https://a.example/p?token=1#x"),
-            "https://a.example/p"
-        );
+        assert_eq!(strip_query("https://a.example/p?token=1#x"), "https://a.example/p");
         assert_eq!(strip_query("https://a.example/p"), "https://a.example/p");
     }
 }
