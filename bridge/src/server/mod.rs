@@ -1,0 +1,266 @@
+//! HTTP server: [`run`] (bind check + graceful shutdown) and [`app`] (the
+//! router, testable with `tower::ServiceExt::oneshot`).
+//!
+//! Routes:
+//! - `POST|GET|DELETE /mcp` — MCP streamable HTTP (rmcp), `Authorization:
+//!   Bearer <mcp token>`.
+//! - `GET /status` — [`shared::protocol::BridgeStatus`], Bearer mcp token.
+//! - `GET /ext` — the extension's WebSocket (Origin pinned, `hello{token}`).
+//!
+//! One middleware ([`guard`]) runs before every route, including unknown
+//! paths: `Host` must be literally `127.0.0.1:P`, `localhost:P` or
+//! `[::1]:P`; `OPTIONS` is refused with 405; a request carrying `Origin` is
+//! refused with 403 except the `/ext` upgrade, where `Origin` must be one
+//! of [`ServeConfig::extension_origins`]. No CORS header is ever sent.
+
+mod ext;
+mod guard;
+mod mcp;
+
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use shared::protocol::{BridgeStatus, BrowserStatus, TabId};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::config::ServeConfig;
+use crate::error::Error;
+
+pub use ext::{ConnectionInfo, ExtHub};
+
+/// Failed `/ext` hellos within [`AUTH_FAILURE_WINDOW`] after which new
+/// `/ext` upgrades are refused (429) until the window has passed.
+pub const MAX_AUTH_FAILURES: u32 = 10;
+/// Window of the auth-failure rate limit.
+pub const AUTH_FAILURE_WINDOW: Duration = Duration::from_secs(60);
+
+/// Shared state of one running bridge. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: ServeConfig,
+    port: u16,
+    /// `127.0.0.1:P`, `localhost:P`, `[::1]:P`.
+    allowed_hosts: [String; 3],
+    hub: ExtHub,
+    tabs: Mutex<AgentTabs>,
+    /// Permits for `/ext` sockets that have not said hello yet.
+    unauthenticated: Arc<Semaphore>,
+    ext_auth: guard::AuthLimiter,
+    cancel: CancellationToken,
+    tracker: TaskTracker,
+    mcp_sessions: Arc<LocalSessionManager>,
+    mcp_handlers: AtomicU64,
+    started: Instant,
+}
+
+/// Tabs the agent opened (the only ones it may select, close, navigate or
+/// read) and the current one.
+#[derive(Debug, Default)]
+pub(crate) struct AgentTabs {
+    pub(crate) tabs: Vec<TabId>,
+    pub(crate) current: Option<TabId>,
+}
+
+impl AgentTabs {
+    pub(crate) fn contains(&self, tab: TabId) -> bool {
+        self.tabs.contains(&tab)
+    }
+    pub(crate) fn add(&mut self, tab: TabId) {
+        if !self.contains(tab) {
+            self.tabs.push(tab);
+        }
+        self.current = Some(tab);
+    }
+    pub(crate) fn remove(&mut self, tab: TabId) {
+        self.tabs.retain(|t| *t != tab);
+        if self.current == Some(tab) {
+            self.current = self.tabs.last().copied();
+        }
+    }
+}
+
+impl AppState {
+    /// State for a bridge listening on `port` (used for the `Host` check).
+    pub fn new(config: ServeConfig, port: u16) -> Self {
+        let allowed_hosts = [format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("[::1]:{port}")];
+        AppState {
+            inner: Arc::new(Inner {
+                config,
+                port,
+                allowed_hosts,
+                hub: ExtHub::new(),
+                tabs: Mutex::new(AgentTabs::default()),
+                unauthenticated: Arc::new(Semaphore::new(shared::limits::MAX_UNAUTHENTICATED_SOCKETS)),
+                ext_auth: guard::AuthLimiter::new(MAX_AUTH_FAILURES, AUTH_FAILURE_WINDOW),
+                cancel: CancellationToken::new(),
+                tracker: TaskTracker::new(),
+                mcp_sessions: Arc::new(LocalSessionManager::default()),
+                mcp_handlers: AtomicU64::new(0),
+                started: Instant::now(),
+            }),
+        }
+    }
+
+    pub fn config(&self) -> &ServeConfig {
+        &self.inner.config
+    }
+
+    pub fn port(&self) -> u16 {
+        self.inner.port
+    }
+
+    /// The authenticated extension connections and the command channel.
+    pub fn hub(&self) -> &ExtHub {
+        &self.inner.hub
+    }
+
+    /// Cancelled when the server shuts down; ends sockets and MCP sessions.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.inner.cancel.clone()
+    }
+
+    /// How many MCP handler instances rmcp has asked for. rmcp creates one
+    /// per session or stateless request, only after our guards and the
+    /// token check passed, so a refused request leaves this unchanged.
+    pub fn mcp_handlers_created(&self) -> u64 {
+        self.inner.mcp_handlers.load(Ordering::Relaxed)
+    }
+
+    /// Open MCP sessions (legacy session mode).
+    pub async fn mcp_session_count(&self) -> usize {
+        self.inner.mcp_sessions.sessions.read().await.len()
+    }
+
+    /// Tab ids the agent opened, in order, and the current one.
+    pub fn agent_tabs(&self) -> (Vec<TabId>, Option<TabId>) {
+        let tabs = self.tabs();
+        (tabs.tabs.clone(), tabs.current)
+    }
+
+    pub(crate) fn tabs(&self) -> std::sync::MutexGuard<'_, AgentTabs> {
+        self.inner.tabs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// What `GET /status` answers.
+    pub fn status(&self) -> BridgeStatus {
+        let (agent_tabs, _) = self.agent_tabs();
+        BridgeStatus {
+            version: shared::VERSION.to_string(),
+            pid: std::process::id(),
+            port: self.inner.port,
+            browsers: self
+                .hub()
+                .connections()
+                .into_iter()
+                .map(|c| BrowserStatus {
+                    connection: c.connection,
+                    extension_version: c.extension_version,
+                    connected_secs: c.connected_for.as_secs(),
+                    agent_tabs: agent_tabs.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Seconds since this state was created.
+    pub fn uptime(&self) -> Duration {
+        self.inner.started.elapsed()
+    }
+}
+
+/// The router with every route and the guards. Serve it with
+/// [`serve`]/[`run`], or call it directly with `tower::ServiceExt::oneshot`
+/// (requests then need a `Host` header naming the state's port).
+pub fn app(state: AppState) -> Router {
+    let mcp = mcp::service(&state);
+    let authed = Router::new()
+        .route_service("/mcp", mcp)
+        .route("/status", get(status))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), guard::require_mcp_token));
+    Router::new()
+        .merge(authed)
+        .route("/ext", get(ext::upgrade))
+        .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), guard::guard))
+        .with_state(state)
+}
+
+async fn status(State(state): State<AppState>) -> axum::Json<BridgeStatus> {
+    axum::Json(state.status())
+}
+
+async fn not_found() -> Response {
+    (StatusCode::NOT_FOUND, "not found\n").into_response()
+}
+
+/// Serves the bridge on `listener` until `shutdown` completes. Refuses to
+/// run on anything but a loopback address.
+pub async fn run(
+    config: ServeConfig,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), Error> {
+    let addr = listener.local_addr().map_err(|e| Error::Server(format!("cannot read the listening address: {e}")))?;
+    if !addr.ip().is_loopback() {
+        return Err(Error::NotLoopback(addr));
+    }
+    serve(AppState::new(config, addr.port()), listener, shutdown).await
+}
+
+/// Like [`run`], with a state built by the caller (tests keep a clone to
+/// look at the hub and the MCP sessions).
+pub async fn serve(
+    state: AppState,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), Error> {
+    let addr = listener.local_addr().map_err(|e| Error::Server(format!("cannot read the listening address: {e}")))?;
+    if !addr.ip().is_loopback() {
+        return Err(Error::NotLoopback(addr));
+    }
+    if addr.port() != state.port() {
+        return Err(Error::Server(format!(
+            "the state expects port {} but the listener is on {}",
+            state.port(),
+            addr.port()
+        )));
+    }
+    let cancel = state.shutdown_token();
+    let tracker = state.inner.tracker.clone();
+    tracing::info!(%addr, "bridge listening");
+    let signal = {
+        let cancel = cancel.clone();
+        async move {
+            tokio::select! {
+                _ = shutdown => {}
+                _ = cancel.cancelled() => {}
+            }
+            // Ends WebSocket tasks and rmcp sessions/SSE streams, so the
+            // graceful shutdown below does not wait on them forever.
+            cancel.cancel();
+        }
+    };
+    let result = axum::serve(listener, app(state)).with_graceful_shutdown(signal).await;
+    cancel.cancel();
+    tracker.close();
+    tracker.wait().await;
+    tracing::info!(%addr, "bridge stopped");
+    result.map_err(|e| {
+        tracing::error!(error = %e, "server failed");
+        Error::Server(e.to_string())
+    })
+}
