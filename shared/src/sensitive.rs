@@ -1,0 +1,230 @@
+//! Sensitive-field detection (DESIGN §6): password inputs, `autocomplete`
+//! tokens for cards, one-time codes and passwords, or a name/id/label/
+//! placeholder that reads like one. Values of such fields are always shown
+//! as [`MASK`] and never recorded.
+//!
+//! One matcher over normalised words stands in for "one regex": `shared`
+//! has no regex engine, and word matching is what the rule means anyway
+//! (`apiToken`, `api_token`, `API token` all match; `tokenring` does not).
+
+/// What a masked value looks like.
+pub const MASK: &str = "••••";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SensitiveKind {
+    Password,
+    OneTimeCode,
+    Pin,
+    /// API keys, access tokens, client secrets.
+    Token,
+    /// Card number, CVV, expiry.
+    Card,
+    /// IBAN, account and routing numbers.
+    Bank,
+    /// Social security and similar national ids.
+    NationalId,
+}
+
+impl SensitiveKind {
+    /// Card and bank credentials are never entered by the agent, not even
+    /// from the secret store (reference 000).
+    pub fn agent_may_never_fill(self) -> bool {
+        matches!(self, SensitiveKind::Card | SensitiveKind::Bank | SensitiveKind::Password)
+    }
+}
+
+/// The attributes of a form field that decide sensitivity.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FieldFacts<'a> {
+    pub input_type: &'a str,
+    pub autocomplete: &'a str,
+    pub name: &'a str,
+    pub id: &'a str,
+    pub label: &'a str,
+    pub placeholder: &'a str,
+}
+
+/// Whether a field is sensitive, and why.
+pub fn classify_field(f: &FieldFacts<'_>) -> Option<SensitiveKind> {
+    if f.input_type.eq_ignore_ascii_case("password") {
+        return Some(SensitiveKind::Password);
+    }
+    if let Some(kind) = classify_autocomplete(f.autocomplete) {
+        return Some(kind);
+    }
+    [f.name, f.id, f.label, f.placeholder].into_iter().find_map(classify_name)
+}
+
+fn classify_autocomplete(ac: &str) -> Option<SensitiveKind> {
+    ac.split_ascii_whitespace().find_map(|t| {
+        let t = t.to_ascii_lowercase();
+        match t.as_str() {
+            "current-password" | "new-password" => Some(SensitiveKind::Password),
+            "one-time-code" => Some(SensitiveKind::OneTimeCode),
+            t if t.starts_with("cc-") => Some(SensitiveKind::Card),
+            _ => None,
+        }
+    })
+}
+
+/// Phrases (as normalised word sequences) and what they mean.
+const PHRASES: &[(&[&str], SensitiveKind)] = &[
+    (&["password"], SensitiveKind::Password),
+    (&["passwd"], SensitiveKind::Password),
+    (&["pwd"], SensitiveKind::Password),
+    (&["passphrase"], SensitiveKind::Password),
+    (&["pass", "word"], SensitiveKind::Password),
+    (&["passwort"], SensitiveKind::Password),
+    (&["contrasena"], SensitiveKind::Password),
+    (&["mot", "de", "passe"], SensitiveKind::Password),
+    (&["wachtwoord"], SensitiveKind::Password),
+    (&["senha"], SensitiveKind::Password),
+    (&["passcode"], SensitiveKind::Pin),
+    (&["pin"], SensitiveKind::Pin),
+    (&["pincode"], SensitiveKind::Pin),
+    (&["otp"], SensitiveKind::OneTimeCode),
+    (&["totp"], SensitiveKind::OneTimeCode),
+    (&["one", "time", "code"], SensitiveKind::OneTimeCode),
+    (&["one", "time", "password"], SensitiveKind::OneTimeCode),
+    (&["2fa"], SensitiveKind::OneTimeCode),
+    (&["mfa"], SensitiveKind::OneTimeCode),
+    (&["verification", "code"], SensitiveKind::OneTimeCode),
+    (&["authentication", "code"], SensitiveKind::OneTimeCode),
+    (&["token"], SensitiveKind::Token),
+    (&["secret"], SensitiveKind::Token),
+    (&["api", "key"], SensitiveKind::Token),
+    (&["apikey"], SensitiveKind::Token),
+    (&["access", "key"], SensitiveKind::Token),
+    (&["private", "key"], SensitiveKind::Token),
+    (&["client", "secret"], SensitiveKind::Token),
+    (&["cvv"], SensitiveKind::Card),
+    (&["cvv2"], SensitiveKind::Card),
+    (&["cvc"], SensitiveKind::Card),
+    (&["csc"], SensitiveKind::Card),
+    (&["security", "code"], SensitiveKind::Card),
+    (&["card", "number"], SensitiveKind::Card),
+    (&["cardnumber"], SensitiveKind::Card),
+    (&["card", "no"], SensitiveKind::Card),
+    (&["cc", "number"], SensitiveKind::Card),
+    (&["ccnumber"], SensitiveKind::Card),
+    (&["ccnum"], SensitiveKind::Card),
+    (&["credit", "card"], SensitiveKind::Card),
+    (&["debit", "card"], SensitiveKind::Card),
+    (&["iban"], SensitiveKind::Bank),
+    (&["account", "number"], SensitiveKind::Bank),
+    (&["routing", "number"], SensitiveKind::Bank),
+    (&["sort", "code"], SensitiveKind::Bank),
+    (&["bank", "account"], SensitiveKind::Bank),
+    (&["ssn"], SensitiveKind::NationalId),
+    (&["social", "security"], SensitiveKind::NationalId),
+];
+
+/// Whether a field name, id, label or placeholder reads as sensitive.
+pub fn classify_name(s: &str) -> Option<SensitiveKind> {
+    if s.is_empty() {
+        return None;
+    }
+    let words = words(s);
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    PHRASES.iter().find(|(phrase, _)| refs.windows(phrase.len()).any(|w| w == *phrase)).map(|(_, kind)| *kind)
+}
+
+/// Lower-case words: splits on anything not alphanumeric and on camelCase
+/// boundaries; drops diacritics of common Latin letters.
+pub fn words(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in s.chars() {
+        if c.is_alphanumeric() {
+            if c.is_uppercase() && prev_lower && !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            prev_lower = c.is_lowercase() || c.is_ascii_digit();
+            for l in c.to_lowercase() {
+                cur.push(fold_diacritic(l));
+            }
+        } else {
+            prev_lower = false;
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Maps common accented Latin letters to their base letter.
+pub fn fold_diacritic(c: char) -> char {
+    match c {
+        'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' => 'a',
+        'ç' => 'c',
+        'è' | 'é' | 'ê' | 'ë' => 'e',
+        'ì' | 'í' | 'î' | 'ï' => 'i',
+        'ñ' => 'n',
+        'ò' | 'ó' | 'ô' | 'õ' | 'ö' => 'o',
+        'ù' | 'ú' | 'û' | 'ü' => 'u',
+        'ý' | 'ÿ' => 'y',
+        c => c,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_read_as_secrets_are_sensitive() {
+        for (s, kind) in [
+            ("api_token", SensitiveKind::Token),
+            ("apiToken", SensitiveKind::Token),
+            ("API key", SensitiveKind::Token),
+            ("user[password]", SensitiveKind::Password),
+            ("Mot de passe", SensitiveKind::Password),
+            ("Contraseña", SensitiveKind::Password),
+            ("otp", SensitiveKind::OneTimeCode),
+            ("Enter the verification code", SensitiveKind::OneTimeCode),
+            ("cardNumber", SensitiveKind::Card),
+            ("CVV", SensitiveKind::Card),
+            ("IBAN", SensitiveKind::Bank),
+            ("ssn", SensitiveKind::NationalId),
+            ("PIN", SensitiveKind::Pin),
+        ] {
+            assert_eq!(classify_name(s), Some(kind), "{s}");
+        }
+    }
+
+    #[test]
+    fn ordinary_fields_are_not_sensitive() {
+        for s in [
+            "email",
+            "Discount code",
+            "search",
+            "code",
+            "tokenring",
+            "Spinner",
+            "Opinion",
+            "username",
+            "Shipping address",
+        ] {
+            assert_eq!(classify_name(s), None, "{s}");
+        }
+    }
+
+    #[test]
+    fn type_and_autocomplete_decide_before_names() {
+        let f = FieldFacts { input_type: "password", name: "x", ..Default::default() };
+        assert_eq!(classify_field(&f), Some(SensitiveKind::Password));
+        let f = FieldFacts { input_type: "text", autocomplete: "section-a cc-number", ..Default::default() };
+        assert_eq!(classify_field(&f), Some(SensitiveKind::Card));
+        let f = FieldFacts { input_type: "text", autocomplete: "one-time-code", ..Default::default() };
+        assert_eq!(classify_field(&f), Some(SensitiveKind::OneTimeCode));
+        let f = FieldFacts { input_type: "text", label: "Your API token", ..Default::default() };
+        assert_eq!(classify_field(&f), Some(SensitiveKind::Token));
+        let f = FieldFacts { input_type: "email", autocomplete: "email", name: "email", ..Default::default() };
+        assert_eq!(classify_field(&f), None);
+    }
+}
