@@ -1,0 +1,169 @@
+//! The bridge daemon under test: `chaperone serve --home <temp> --port 0`.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use shared::protocol::{BridgeStatus, DaemonInfo};
+
+/// A running daemon with its own home; stopped on drop. Its stdout and
+/// stderr are kept in files (see [`Daemon::logs`]) for later scanning.
+pub struct Daemon {
+    child: Option<Child>,
+    pub info: DaemonInfo,
+    pub mcp_token: String,
+    home: tempfile::TempDir,
+    logs: tempfile::TempDir,
+    http: reqwest::Client,
+}
+
+impl Daemon {
+    /// Starts the daemon and waits (≤ 20 s) until it wrote `daemon.json`.
+    pub async fn start() -> Result<Daemon> {
+        let home = crate::temp_dir("home");
+        let logs = crate::temp_dir("daemon-logs");
+        let child = Command::new(crate::chaperone_bin())
+            .arg("serve")
+            .arg("--home")
+            .arg(home.path())
+            .arg("--port")
+            .arg("0")
+            .env("RUST_BACKTRACE", "1")
+            .stdin(Stdio::null())
+            .stdout(File::create(logs.path().join("daemon.stdout"))?)
+            .stderr(File::create(logs.path().join("daemon.stderr"))?)
+            .spawn()
+            .context("spawn chaperone serve")?;
+        let mut d = Daemon {
+            child: Some(child),
+            info: DaemonInfo { pid: 0, port: 0, started_at: String::new(), version: String::new() },
+            mcp_token: String::new(),
+            home,
+            logs,
+            http: reqwest::Client::builder().timeout(Duration::from_secs(30)).build()?,
+        };
+        d.wait_ready().await?;
+        Ok(d)
+    }
+
+    async fn wait_ready(&mut self) -> Result<()> {
+        let path = self.home.path().join("daemon.json");
+        for _ in 0..400 {
+            if let Some(child) = self.child.as_mut()
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                bail!("chaperone serve exited early ({status}):\n{}", self.stderr_tail(40));
+            }
+            let info = std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str::<DaemonInfo>(&t).ok());
+            let token = std::fs::read_to_string(self.home.path().join("mcp-token")).ok();
+            if let (Some(info), Some(token)) = (info, token)
+                && info.port != 0
+                && !token.trim().is_empty()
+            {
+                self.info = info;
+                self.mcp_token = token.trim().to_string();
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        bail!("chaperone serve wrote no daemon.json + mcp-token within 20 s:\n{}", self.stderr_tail(40))
+    }
+
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
+    pub fn port(&self) -> u16 {
+        self.info.port
+    }
+
+    /// `http://127.0.0.1:PORT`
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.info.port)
+    }
+
+    /// The daemon's stdout and stderr files.
+    pub fn logs(&self) -> (PathBuf, PathBuf) {
+        (self.logs.path().join("daemon.stdout"), self.logs.path().join("daemon.stderr"))
+    }
+
+    /// Everything the daemon printed so far (stdout then stderr).
+    pub fn output(&self) -> String {
+        let (o, e) = self.logs();
+        format!("{}{}", std::fs::read_to_string(o).unwrap_or_default(), std::fs::read_to_string(e).unwrap_or_default())
+    }
+
+    pub fn stderr_tail(&self, lines: usize) -> String {
+        crate::tail(&self.logs().1, lines)
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// `GET /status` with the mcp token.
+    pub async fn status(&self) -> Result<BridgeStatus> {
+        let resp = self
+            .http
+            .get(format!("{}/status", self.base_url()))
+            .bearer_auth(&self.mcp_token)
+            .send()
+            .await
+            .context("GET /status")?;
+        let code = resp.status();
+        let body = resp.text().await?;
+        if !code.is_success() {
+            bail!("GET /status answered {code}: {body}");
+        }
+        serde_json::from_str(&body).with_context(|| format!("GET /status body: {body}"))
+    }
+
+    /// An MCP client on this daemon's `/mcp`, initialized.
+    pub async fn mcp(&self) -> Result<crate::Mcp> {
+        crate::Mcp::connect(self.port(), &self.mcp_token).await
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            crate::send_signal(child.id(), "TERM");
+            for _ in 0..100 {
+                if matches!(child.try_wait(), Ok(Some(_))) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Polls `GET /status` until a browser is connected (≤ 30 s).
+pub async fn wait_for_extension(daemon: &Daemon) -> BridgeStatus {
+    wait_for_extension_within(daemon, Duration::from_secs(30)).await
+}
+
+/// Polls `GET /status` until a browser is connected; panics after `within`
+/// with the daemon's stderr tail.
+pub async fn wait_for_extension_within(daemon: &Daemon, within: Duration) -> BridgeStatus {
+    let mut last;
+    let start = std::time::Instant::now();
+    loop {
+        match daemon.status().await {
+            Ok(s) if !s.browsers.is_empty() => return s,
+            Ok(s) => last = format!("{s:?}"),
+            Err(e) => last = format!("{e:#}"),
+        }
+        if start.elapsed() >= within {
+            panic!(
+                "the extension did not connect to the daemon within {within:?}; last /status: {last}\n--- daemon stderr (tail) ---\n{}",
+                daemon.stderr_tail(40)
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

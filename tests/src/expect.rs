@@ -1,0 +1,336 @@
+//! Data-driven snapshot expectations: `fixtures/sites/<site>/<page>.expect.txt`
+//! next to each fixture page (format in `fixtures/README.md`).
+//!
+//! ```text
+//! have heading "Account settings" level=1
+//! have textbox "Email" [ref] required ="ada@example.test"
+//! have checkbox "Remember me" [ref] checked
+//! lack hunter2-correct-horse
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use crate::cdp::AxNode;
+
+/// One line of an expectations file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expectation {
+    /// A snapshot line with this role (one of `roles`) and name, carrying
+    /// every token: `[ref]` (has a ref), `[noref]` (has none), `="v"`
+    /// (value), or a word (`checked`, `required`, `level=1`, …).
+    Have { line: usize, roles: Vec<String>, name: String, tokens: Vec<String> },
+    /// Text that must not appear anywhere in the snapshot.
+    Lack { line: usize, text: String },
+}
+
+/// The expectations for one fixture page.
+#[derive(Debug, Clone)]
+pub struct Expectations {
+    pub file: PathBuf,
+    pub items: Vec<Expectation>,
+}
+
+/// True for `e` + digits in brackets, e.g. `[e12]`.
+fn is_ref_token(t: &str) -> bool {
+    t.strip_prefix('[').and_then(|t| t.strip_suffix(']')).is_some_and(shared::tools::is_valid_ref)
+}
+
+/// Reads a double-quoted string at the start of `s` (with `\"`, `\\`, `\n`
+/// escapes); returns the unescaped text and the rest.
+fn parse_quoted(s: &str) -> Option<(String, &str)> {
+    let s = s.strip_prefix('"')?;
+    let mut out = String::new();
+    let mut chars = s.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '"' => return Some((out, &s[i + 1..])),
+            '\\' => match chars.next()?.1 {
+                'n' => out.push('\n'),
+                't' => out.push('\t'),
+                'r' => out.push('\r'),
+                other => out.push(other),
+            },
+            c => out.push(c),
+        }
+    }
+    None
+}
+
+/// Splits on whitespace but keeps `="a b"` together.
+fn split_tokens(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = s.trim_start();
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix('=')
+            && let Some((v, r)) = parse_quoted(after)
+        {
+            let mut q = String::new();
+            shared::snapshot::quote(&v, &mut q);
+            out.push(format!("={q}"));
+            rest = r.trim_start();
+            continue;
+        }
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        out.push(rest[..end].to_string());
+        rest = rest[end..].trim_start();
+    }
+    out
+}
+
+/// A rendered snapshot line split into role, quoted name, the tokens
+/// between name and value, and the quoted value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedLine {
+    pub role: String,
+    pub name: Option<String>,
+    pub tokens: Vec<String>,
+    pub value: Option<String>,
+}
+
+/// Parses `  - role "name" [e1] checked: "value"`. `None` for lines that
+/// are not element lines (headers, notices).
+pub fn parse_line(line: &str) -> Option<ParsedLine> {
+    let rest = line.trim_start().strip_prefix("- ")?;
+    let role_end = rest.find([' ', ':']).unwrap_or(rest.len());
+    let role = rest[..role_end].to_string();
+    if role.is_empty() {
+        return None;
+    }
+    let mut rest = rest[role_end..].trim_start();
+    let mut name = None;
+    if rest.starts_with('"') {
+        let (n, r) = parse_quoted(rest)?;
+        name = Some(n);
+        rest = r;
+    }
+    let mut value = None;
+    let mut head = rest;
+    if let Some(idx) = rest.find(": \"")
+        && let Some((v, _)) = parse_quoted(&rest[idx + 2..])
+    {
+        value = Some(v);
+        head = &rest[..idx];
+    }
+    let tokens = head.split_whitespace().map(|t| t.trim_end_matches(':').to_string()).collect();
+    Some(ParsedLine { role, name, tokens, value })
+}
+
+impl Expectations {
+    /// Loads the expectations of a fixture page, e.g. `basic/index.html` →
+    /// `fixtures/sites/basic/index.expect.txt`.
+    pub fn for_page(page: &str) -> Expectations {
+        let page = page.trim_start_matches('/');
+        let p = crate::sites_dir().join(page);
+        let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("index").to_string();
+        Expectations::load(&p.with_file_name(format!("{stem}.expect.txt")))
+    }
+
+    pub fn load(file: &Path) -> Expectations {
+        let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("read {}: {e}", file.display()));
+        Expectations::parse(file, &text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    pub fn parse(file: &Path, text: &str) -> Result<Expectations, String> {
+        let mut items = Vec::new();
+        for (i, raw) in text.lines().enumerate() {
+            let line = i + 1;
+            let l = raw.trim();
+            if l.is_empty() || l.starts_with('#') {
+                continue;
+            }
+            let bad = |why: &str| format!("{}:{line}: {why}: {raw}", file.display());
+            if let Some(text) = l.strip_prefix("lack ") {
+                items.push(Expectation::Lack { line, text: text.trim().to_string() });
+            } else if let Some(rest) = l.strip_prefix("have ") {
+                let rest = rest.trim();
+                let role_end = rest.find(' ').ok_or_else(|| bad("expected: have <role> \"<name>\" …"))?;
+                let roles = rest[..role_end].split('|').map(str::to_string).collect();
+                let (name, after) =
+                    parse_quoted(rest[role_end..].trim_start()).ok_or_else(|| bad("the name must be double-quoted"))?;
+                items.push(Expectation::Have { line, roles, name, tokens: split_tokens(after) });
+            } else {
+                return Err(bad("lines start with `have ` or `lack `"));
+            }
+        }
+        if items.is_empty() {
+            return Err(format!("{}: no expectations", file.display()));
+        }
+        Ok(Expectations { file: file.to_path_buf(), items })
+    }
+
+    /// The snapshot line an expectation matches, if any.
+    pub fn find<'a>(exp: &Expectation, snapshot: &'a str) -> Option<&'a str> {
+        let Expectation::Have { roles, name, tokens, .. } = exp else { return None };
+        snapshot.lines().find(|line| {
+            let Some(p) = parse_line(line) else { return false };
+            if !roles.contains(&p.role) || p.name.as_deref() != Some(name.as_str()) {
+                return false;
+            }
+            tokens.iter().all(|t| match t.as_str() {
+                "[ref]" => p.tokens.iter().any(|x| is_ref_token(x)),
+                "[noref]" => !p.tokens.iter().any(|x| is_ref_token(x)),
+                t if t.starts_with('=') => {
+                    let want = parse_quoted(&t[1..]).map(|(v, _)| v);
+                    want.is_some() && p.value == want
+                }
+                t => p.tokens.iter().any(|x| x == t),
+            })
+        })
+    }
+
+    /// Checks a snapshot text; the error lists every unmet expectation.
+    pub fn check(&self, snapshot: &str) -> Result<(), String> {
+        let mut failures = Vec::new();
+        for item in &self.items {
+            match item {
+                Expectation::Have { line, roles, name, tokens } => {
+                    if Self::find(item, snapshot).is_none() {
+                        failures.push(format!(
+                            "line {line}: no snapshot line `- {} \"{name}\" {}`",
+                            roles.join("|"),
+                            tokens.join(" ")
+                        ));
+                    }
+                }
+                Expectation::Lack { line, text } => {
+                    if snapshot.contains(text.as_str()) {
+                        failures.push(format!("line {line}: the snapshot must not contain {text:?}"));
+                    }
+                }
+            }
+        }
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} unmet expectation(s) from {}:\n  {}\n--- snapshot ---\n{snapshot}",
+                failures.len(),
+                self.file.display(),
+                failures.join("\n  ")
+            ))
+        }
+    }
+
+    /// Panics with every unmet expectation.
+    pub fn assert_snapshot(&self, snapshot: &str) {
+        if let Err(e) = self.check(snapshot) {
+            panic!("{e}");
+        }
+    }
+
+    /// Checks the expectations against Chromium's own accessibility tree
+    /// (the yardstick for roles and names): every `have` has a node with
+    /// one of its roles and its name (and `level=N` when given), and no
+    /// `lack` text is a perceivable node's name or value.
+    pub fn check_ax(&self, nodes: &[AxNode]) -> Result<(), String> {
+        let mut failures = Vec::new();
+        for item in &self.items {
+            match item {
+                Expectation::Have { line, roles, name, tokens } => {
+                    let level = tokens.iter().find(|t| t.starts_with("level="));
+                    let found = nodes.iter().any(|n| {
+                        roles.contains(&n.role)
+                            && n.name.trim() == name
+                            && level.is_none_or(|l| n.states.iter().any(|s| s == l))
+                    });
+                    if !found {
+                        failures.push(format!("line {line}: Chromium has no {} named {name:?}", roles.join("|")));
+                    }
+                }
+                Expectation::Lack { line, text } => {
+                    if let Some(n) =
+                        nodes.iter().find(|n| n.name.contains(text.as_str()) || n.value.contains(text.as_str()))
+                    {
+                        failures.push(format!("line {line}: Chromium exposes {text:?} in {n:?}"));
+                    }
+                }
+            }
+        }
+        if failures.is_empty() {
+            return Ok(());
+        }
+        let tree: Vec<String> = nodes
+            .iter()
+            .filter(|n| !n.name.is_empty() || !n.value.is_empty())
+            .map(|n| format!("{} {:?} {:?} {:?}", n.role, n.name, n.value, n.states))
+            .collect();
+        Err(format!(
+            "{} expectation(s) from {} disagree with Chromium's accessibility tree:\n  {}\n--- AX tree ---\n{}",
+            failures.len(),
+            self.file.display(),
+            failures.join("\n  "),
+            tree.join("\n")
+        ))
+    }
+}
+
+/// The lines of a snapshot that carry a ref, without indentation.
+pub fn ref_lines(snapshot: &str) -> Vec<String> {
+    snapshot
+        .lines()
+        .filter(|l| parse_line(l).is_some_and(|p| p.tokens.iter().any(|t| is_ref_token(t))))
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+/// The ref of the first element with this role and name (e.g. `e12`).
+pub fn ref_of(snapshot: &str, role: &str, name: &str) -> Option<String> {
+    snapshot.lines().filter_map(parse_line).find_map(|p| {
+        if p.role == role && p.name.as_deref() == Some(name) {
+            p.tokens.iter().find(|t| is_ref_token(t)).map(|t| t[1..t.len() - 1].to_string())
+        } else {
+            None
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SNAP: &str = "Page URL: http://x/\nPage title: \"T\"\n- heading \"Account settings\" level=1\n  - textbox \"Email\" [e7] required: \"••••\"\n  - checkbox \"Remember me\" [e9] checked\n  - combobox \"Country\" [e10]: \"France\"\n";
+
+    fn exps(text: &str) -> Expectations {
+        Expectations::parse(Path::new("t.expect.txt"), text).unwrap()
+    }
+
+    #[test]
+    fn lines_parse_into_parts() {
+        let p = parse_line("  - textbox \"Email\" [e7] required: \"••••\"").unwrap();
+        assert_eq!(p.role, "textbox");
+        assert_eq!(p.name.as_deref(), Some("Email"));
+        assert_eq!(p.tokens, vec!["[e7]", "required"]);
+        assert_eq!(p.value.as_deref(), Some("••••"));
+        let p = parse_line("- combobox \"Country\" [e10]: \"France\"").unwrap();
+        assert_eq!(p.tokens, vec!["[e10]"]);
+        assert_eq!(p.value.as_deref(), Some("France"));
+        assert!(parse_line("Page URL: x").is_none());
+    }
+
+    #[test]
+    fn matching_expectations_pass() {
+        exps("have heading \"Account settings\" level=1 [noref]\nhave textbox \"Email\" [ref] required =\"••••\"\nhave checkbox \"Remember me\" [ref] checked\nhave combobox|listbox \"Country\" [ref] =\"France\"\nlack hunter2")
+            .check(SNAP)
+            .unwrap();
+    }
+
+    #[test]
+    fn unmet_expectations_are_all_reported() {
+        let err = exps("have button \"Save\" [ref]\nhave checkbox \"Remember me\" [ref] disabled\nhave heading \"Account settings\" [ref]\nhave combobox \"Country\" =\"Italy\"\nlack Remember")
+            .check(SNAP)
+            .unwrap_err();
+        assert!(err.starts_with("5 unmet"), "{err}");
+    }
+
+    #[test]
+    fn refs_are_found_by_role_and_name() {
+        assert_eq!(ref_of(SNAP, "checkbox", "Remember me").as_deref(), Some("e9"));
+        assert_eq!(ref_lines(SNAP).len(), 3);
+    }
+
+    #[test]
+    fn bad_lines_are_refused() {
+        assert!(Expectations::parse(Path::new("x"), "button \"x\"").is_err());
+        assert!(Expectations::parse(Path::new("x"), "have button x").is_err());
+    }
+}

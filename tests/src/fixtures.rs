@@ -1,0 +1,179 @@
+//! The fixture server: serves `fixtures/sites/` from disk on 127.0.0.1:0.
+//!
+//! URL `/<site>/<path>` maps to `fixtures/sites/<site>/<path>`; a directory
+//! maps to its `index.html`. Headers: every `_headers` file on the way from
+//! `fixtures/sites/` down to the file's directory adds `Name: value` lines
+//! to the response (deeper files override the same header name). `_headers`
+//! files themselves, dot-files and `..` are never served. Every response
+//! carries `Cache-Control: no-store`.
+
+use std::net::SocketAddr;
+use std::path::{Component, Path, PathBuf};
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode, header};
+
+/// A running fixture server; stops on drop.
+pub struct FixtureServer {
+    addr: SocketAddr,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl FixtureServer {
+    /// Serves `fixtures/sites/` of this workspace.
+    pub fn start() -> Self {
+        Self::serve(crate::sites_dir())
+    }
+
+    /// Serves `root` (a directory laid out like `fixtures/sites/`). The
+    /// server runs on its own thread and runtime, so it works from any test.
+    pub fn serve(root: PathBuf) -> Self {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the fixture server");
+        listener.set_nonblocking(true).expect("nonblocking listener");
+        let addr = listener.local_addr().expect("fixture server address");
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("fixture-server".into())
+            .spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("fixture runtime");
+                rt.block_on(async move {
+                    let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
+                    let app = Router::new().fallback(move |req: Request<Body>| {
+                        let root = root.clone();
+                        async move { handle(&root, req).await }
+                    });
+                    let _ = axum::serve(listener, app)
+                        .with_graceful_shutdown(async move {
+                            let _ = rx.await;
+                        })
+                        .await;
+                });
+            })
+            .expect("spawn the fixture server thread");
+        FixtureServer { addr, shutdown: Some(tx), thread: Some(thread) }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// `http://127.0.0.1:PORT`
+    pub fn origin(&self) -> String {
+        format!("http://127.0.0.1:{}", self.addr.port())
+    }
+
+    /// The absolute URL of `path` (e.g. `/basic/index.html`).
+    pub fn url(&self, path: &str) -> String {
+        let path = path.strip_prefix('/').unwrap_or(path);
+        format!("{}/{}", self.origin(), path)
+    }
+}
+
+impl Drop for FixtureServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn status(code: StatusCode, text: &str) -> Response<Body> {
+    let mut r = Response::new(Body::from(text.to_string()));
+    *r.status_mut() = code;
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+/// Maps a URL path to a file under `root`, refusing anything that could
+/// leave it or reveal a `_headers`/dot file.
+pub(crate) fn resolve(root: &Path, url_path: &str) -> Option<PathBuf> {
+    let mut rel = PathBuf::new();
+    for seg in url_path.split('/') {
+        if seg.is_empty() {
+            continue;
+        }
+        if seg.starts_with('.') || seg == "_headers" || seg.contains('\\') || seg.contains('%') {
+            return None;
+        }
+        rel.push(seg);
+    }
+    if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
+        return None;
+    }
+    let mut full = root.join(&rel);
+    if full.is_dir() {
+        full.push("index.html");
+    }
+    full.is_file().then_some(full)
+}
+
+/// The headers the `_headers` files between `root` and `file` add.
+pub(crate) fn headers_for(root: &Path, file: &Path) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let Ok(rel) = file.strip_prefix(root) else { return out };
+    let mut dir = root.to_path_buf();
+    let mut dirs = vec![dir.clone()];
+    if let Some(parent) = rel.parent() {
+        for c in parent.components() {
+            dir.push(c);
+            dirs.push(dir.clone());
+        }
+    }
+    for d in dirs {
+        let Ok(text) = std::fs::read_to_string(d.join("_headers")) else { continue };
+        for line in text.lines() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if let Some((name, value)) = line.split_once(':') {
+                let (name, value) = (name.trim().to_string(), value.trim().to_string());
+                out.retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
+                out.push((name, value));
+            }
+        }
+    }
+    out
+}
+
+fn content_type(path: &Path) -> &'static str {
+    match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
+        "html" | "htm" => "text/html; charset=utf-8",
+        "js" | "mjs" => "text/javascript; charset=utf-8",
+        "css" => "text/css; charset=utf-8",
+        "json" => "application/json",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "txt" => "text/plain; charset=utf-8",
+        _ => "application/octet-stream",
+    }
+}
+
+async fn handle(root: &Path, req: Request<Body>) -> Response<Body> {
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        return status(StatusCode::METHOD_NOT_ALLOWED, "method not allowed");
+    }
+    let Some(file) = resolve(root, req.uri().path()) else {
+        return status(StatusCode::NOT_FOUND, "not found");
+    };
+    let Ok(bytes) = tokio::fs::read(&file).await else {
+        return status(StatusCode::NOT_FOUND, "not found");
+    };
+    let body = if req.method() == Method::HEAD { Body::empty() } else { Body::from(bytes) };
+    let mut resp = Response::new(body);
+    let h = resp.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type(&file)));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    for (name, value) in headers_for(root, &file) {
+        if let (Ok(n), Ok(v)) = (HeaderName::try_from(name.as_str()), HeaderValue::from_str(&value)) {
+            h.insert(n, v);
+        }
+    }
+    resp
+}
