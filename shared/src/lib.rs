@@ -10,6 +10,7 @@
 pub mod error;
 pub mod limits;
 pub mod protocol;
+pub mod redact;
 pub mod sensitive;
 pub mod snapshot;
 pub mod tools;

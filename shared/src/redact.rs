@@ -1,0 +1,509 @@
+//! Redaction of secrets in text that leaves the bridge (tool results,
+//! errors, audit rows, logs, flows): credential headers, sensitive query
+//! parameters and JSON keys, JWTs, `Bearer …`, well-known key prefixes,
+//! PEM private keys and URL userinfo. Ordinary words stay untouched.
+
+use crate::sensitive::{MASK, words};
+
+/// Header names whose whole value is a credential.
+const SECRET_HEADERS: &[&str] = &[
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+    "x-api-key",
+    "api-key",
+    "x-auth-token",
+    "x-access-token",
+    "x-csrf-token",
+    "x-xsrf-token",
+    "x-amz-security-token",
+];
+
+/// Words that make a key (header, query parameter, JSON key, form field)
+/// sensitive.
+const SECRET_KEY_WORDS: &[&str] = &[
+    "password",
+    "passwd",
+    "pwd",
+    "passphrase",
+    "secret",
+    "token",
+    "apikey",
+    "auth",
+    "authorization",
+    "cookie",
+    "session",
+    "sessionid",
+    "sid",
+    "csrf",
+    "xsrf",
+    "signature",
+    "sig",
+    "credential",
+    "credentials",
+    "otp",
+    "pin",
+    "ssn",
+    "cvv",
+    "cvc",
+    "iban",
+    "jwt",
+    "bearer",
+];
+
+/// Two-word keys (`api key`, `access key`, `private key`, `client secret`…).
+const SECRET_KEY_PHRASES: &[&[&str]] = &[&["api", "key"], &["access", "key"], &["private", "key"], &["card", "number"]];
+
+/// Query parameters that carry credentials although their names are plain.
+const SECRET_QUERY_PARAMS: &[&str] = &["code", "key", "state", "nonce", "ticket", "assertion", "samlresponse"];
+
+/// Well-known credential prefixes and the minimum length of what follows.
+const KEY_PREFIXES: &[(&str, usize)] = &[
+    ("github_pat_", 20),
+    ("ghp_", 20),
+    ("gho_", 20),
+    ("ghu_", 20),
+    ("ghs_", 20),
+    ("ghr_", 20),
+    ("glpat-", 16),
+    ("xoxb-", 10),
+    ("xoxa-", 10),
+    ("xoxp-", 10),
+    ("xoxr-", 10),
+    ("xoxs-", 10),
+    ("sk_live_", 16),
+    ("sk_test_", 16),
+    ("rk_live_", 16),
+    ("sk-ant-", 16),
+    ("sk-proj-", 16),
+    ("sk-", 20),
+    ("AKIA", 16),
+    ("ASIA", 16),
+    ("AIza", 30),
+    ("npm_", 30),
+    ("pypi-", 30),
+];
+
+/// Whether a key (header, parameter, JSON key, field name) names a secret.
+pub fn is_sensitive_key(key: &str) -> bool {
+    let lower = key.to_ascii_lowercase();
+    if SECRET_HEADERS.contains(&lower.as_str()) {
+        return true;
+    }
+    let ws = words(key);
+    let refs: Vec<&str> = ws.iter().map(String::as_str).collect();
+    refs.iter().any(|w| SECRET_KEY_WORDS.contains(w))
+        || SECRET_KEY_PHRASES.iter().any(|p| refs.windows(p.len()).any(|w| w == *p))
+        || refs.iter().any(|w| {
+            // access_token, refresh_token, id_token, client_secret written as one word
+            w.ends_with("token") || w.ends_with("secret") || w.ends_with("password") || w.ends_with("apikey")
+        })
+}
+
+/// A header value as it may be shown.
+pub fn redact_header<'a>(name: &str, value: &'a str) -> std::borrow::Cow<'a, str> {
+    if is_sensitive_key(name) { std::borrow::Cow::Borrowed(MASK) } else { std::borrow::Cow::Owned(redact_text(value)) }
+}
+
+/// A URL with userinfo and sensitive query values masked.
+pub fn redact_url(url: &str) -> String {
+    let (before_frag, frag) = match url.find('#') {
+        Some(i) => (&url[..i], Some(&url[i + 1..])),
+        None => (url, None),
+    };
+    let (base, query) = match before_frag.find('?') {
+        Some(i) => (&before_frag[..i], Some(&before_frag[i + 1..])),
+        None => (before_frag, None),
+    };
+    let mut out = String::with_capacity(url.len());
+    // userinfo: scheme://user:pass@host
+    match base.find("://") {
+        Some(i) => {
+            let after = &base[i + 3..];
+            let auth_end = after.find('/').unwrap_or(after.len());
+            let authority = &after[..auth_end];
+            out.push_str(&base[..i + 3]);
+            if let Some(at) = authority.rfind('@') {
+                out.push_str(MASK);
+                out.push('@');
+                out.push_str(&authority[at + 1..]);
+            } else {
+                out.push_str(authority);
+            }
+            out.push_str(&redact_text(&after[auth_end..]));
+        }
+        None => out.push_str(base),
+    }
+    if let Some(q) = query {
+        out.push('?');
+        out.push_str(&redact_pairs(q, '&'));
+    }
+    if let Some(f) = frag {
+        out.push('#');
+        // Fragments carry tokens in implicit OAuth flows (`#access_token=…`).
+        if f.contains('=') { out.push_str(&redact_pairs(f, '&')) } else { out.push_str(f) }
+    }
+    out
+}
+
+fn redact_pairs(q: &str, sep: char) -> String {
+    q.split(sep)
+        .map(|pair| match pair.split_once('=') {
+            Some((k, v))
+                if !v.is_empty() && (is_sensitive_key(&percent_decode_lossy(k)) || is_secret_query_param(k)) =>
+            {
+                format!("{k}={MASK}")
+            }
+            Some((k, v)) => format!("{k}={}", redact_token_run(v).unwrap_or_else(|| v.to_string())),
+            None => pair.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(&sep.to_string())
+}
+
+fn is_secret_query_param(k: &str) -> bool {
+    SECRET_QUERY_PARAMS.contains(&k.to_ascii_lowercase().as_str())
+}
+
+fn percent_decode_lossy(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(if b[i] == b'+' { b' ' } else { b[i] });
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// If `run` (a whitespace-free token) is a credential by its shape, the
+/// masked form.
+fn redact_token_run(run: &str) -> Option<String> {
+    let core =
+        run.trim_matches(|c: char| matches!(c, '"' | '\'' | ',' | ';' | ')' | '(' | '<' | '>' | '[' | ']' | '{' | '}'));
+    if core.is_empty() {
+        return None;
+    }
+    if is_jwt(core) || has_key_prefix(core) {
+        return Some(run.replacen(core, MASK, 1));
+    }
+    None
+}
+
+fn is_token_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '~' | '+' | '/' | '=')
+}
+
+fn is_jwt(s: &str) -> bool {
+    let parts: Vec<&str> = s.split('.').collect();
+    parts.len() == 3
+        && parts[0].starts_with("eyJ")
+        && parts[0].len() >= 10
+        && parts[1].len() >= 10
+        && parts.iter().all(|p| p.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '='))
+}
+
+fn has_key_prefix(s: &str) -> bool {
+    KEY_PREFIXES.iter().any(|(prefix, min)| {
+        s.starts_with(prefix) && {
+            let rest = &s[prefix.len()..];
+            rest.len() >= *min && rest.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        }
+    })
+}
+
+/// Redacts free text: PEM private keys, header lines, `key=value` and
+/// `"key": "value"` pairs with sensitive keys, `Bearer`/`Basic` credentials,
+/// JWTs, well-known key prefixes and URLs.
+pub fn redact_text(text: &str) -> String {
+    let text = redact_pem(text);
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&redact_line(line));
+    }
+    out
+}
+
+fn redact_pem(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("-----BEGIN") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("-----BEGIN") {
+        let header_end = rest[start + 10..].find("-----").map(|i| start + 10 + i + 5);
+        let Some(header_end) = header_end else { break };
+        let label = &rest[start + 10..header_end - 5];
+        if !label.contains("PRIVATE KEY") {
+            out.push_str(&rest[..header_end]);
+            rest = &rest[header_end..];
+            continue;
+        }
+        out.push_str(&rest[..start]);
+        out.push_str(MASK);
+        match rest[header_end..].find("-----END") {
+            Some(e) => {
+                let end_start = header_end + e;
+                let end = rest[end_start + 8..].find("-----").map_or(rest.len(), |i| end_start + 8 + i + 5);
+                rest = &rest[end..];
+            }
+            None => rest = "",
+        }
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
+
+fn redact_line(line: &str) -> String {
+    // A header line: `Name: value`.
+    if let Some((name, _)) = line.split_once(':') {
+        let n = name.trim();
+        if !n.is_empty()
+            && !n.contains(' ')
+            && !n.contains('"')
+            && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            && SECRET_HEADERS.contains(&n.to_ascii_lowercase().as_str())
+        {
+            return format!("{name}: {MASK}");
+        }
+    }
+    let line = redact_json_pairs(line);
+    let mut out = String::with_capacity(line.len());
+    let mut mask_next = false;
+    for piece in split_keep_spaces(&line) {
+        if piece.chars().all(char::is_whitespace) {
+            out.push_str(piece);
+            continue;
+        }
+        if mask_next {
+            mask_next = false;
+            out.push_str(MASK);
+            continue;
+        }
+        let lower = piece.to_ascii_lowercase();
+        if let Some(key) = piece.strip_suffix(':').or_else(|| piece.strip_suffix('=')) {
+            if !key.contains('"') && !key.is_empty() && is_sensitive_key(key) {
+                out.push_str(piece);
+                mask_next = true;
+                continue;
+            }
+        }
+        if lower == "bearer" || lower == "basic" {
+            out.push_str(piece);
+            mask_next = true;
+            continue;
+        }
+        out.push_str(&redact_piece(piece));
+    }
+    out
+}
+
+/// Splits into alternating runs of whitespace and non-whitespace.
+fn split_keep_spaces(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut in_space = None;
+    for (i, c) in s.char_indices() {
+        let sp = c.is_whitespace();
+        if in_space.is_some_and(|prev| prev != sp) {
+            out.push(&s[start..i]);
+            start = i;
+        }
+        in_space = Some(sp);
+    }
+    if start < s.len() {
+        out.push(&s[start..]);
+    }
+    out
+}
+
+fn redact_piece(piece: &str) -> String {
+    if let Some(i) = piece.find("://") {
+        let scheme = &piece[..i];
+        if let Some(s) = scheme.rfind(|c: char| !c.is_ascii_alphanumeric() && c != '+' && c != '-' && c != '.') {
+            return format!("{}{}", &piece[..=s], redact_url(&piece[s + 1..]));
+        }
+        return redact_url(piece);
+    }
+    if let Some(m) = redact_token_run(piece) {
+        return m;
+    }
+    // key=value or key:value pairs in free text (`password=hunter2`).
+    if piece.contains('=') && piece.contains('&') && !piece.contains('"') {
+        return redact_pairs(piece, '&');
+    }
+    for sep in ['=', ':'] {
+        if let Some((k, v)) = piece.split_once(sep) {
+            if k.contains('"') {
+                continue; // JSON pairs were handled already
+            }
+            let key = k.trim_matches(|c: char| !c.is_alphanumeric() && c != '_' && c != '-');
+            if !v.is_empty() && !key.is_empty() && is_sensitive_key(key) {
+                return format!("{k}{sep}{MASK}");
+            }
+            if let Some(m) = redact_token_run(v) {
+                return format!("{k}{sep}{m}");
+            }
+        }
+    }
+    // Runs inside punctuation, e.g. (ghp_…).
+    if piece.chars().any(|c| !is_token_char(c)) {
+        let mut out = String::new();
+        let mut run = String::new();
+        for c in piece.chars() {
+            if is_token_char(c) {
+                run.push(c);
+            } else {
+                out.push_str(&redact_token_run(&run).unwrap_or_else(|| run.clone()));
+                run.clear();
+                out.push(c);
+            }
+        }
+        out.push_str(&redact_token_run(&run).unwrap_or(run));
+        return out;
+    }
+    piece.to_string()
+}
+
+/// `"key": "value"` with a sensitive key → `"key": "••••"`.
+fn redact_json_pairs(line: &str) -> String {
+    if !line.contains('"') {
+        return line.to_string();
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    loop {
+        let Some(q1) = rest.find('"') else { break };
+        let Some(q2) = find_closing_quote(&rest[q1 + 1..]).map(|i| q1 + 1 + i) else { break };
+        let key = &rest[q1 + 1..q2];
+        let after = &rest[q2 + 1..];
+        let trimmed = after.trim_start();
+        out.push_str(&rest[..=q2]);
+        if let Some(after_colon) = trimmed.strip_prefix(':') {
+            let value = after_colon.trim_start();
+            let ws_len = after.len() - value.len();
+            if value.starts_with('"') && is_sensitive_key(key) {
+                if let Some(v_end) = find_closing_quote(&value[1..]) {
+                    out.push_str(&after[..ws_len]);
+                    out.push('"');
+                    out.push_str(MASK);
+                    out.push('"');
+                    rest = &value[1 + v_end + 1..];
+                    continue;
+                }
+            }
+            if is_sensitive_key(key) && !value.starts_with('"') && !value.starts_with('{') && !value.starts_with('[') {
+                // A bare number or literal value.
+                let end = value.find([',', '}', ']']).unwrap_or(value.len());
+                if end > 0 && !value[..end].trim().is_empty() && value[..end].trim() != "null" {
+                    out.push_str(&after[..ws_len]);
+                    out.push_str(MASK);
+                    rest = &value[end..];
+                    continue;
+                }
+            }
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+fn find_closing_quote(s: &str) -> Option<usize> {
+    let mut escaped = false;
+    for (i, c) in s.char_indices() {
+        match c {
+            '\\' if !escaped => escaped = true,
+            '"' if !escaped => return Some(i),
+            _ => escaped = false,
+        }
+    }
+    None
+}
+
+/// Redacts a JSON value in place: sensitive keys get [`MASK`], strings are
+/// redacted as text.
+pub fn redact_json(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, val) in map.iter_mut() {
+                if is_sensitive_key(k) && !val.is_null() && !val.is_object() && !val.is_array() {
+                    *val = serde_json::Value::String(MASK.into());
+                } else {
+                    redact_json(val);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(redact_json),
+        serde_json::Value::String(s) => {
+            let r = redact_text(s);
+            if r != *s {
+                *s = r;
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `fixtures/redaction/cases.tsv`: input, tab, expected output (`\n`
+    /// and `\t` escaped); `=` as expected means "unchanged".
+    #[test]
+    fn redaction_cases_from_the_fixture_table() {
+        let table = include_str!("../../fixtures/redaction/cases.tsv");
+        let mut failures = Vec::new();
+        let mut count = 0;
+        for (n, line) in table.lines().enumerate() {
+            if line.starts_with('#') || line.trim().is_empty() {
+                continue;
+            }
+            let (input, expected) = line.split_once('\t').unwrap_or_else(|| panic!("line {}: no tab", n + 1));
+            let unescape = |s: &str| s.replace("\\n", "\n").replace("\\t", "\t");
+            let input = unescape(input);
+            let expected = if expected == "=" { input.clone() } else { unescape(expected) };
+            let got = redact_text(&input);
+            count += 1;
+            if got != expected {
+                failures.push(format!(
+                    "line {}:\n  input    {input:?}\n  expected {expected:?}\n  got      {got:?}",
+                    n + 1
+                ));
+            }
+        }
+        assert!(count >= 60, "the table must hold at least 60 cases, has {count}");
+        assert!(failures.is_empty(), "{} of {count} cases failed:\n{}", failures.len(), failures.join("\n"));
+    }
+
+    #[test]
+    fn json_values_under_sensitive_keys_are_masked() {
+        let mut v = serde_json::json!({"user": "ann", "password": "hunter2", "nested": {"api_key": "abc", "list": ["Bearer xyz123"]}, "count": 3});
+        redact_json(&mut v);
+        assert_eq!(v["user"], "ann");
+        assert_eq!(v["password"], MASK);
+        assert_eq!(v["nested"]["api_key"], MASK);
+        assert_eq!(v["nested"]["list"][0], format!("Bearer {MASK}"));
+        assert_eq!(v["count"], 3);
+    }
+
+    #[test]
+    fn headers_are_masked_by_name() {
+        assert_eq!(redact_header("Authorization", "Bearer abc"), MASK);
+        assert_eq!(redact_header("Set-Cookie", "sid=1"), MASK);
+        assert_eq!(redact_header("X-CSRF-Token", "abc"), MASK);
+        assert_eq!(redact_header("Accept", "text/html"), "text/html");
+    }
+}
