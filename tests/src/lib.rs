@@ -22,6 +22,7 @@ mod daemon;
 mod expect;
 mod fixtures;
 mod mcp;
+mod stack;
 mod stdio;
 
 pub use browser::{Browser, BrowserOptions};
@@ -30,6 +31,7 @@ pub use daemon::{Daemon, wait_for_extension, wait_for_extension_within};
 pub use expect::{Expectation, Expectations, ParsedLine, parse_line, ref_lines, ref_of};
 pub use fixtures::FixtureServer;
 pub use mcp::{Mcp, ToolResult};
+pub use stack::Stack;
 pub use stdio::StdioMcp;
 
 /// The workspace root (the parent of this crate's directory).

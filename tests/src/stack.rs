@@ -1,0 +1,34 @@
+//! The whole chain for one test module: fixture server, daemon, Chromium
+//! with the extension (connected), and an MCP client.
+
+use anyhow::Result;
+use shared::protocol::BridgeStatus;
+
+use crate::{Browser, Daemon, FixtureServer, Mcp};
+
+/// Fixture server + daemon + browser + MCP session. Dropped in reverse
+/// order of need: the browser first, then the daemon.
+pub struct Stack {
+    pub mcp: Mcp,
+    pub browser: Browser,
+    pub daemon: Daemon,
+    pub server: FixtureServer,
+    /// `/status` once the extension connected.
+    pub connected: BridgeStatus,
+}
+
+impl Stack {
+    pub async fn start() -> Result<Stack> {
+        let server = FixtureServer::start();
+        let daemon = Daemon::start().await?;
+        let browser = Browser::with_extension(daemon.home()).await?;
+        let connected = crate::wait_for_extension(&daemon).await;
+        let mcp = daemon.mcp().await?;
+        Ok(Stack { mcp, browser, daemon, server, connected })
+    }
+
+    /// A fixture URL, e.g. `url("/basic/index.html")`.
+    pub fn url(&self, path: &str) -> String {
+        self.server.url(path)
+    }
+}
