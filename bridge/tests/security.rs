@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 use bridge::ServeConfig;
 use bridge::home::Tokens;
 use common::*;
+use futures_util::SinkExt;
 use shared::protocol::{BridgeStatus, BridgeToExt, Command, ExtToBridge};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use futures_util::SinkExt;
 
 fn bearer(token: &str) -> String {
     format!("Authorization: Bearer {token}")
@@ -82,7 +82,14 @@ async fn any_origin_on_mcp_and_status_is_refused() {
         let r = raw_http(b.addr, "POST", "/mcp", &mcp_headers(&b.host(), &extra), INITIALIZE).await;
         assert_eq!(r.status, 403, "Origin {origin} on /mcp");
         assert!(!r.has_cors_header());
-        let r = raw_http(b.addr, "GET", "/status", &[format!("Host: {}", b.host()), extra[0].clone(), extra[1].clone()], "").await;
+        let r = raw_http(
+            b.addr,
+            "GET",
+            "/status",
+            &[format!("Host: {}", b.host()), extra[0].clone(), extra[1].clone()],
+            "",
+        )
+        .await;
         assert_eq!(r.status, 403, "Origin {origin} on /status");
     }
     assert_no_mcp_effect(&b).await;
@@ -348,7 +355,14 @@ async fn run_serves_on_loopback_and_stops_on_shutdown() {
     let server = tokio::spawn(bridge::run(ServeConfig::new(tokens.clone()), listener, async move {
         let _ = stopped.await;
     }));
-    let r = raw_http(addr, "GET", "/status", &[format!("Host: 127.0.0.1:{}", addr.port()), bearer(tokens.mcp.expose())], "").await;
+    let r = raw_http(
+        addr,
+        "GET",
+        "/status",
+        &[format!("Host: 127.0.0.1:{}", addr.port()), bearer(tokens.mcp.expose())],
+        "",
+    )
+    .await;
     assert_eq!(r.status, 200);
     // An authenticated socket is closed by the shutdown.
     let mut ws = ws_connect(addr.port(), Some(&ext_origin()), None).await.unwrap();

@@ -84,7 +84,11 @@ fn disconnected() -> WireError {
 
 impl ExtHub {
     pub fn new() -> Self {
-        ExtHub { inner: Mutex::new(HubInner::default()), next_request: AtomicU64::new(1), next_connection: AtomicU64::new(1) }
+        ExtHub {
+            inner: Mutex::new(HubInner::default()),
+            next_request: AtomicU64::new(1),
+            next_connection: AtomicU64::new(1),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HubInner> {
@@ -133,7 +137,9 @@ impl ExtHub {
         let _cleanup = PendingGuard { hub: self, id };
         let exchange = async {
             sender.send(BridgeToExt::Request { id, command }).await.map_err(|_| disconnected())?;
-            rx.await.map_err(|_| WireError::new(ErrorCode::ExtensionDisconnected, "the browser extension disconnected before answering"))
+            rx.await.map_err(|_| {
+                WireError::new(ErrorCode::ExtensionDisconnected, "the browser extension disconnected before answering")
+            })
         };
         match tokio::time::timeout(timeout, exchange).await {
             Err(_) => Err(WireError::new(ErrorCode::Timeout, "the browser extension did not answer in time")),

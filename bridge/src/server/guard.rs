@@ -61,9 +61,9 @@ pub(crate) async fn guard(State(state): State<AppState>, req: Request, next: Nex
     let origin = (origins.next(), origins.next());
     if path == EXT_PATH {
         let pinned = match origin {
-            (Some(o), None) => o
-                .to_str()
-                .is_ok_and(|o| state.inner.config.extension_origins.iter().any(|allowed| allowed == o)),
+            (Some(o), None) => {
+                o.to_str().is_ok_and(|o| state.inner.config.extension_origins.iter().any(|allowed| allowed == o))
+            }
             _ => false,
         };
         if !pinned {
@@ -82,8 +82,7 @@ pub(crate) async fn guard(State(state): State<AppState>, req: Request, next: Nex
 /// Belt and braces: nothing behind the guard should add CORS headers, and
 /// if something ever does, they do not leave the bridge.
 fn strip_cors(headers: &mut HeaderMap) {
-    let names: Vec<_> =
-        headers.keys().filter(|k| k.as_str().starts_with("access-control-")).cloned().collect();
+    let names: Vec<_> = headers.keys().filter(|k| k.as_str().starts_with("access-control-")).cloned().collect();
     for name in names {
         headers.remove(name);
     }

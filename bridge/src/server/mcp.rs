@@ -30,8 +30,8 @@ use rmcp::ErrorData as McpError;
 use rmcp::ServerHandler;
 use rmcp::handler::server::tool::schema_for_type;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -144,7 +144,8 @@ fn plain_result(text: String, data: Value) -> CallToolResult {
 }
 
 fn parse<T: DeserializeOwned>(args: JsonObject) -> Result<T, WireError> {
-    serde_json::from_value(Value::Object(args)).map_err(|e| err(ErrorCode::InvalidRequest, format!("invalid arguments: {e}")))
+    serde_json::from_value(Value::Object(args))
+        .map_err(|e| err(ErrorCode::InvalidRequest, format!("invalid arguments: {e}")))
 }
 
 fn tab_line(tab: &TabInfo, current: Option<TabId>, out: &mut String) {
@@ -208,13 +209,16 @@ impl McpServer {
                     return Err(err(ErrorCode::InvalidRequest, "list takes no tab or url"));
                 }
                 let (mine, _) = self.state.agent_tabs();
-                let CommandResult::Tabs { tabs } = hub.call(Command::TabsList { tabs: mine }, command_timeout()).await? else {
+                let CommandResult::Tabs { tabs } =
+                    hub.call(Command::TabsList { tabs: mine }, command_timeout()).await?
+                else {
                     return Err(unexpected());
                 };
                 // Only the agent's tabs, and forget the ones that are gone.
                 let current = {
                     let mut state = self.state.tabs();
-                    let alive: Vec<TabId> = state.tabs.iter().copied().filter(|t| tabs.iter().any(|i| i.id == *t)).collect();
+                    let alive: Vec<TabId> =
+                        state.tabs.iter().copied().filter(|t| tabs.iter().any(|i| i.id == *t)).collect();
                     for gone in state.tabs.clone().into_iter().filter(|t| !alive.contains(t)) {
                         state.remove(gone);
                     }
@@ -250,7 +254,8 @@ impl McpServer {
                 if !self.state.tabs().contains(tab) {
                     return Err(err(ErrorCode::PermissionDenied, NOT_AGENT_TAB));
                 }
-                let CommandResult::Tab { tab: info } = hub.call(Command::TabSelect { tab }, command_timeout()).await? else {
+                let CommandResult::Tab { tab: info } = hub.call(Command::TabSelect { tab }, command_timeout()).await?
+                else {
                     return Err(unexpected());
                 };
                 self.state.tabs().add(tab);
@@ -266,7 +271,8 @@ impl McpServer {
                 if !self.state.tabs().contains(tab) {
                     return Err(err(ErrorCode::PermissionDenied, NOT_AGENT_TAB));
                 }
-                let CommandResult::Closed { tab: closed } = hub.call(Command::TabClose { tab }, command_timeout()).await?
+                let CommandResult::Closed { tab: closed } =
+                    hub.call(Command::TabClose { tab }, command_timeout()).await?
                 else {
                     return Err(unexpected());
                 };
@@ -297,9 +303,16 @@ impl McpServer {
                 let tab = self.open_tab(url).await?;
                 return Ok(tab_result(&tab, Some(tab.id)));
             }
-            None => return Err(err(ErrorCode::InvalidRequest, "no current tab: open one with browser_tabs new or give a url")),
+            None => {
+                return Err(err(
+                    ErrorCode::InvalidRequest,
+                    "no current tab: open one with browser_tabs new or give a url",
+                ));
+            }
         };
-        let CommandResult::Tab { tab: info } = self.state.hub().call(command_for(tab, &url), navigation_timeout()).await? else {
+        let CommandResult::Tab { tab: info } =
+            self.state.hub().call(command_for(tab, &url), navigation_timeout()).await?
+        else {
             return Err(unexpected());
         };
         let current = self.state.tabs().current;
@@ -358,7 +371,11 @@ impl McpServer {
         let mut text = format!("Connected browsers: {}\n", browsers.len());
         text.push_str(&format!(
             "Agent tabs: {}\n",
-            if tabs.is_empty() { "none".to_string() } else { tabs.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ") }
+            if tabs.is_empty() {
+                "none".to_string()
+            } else {
+                tabs.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")
+            }
         ));
         text.push_str(&format!("Current tab: {}\n", current.map_or("none".to_string(), |t| t.to_string())));
         Ok(plain_result(text, json!({ "browsers": browsers, "agentTabs": tabs, "currentTab": current })))

@@ -299,7 +299,13 @@ pub fn browser_like() -> Responder {
                     url: "http://127.0.0.1:9/form".into(),
                     title: "Fixture form".into(),
                     nodes: vec![
-                        Node { depth: 0, role: "heading".into(), name: "Sign up".into(), level: Some(1), ..Node::default() },
+                        Node {
+                            depth: 0,
+                            role: "heading".into(),
+                            name: "Sign up".into(),
+                            level: Some(1),
+                            ..Node::default()
+                        },
                         Node {
                             depth: 1,
                             role: "button".into(),
