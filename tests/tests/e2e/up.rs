@@ -12,10 +12,11 @@ fn pids_mentioning(needle: &str) -> Vec<u32> {
     let Ok(dir) = std::fs::read_dir("/proc") else { return out };
     for e in dir.flatten() {
         let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
-            if String::from_utf8_lossy(&cmd).contains(needle) && process_alive(pid) {
-                out.push(pid);
-            }
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline"))
+            && String::from_utf8_lossy(&cmd).contains(needle)
+            && process_alive(pid)
+        {
+            out.push(pid);
         }
     }
     out
