@@ -93,3 +93,27 @@ async fn cdp_lists_targets_evaluates_and_clicks() {
     .await;
     assert!(gone.is_some(), "the closed page is still listed");
 }
+
+#[tokio::test]
+async fn cdp_can_stop_an_extension_service_worker() {
+    let ext = tests::workspace_root().join("fixtures/extensions/sw-probe");
+    let browser = Browser::launch(tests::BrowserOptions { extension: Some(ext), ..Default::default() })
+        .await
+        .expect("launch Chromium");
+    let worker = browser
+        .cdp
+        .wait_for_target(Duration::from_secs(15), |t| {
+            t.kind == "service_worker" && t.url.starts_with("chrome-extension://")
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}: {}", browser.stderr_tail(20)));
+    let page = browser.cdp.new_page("about:blank").await.unwrap();
+    page.call("ServiceWorker.enable", serde_json::json!({})).await.unwrap();
+    page.call("ServiceWorker.stopAllWorkers", serde_json::json!({})).await.unwrap();
+    let stopped = tests::poll(Duration::from_secs(10), Duration::from_millis(100), || async {
+        let targets = browser.cdp.targets().await.ok()?;
+        (!targets.iter().any(|t| t.target_id == worker.target_id)).then_some(())
+    })
+    .await;
+    assert!(stopped.is_some(), "the worker target is still listed after ServiceWorker.stopAllWorkers");
+}
