@@ -224,3 +224,15 @@ async fn extension_errors_are_passed_on_as_tool_errors() {
     assert_eq!(b.state.agent_tabs(), (vec![], None));
     c.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn shutdown_completes_with_an_open_mcp_session_and_extension() {
+    let b = Bridge::start().await;
+    let _ext = FakeExt::connect(&b, browser_like()).await;
+    let c = client(&b).await;
+    call(&c, "browser_status", json!({})).await;
+    let started = std::time::Instant::now();
+    b.shutdown().await.unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "shutdown took {:?}", started.elapsed());
+    drop(c);
+}

@@ -466,6 +466,42 @@ mod tests {
         assert!(r.content[0].as_text().unwrap().text.starts_with(untrusted::NOTICE));
     }
 
+    /// rmcp's own Host/Origin check (second layer behind our guard) is
+    /// configured: port-pinned loopback hosts, no Origin at all.
+    #[tokio::test]
+    async fn rmcp_layer_refuses_foreign_hosts_and_any_origin_by_itself() {
+        use axum::body::Body;
+        use axum::http::Request;
+        use tower::ServiceExt;
+
+        let state = AppState::new(crate::ServeConfig::new(crate::home::Tokens::generate().unwrap()), 4321);
+        let post = |host: &str, origin: Option<&str>| {
+            let mut b = Request::builder()
+                .method("POST")
+                .uri("/mcp")
+                .header("Host", host)
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json, text/event-stream");
+            if let Some(o) = origin {
+                b = b.header("Origin", o);
+            }
+            b.body(Body::from(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)).unwrap()
+        };
+        for (host, origin) in [
+            ("evil.example:4321", None),
+            ("localhost:4322", None),
+            ("localhost", None),
+            ("127.0.0.1:4321", Some("https://evil.example")),
+            ("127.0.0.1:4321", Some("null")),
+        ] {
+            let r = service(&state).oneshot(post(host, origin)).await.unwrap();
+            assert_eq!(r.status(), 403, "{host} {origin:?}");
+        }
+        assert_eq!(state.mcp_handlers_created(), 0);
+        let r = service(&state).oneshot(post("[::1]:4321", None)).await.unwrap();
+        assert_ne!(r.status(), 403);
+    }
+
     #[test]
     fn every_tool_has_an_object_schema() {
         let names: Vec<_> = tools().iter().map(|t| t.name.to_string()).collect();
