@@ -63,7 +63,7 @@ impl FileConfig {
 
     pub fn parse(text: &str) -> Result<Self, String> {
         toml::from_str::<FileConfig>(text).map_err(|e| {
-            let line = e.span().map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+            let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
             let msg = e.message().to_string();
             match line {
                 Some(l) => format!("line {l}: {msg}"),

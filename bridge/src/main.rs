@@ -39,6 +39,6 @@ fn main() -> ExitCode {
 
 fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("CHAPERONE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
 }
