@@ -1,0 +1,56 @@
+//! Chaperone content script (DESIGN §4, §8).
+//!
+//! Runs inside every http(s) page, compiled from WASM to plain JS with
+//! binaryen's `wasm2js` so that strict page CSPs (no `'wasm-unsafe-eval'`)
+//! cannot stop it. Loaded lazily by `static/content.js` on the first
+//! message from the service worker. Kept lean: DOM walking only; no
+//! policy, formatting or redaction here.
+//!
+//! Refs (`e1`, `e2`, …) live only in this script's memory: a `WeakMap`
+//! element → ref and a `Map` ref → `WeakRef(element)`. Nothing is written
+//! into the page's DOM.
+
+use js_sys::Promise;
+use serde::Deserialize;
+use shared::error::{ErrorCode, WireError};
+use shared::protocol::{CommandResult, Outcome};
+use shared::snapshot::SnapshotRequest;
+use wasm_bindgen::prelude::*;
+
+mod refs;
+pub mod sensitive;
+mod snapshot;
+
+/// Messages from the service worker (`chrome.tabs.sendMessage`).
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ContentRequest {
+    Snapshot {
+        #[serde(default)]
+        request: SnapshotRequest,
+    },
+}
+
+/// Entry point for `static/content.js`: answers one message with a Promise
+/// of a JSON string holding a `shared::protocol::Outcome`.
+#[wasm_bindgen]
+pub fn handle_message(msg: JsValue) -> Promise {
+    let outcome = match parse(&msg) {
+        Ok(ContentRequest::Snapshot { request }) => match snapshot::take(&request) {
+            Ok(snapshot) => Outcome::Ok(CommandResult::Snapshot { snapshot }),
+            Err(e) => Outcome::Err(e),
+        },
+        Err(e) => Outcome::Err(e),
+    };
+    let json = serde_json::to_string(&outcome)
+        .unwrap_or_else(|_| r#"{"err":{"code":"INTERNAL","message":"could not encode the reply"}}"#.to_string());
+    Promise::resolve(&JsValue::from_str(&json))
+}
+
+fn parse(msg: &JsValue) -> Result<ContentRequest, WireError> {
+    let text = js_sys::JSON::stringify(msg)
+        .ok()
+        .and_then(|s| s.as_string())
+        .ok_or_else(|| WireError::new(ErrorCode::InvalidRequest, "message is not JSON"))?;
+    serde_json::from_str(&text).map_err(|_| WireError::new(ErrorCode::InvalidRequest, "unknown message"))
+}

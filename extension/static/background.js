@@ -1,0 +1,20 @@
+// Chaperone service worker loader. All logic is Rust (extension/worker).
+// Wake-up events are registered synchronously here (MV3 requires it) and
+// handed to the WASM once it is ready.
+import init, * as worker from './worker/worker.js';
+
+const ready = init({ module_or_path: new URL('./worker/worker_bg.wasm', import.meta.url) }).then(() => {
+  worker.start_worker();
+  return worker;
+});
+ready.catch((e) => console.error('chaperone: worker failed to start:', e));
+
+chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
+  ready
+    .then((w) => w.on_runtime_message(msg, sender))
+    .then(sendResponse, (e) => sendResponse({ type: 'error', message: String((e && e.message) || e) }));
+  return true;
+});
+chrome.alarms.onAlarm.addListener((alarm) => ready.then((w) => w.on_alarm(alarm.name)));
+chrome.runtime.onStartup.addListener(() => ready.then((w) => w.on_wake('startup')));
+chrome.runtime.onInstalled.addListener(() => ready.then((w) => w.on_wake('installed')));

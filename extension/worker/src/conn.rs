@@ -1,0 +1,338 @@
+//! The socket to the bridge: native-messaging bootstrap, hello/welcome,
+//! heartbeat, reconnect with backoff, request dispatch (DESIGN §2).
+//!
+//! The extension token lives only in this module's memory; the popup sees
+//! `{connected, port, since, reason}` through `chrome.storage.session`.
+
+use std::cell::RefCell;
+
+use js_sys::{Function, Promise};
+use shared::protocol::{BridgeToExt, ExtToBridge, NativeReply, NativeRequest};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::spawn_local;
+use web_sys::{CloseEvent, Event, MessageEvent, WebSocket};
+
+use crate::chrome;
+use crate::util::{from_js, js_error_text, now_ms, obj, sleep, to_js, with_timeout};
+
+const FIRST_BACKOFF_MS: u32 = 1_000;
+const MAX_BACKOFF_MS: u32 = 30_000;
+const NATIVE_TIMEOUT_MS: u32 = 10_000;
+const OPEN_TIMEOUT_MS: u32 = 10_000;
+
+/// One WebSocket and the handlers it needs for its lifetime.
+struct Socket {
+    ws: WebSocket,
+    generation: u64,
+    _on_open: Closure<dyn FnMut(Event)>,
+    _on_message: Closure<dyn FnMut(MessageEvent)>,
+    _on_close: Closure<dyn FnMut(CloseEvent)>,
+    _on_error: Closure<dyn FnMut(Event)>,
+}
+
+impl Drop for Socket {
+    fn drop(&mut self) {
+        self.ws.set_onopen(None);
+        self.ws.set_onmessage(None);
+        self.ws.set_onclose(None);
+        self.ws.set_onerror(None);
+        let _ = self.ws.close();
+    }
+}
+
+#[derive(Default)]
+struct State {
+    socket: Option<Socket>,
+    /// A connect loop is running.
+    connecting: bool,
+    /// Hello answered with welcome on the current socket.
+    connected: bool,
+    generation: u64,
+    port: Option<u16>,
+    since: f64,
+    reason: String,
+    ping_seq: u64,
+    /// Resolved (with "open"/"welcome") or rejected by socket events while
+    /// a connect attempt waits for them.
+    waiter: Option<(Function, Function)>,
+}
+
+thread_local! {
+    static STATE: RefCell<State> = RefCell::new(State { reason: "starting".into(), ..State::default() });
+}
+
+/// What the popup shows.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Status {
+    pub connected: bool,
+    pub port: Option<u16>,
+    pub since: Option<f64>,
+    pub reason: String,
+}
+
+pub fn status() -> Status {
+    STATE.with(|s| {
+        let s = s.borrow();
+        Status {
+            connected: s.connected,
+            port: s.port,
+            since: s.connected.then_some(s.since),
+            reason: if s.connected { String::new() } else { s.reason.clone() },
+        }
+    })
+}
+
+/// Starts a connect loop unless connected or already connecting.
+pub fn ensure_connected() {
+    let start = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.connecting || s.socket.is_some() {
+            false
+        } else {
+            s.connecting = true;
+            true
+        }
+    });
+    if start {
+        spawn_local(connect_loop());
+    }
+}
+
+async fn connect_loop() {
+    let mut backoff = FIRST_BACKOFF_MS;
+    loop {
+        match connect_once().await {
+            Ok(()) => {
+                STATE.with(|s| s.borrow_mut().connecting = false);
+                return;
+            }
+            Err(reason) => {
+                web_sys::console::warn_1(&JsValue::from_str(&format!("chaperone: not connected: {reason}")));
+                drop_socket();
+                set_disconnected(&reason);
+                sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF_MS);
+            }
+        }
+    }
+}
+
+/// Asks the native host where the bridge is.
+async fn bootstrap() -> Result<(u16, String), String> {
+    let req = to_js(&NativeRequest::Bootstrap);
+    let call = chrome::send_native_message(shared::NATIVE_HOST_NAME, &req)
+        .map_err(|e| format!("native host: {}", js_error_text(&e)))?;
+    let reply = match with_timeout(call, NATIVE_TIMEOUT_MS).await {
+        Ok(Some(v)) => v,
+        Ok(None) => return Err("the native host did not answer".into()),
+        Err(e) => return Err(format!("native host: {}", js_error_text(&e))),
+    };
+    match from_js::<NativeReply>(&reply) {
+        Ok(NativeReply::Bridge { port, token, version }) => {
+            if port == 0 {
+                return Err("native host gave port 0".into());
+            }
+            if version != shared::VERSION {
+                web_sys::console::warn_1(&JsValue::from_str(&format!(
+                    "chaperone: bridge version {version}, extension {}",
+                    shared::VERSION
+                )));
+            }
+            Ok((port, token))
+        }
+        Ok(NativeReply::Error { message }) => Err(format!("bridge: {message}")),
+        Err(e) => Err(format!("native host sent an invalid reply: {e}")),
+    }
+}
+
+async fn connect_once() -> Result<(), String> {
+    set_reason("connecting");
+    let (port, token) = bootstrap().await?;
+    // Only ever loopback: the URL is built here from a validated port.
+    let url = format!("ws://127.0.0.1:{port}/ext");
+    let ws = WebSocket::new(&url).map_err(|e| js_error_text(&e))?;
+    let generation = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        s.generation += 1;
+        s.port = Some(port);
+        s.generation
+    });
+    let socket = make_socket(ws, generation);
+    STATE.with(|s| s.borrow_mut().socket = Some(socket));
+
+    let opened = wait_event(OPEN_TIMEOUT_MS).await?;
+    if opened != "open" {
+        return Err(format!("unexpected socket event {opened}"));
+    }
+    send(generation, &ExtToBridge::Hello { token, version: shared::VERSION.to_string() });
+    let welcomed = wait_event(shared::limits::HELLO_TIMEOUT_SECS as u32 * 1000 + 1000).await?;
+    if welcomed != "welcome" {
+        return Err(format!("unexpected socket event {welcomed}"));
+    }
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        s.connected = true;
+        s.since = now_ms();
+        s.reason.clear();
+    });
+    web_sys::console::info_1(&JsValue::from_str(&format!("chaperone: connected to bridge on port {port}")));
+    publish();
+    spawn_local(heartbeat(generation));
+    Ok(())
+}
+
+/// Waits until a socket event resolves (or rejects) the current waiter.
+async fn wait_event(ms: u32) -> Result<String, String> {
+    let p = Promise::new(&mut |resolve, reject| {
+        STATE.with(|s| s.borrow_mut().waiter = Some((resolve, reject)));
+    });
+    let r = with_timeout(p, ms).await;
+    STATE.with(|s| s.borrow_mut().waiter = None);
+    match r {
+        Ok(Some(v)) => Ok(v.as_string().unwrap_or_default()),
+        Ok(None) => Err("the bridge did not answer in time".into()),
+        Err(e) => Err(js_error_text(&e)),
+    }
+}
+
+fn settle(generation: u64, ok: Result<&str, &str>) {
+    let waiter = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.generation == generation { s.waiter.take() } else { None }
+    });
+    if let Some((resolve, reject)) = waiter {
+        let _ = match ok {
+            Ok(v) => resolve.call1(&JsValue::NULL, &JsValue::from_str(v)),
+            Err(e) => reject.call1(&JsValue::NULL, &JsValue::from_str(e)),
+        };
+    }
+}
+
+fn make_socket(ws: WebSocket, generation: u64) -> Socket {
+    let on_open = Closure::<dyn FnMut(Event)>::new(move |_: Event| settle(generation, Ok("open")));
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+        let Some(text) = ev.data().as_string() else {
+            web_sys::console::warn_1(&JsValue::from_str("chaperone: ignored a non-text frame"));
+            return;
+        };
+        on_frame(generation, &text);
+    });
+    let on_close = Closure::<dyn FnMut(CloseEvent)>::new(move |ev: CloseEvent| {
+        on_closed(generation, &format!("the bridge closed the connection (code {})", ev.code()));
+    });
+    let on_error = Closure::<dyn FnMut(Event)>::new(move |_: Event| {
+        on_closed(generation, "could not reach the bridge");
+    });
+    ws.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+    ws.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    ws.set_onclose(Some(on_close.as_ref().unchecked_ref()));
+    ws.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    Socket { ws, generation, _on_open: on_open, _on_message: on_message, _on_close: on_close, _on_error: on_error }
+}
+
+fn on_frame(generation: u64, text: &str) {
+    let frame: BridgeToExt = match serde_json::from_str(text) {
+        Ok(f) => f,
+        Err(_) => {
+            web_sys::console::warn_1(&JsValue::from_str("chaperone: ignored an invalid frame from the bridge"));
+            return;
+        }
+    };
+    match frame {
+        BridgeToExt::Welcome { .. } => settle(generation, Ok("welcome")),
+        BridgeToExt::Pong { .. } => {}
+        BridgeToExt::Request { id, command } => {
+            spawn_local(async move {
+                let outcome = crate::commands::run(command).await;
+                send(generation, &ExtToBridge::Response { id, outcome });
+            });
+        }
+    }
+}
+
+fn on_closed(generation: u64, reason: &str) {
+    let current = STATE.with(|s| s.borrow().generation == generation && s.borrow().socket.is_some());
+    if !current {
+        return;
+    }
+    // A connect attempt waiting on this socket fails; its loop retries.
+    settle(generation, Err(reason));
+    let was_connected = STATE.with(|s| s.borrow().connected);
+    if was_connected {
+        drop_socket();
+        set_disconnected(reason);
+        ensure_connected();
+    }
+}
+
+fn drop_socket() {
+    let old = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        s.connected = false;
+        s.socket.take()
+    });
+    drop(old);
+}
+
+/// Sends a frame on the socket of `generation`, if it is still the current one.
+fn send(generation: u64, frame: &ExtToBridge) {
+    let Ok(text) = serde_json::to_string(frame) else { return };
+    STATE.with(|s| {
+        let s = s.borrow();
+        if let Some(sock) = s.socket.as_ref().filter(|k| k.generation == generation)
+            && sock.ws.ready_state() == WebSocket::OPEN
+            && sock.ws.send_with_str(&text).is_err()
+        {
+            web_sys::console::warn_1(&JsValue::from_str("chaperone: could not send a frame"));
+        }
+    });
+}
+
+async fn heartbeat(generation: u64) {
+    loop {
+        sleep(shared::limits::HEARTBEAT_SECS as u32 * 1000).await;
+        let seq = STATE.with(|s| {
+            let mut s = s.borrow_mut();
+            if s.generation != generation || !s.connected {
+                return None;
+            }
+            s.ping_seq += 1;
+            Some(s.ping_seq)
+        });
+        match seq {
+            Some(seq) => send(generation, &ExtToBridge::Ping { seq }),
+            None => return,
+        }
+    }
+}
+
+fn set_reason(reason: &str) {
+    STATE.with(|s| s.borrow_mut().reason = reason.to_string());
+    publish();
+}
+
+fn set_disconnected(reason: &str) {
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        s.connected = false;
+        s.reason = reason.to_string();
+    });
+    publish();
+}
+
+/// Mirrors the state (never the token) into chrome.storage.session.
+pub fn publish() {
+    let st = status();
+    let items = obj(&[
+        ("connected", JsValue::from_bool(st.connected)),
+        ("port", st.port.map_or(JsValue::NULL, |p| JsValue::from_f64(p as f64))),
+        ("since", st.since.map_or(JsValue::NULL, JsValue::from_f64)),
+        ("reason", JsValue::from_str(&st.reason)),
+    ]);
+    spawn_local(async move {
+        if let Err(e) = chrome::storage_session_set(&items).await {
+            web_sys::console::warn_1(&JsValue::from_str(&format!("chaperone: storage.session: {}", js_error_text(&e))));
+        }
+    });
+}
