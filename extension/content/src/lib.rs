@@ -29,6 +29,9 @@ enum ContentRequest {
         #[serde(default)]
         request: SnapshotRequest,
     },
+    /// `history.go(delta)`: used when `chrome.tabs.goBack/goForward` refuse
+    /// entries that Chrome's history intervention marks as skippable.
+    History { delta: i32 },
 }
 
 /// Entry point for `static/content.js`: answers one message with a Promise
@@ -40,11 +43,25 @@ pub fn handle_message(msg: JsValue) -> Promise {
             Ok(snapshot) => Outcome::Ok(CommandResult::Snapshot { snapshot }),
             Err(e) => Outcome::Err(e),
         },
+        Ok(ContentRequest::History { delta }) => match go(delta) {
+            Ok(()) => Outcome::Ok(CommandResult::Tabs { tabs: Vec::new() }),
+            Err(e) => Outcome::Err(e),
+        },
         Err(e) => Outcome::Err(e),
     };
     let json = serde_json::to_string(&outcome)
         .unwrap_or_else(|_| r#"{"err":{"code":"INTERNAL","message":"could not encode the reply"}}"#.to_string());
     Promise::resolve(&JsValue::from_str(&json))
+}
+
+fn go(delta: i32) -> Result<(), WireError> {
+    let history = web_sys::window()
+        .and_then(|w| w.history().ok())
+        .ok_or_else(|| WireError::new(ErrorCode::Internal, "no history"))?;
+    if delta == 0 || history.length().unwrap_or(0) <= 1 {
+        return Err(WireError::new(ErrorCode::InvalidRequest, "no page to go to in this tab's history"));
+    }
+    history.go_with_delta(delta).map_err(|_| WireError::new(ErrorCode::Internal, "history navigation failed"))
 }
 
 fn parse(msg: &JsValue) -> Result<ContentRequest, WireError> {

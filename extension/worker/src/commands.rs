@@ -136,12 +136,24 @@ async fn history(tab: TabId, step: HistoryStep) -> CmdResult {
         HistoryStep::Reload => chrome::tabs_reload(id).await,
     };
     if let Err(e) = r {
-        waiter.cancel();
         let text = js_error_text(&e);
-        if text.contains("history") || text.contains("Cannot find") {
-            return Err(wire(ErrorCode::InvalidRequest, "no page to go to in this tab's history"));
+        let delta = match step {
+            HistoryStep::Back => -1,
+            HistoryStep::Forward => 1,
+            HistoryStep::Reload => 0,
+        };
+        if delta != 0 && text.contains("Cannot find") {
+            // Chrome skips entries its history intervention marks (pages
+            // left without a user gesture); the page's own history does not.
+            let msg = obj(&[("type", JsValue::from_str("history")), ("delta", JsValue::from_f64(delta as f64))]);
+            if let Err(e) = ask_page(tab, &msg).await {
+                waiter.cancel();
+                return Err(e);
+            }
+        } else {
+            waiter.cancel();
+            return Err(tab_error(tab, &e));
         }
-        return Err(tab_error(tab, &e));
     }
     waiter.wait(tab).await?;
     Ok(CommandResult::Tab { tab: info(&get_tab(tab).await?) })
@@ -150,14 +162,23 @@ async fn history(tab: TabId, step: HistoryStep) -> CmdResult {
 // ---------------------------------------------------------------- snapshot
 
 async fn snapshot(tab: TabId, request: &SnapshotRequest) -> CmdResult {
-    let id = tab_id(tab)?;
     let page = get_tab(tab).await?;
     let url = page.url().unwrap_or_default().to_ascii_lowercase();
     if !(url.starts_with("http://") || url.starts_with("https://")) {
         return Err(wire(ErrorCode::InvalidRequest, "only http(s) pages can be read"));
     }
     let msg = obj(&[("type", JsValue::from_str("snapshot")), ("request", to_js(request))]);
-    let reply = match ask_content(id, &msg).await {
+    match ask_page(tab, &msg).await? {
+        r @ CommandResult::Snapshot { .. } => Ok(r),
+        _ => Err(wire(ErrorCode::Internal, "the page sent an invalid snapshot")),
+    }
+}
+
+/// Sends `msg` to the content script of `tab` (injecting it once if the
+/// tab has none yet) and decodes its `Outcome`.
+async fn ask_page(tab: TabId, msg: &JsValue) -> CmdResult {
+    let id = tab_id(tab)?;
+    let reply = match ask_content(id, msg).await {
         Err(e) if no_receiver(&e) => {
             // Tab loaded before the extension: inject the loader and retry once.
             let injection = obj(&[
@@ -167,7 +188,7 @@ async fn snapshot(tab: TabId, request: &SnapshotRequest) -> CmdResult {
             chrome::scripting_execute_script(&injection)
                 .await
                 .map_err(|e| wire(ErrorCode::Internal, format!("cannot reach the page: {}", js_error_text(&e))))?;
-            ask_content(id, &msg).await
+            ask_content(id, msg).await
         }
         other => other,
     };
@@ -175,11 +196,11 @@ async fn snapshot(tab: TabId, request: &SnapshotRequest) -> CmdResult {
         AskError::Timeout => wire(ErrorCode::Timeout, "the page did not answer in time"),
         AskError::Js(e) => tab_error(tab, &e),
     })?;
-    let text = reply.as_string().ok_or_else(|| wire(ErrorCode::Internal, "the page gave no snapshot"))?;
+    let text = reply.as_string().ok_or_else(|| wire(ErrorCode::Internal, "the page gave no answer"))?;
     match serde_json::from_str::<Outcome>(&text) {
-        Ok(Outcome::Ok(r @ CommandResult::Snapshot { .. })) => Ok(r),
+        Ok(Outcome::Ok(r)) => Ok(r),
         Ok(Outcome::Err(e)) => Err(e),
-        Ok(Outcome::Ok(_)) | Err(_) => Err(wire(ErrorCode::Internal, "the page sent an invalid snapshot")),
+        Err(_) => Err(wire(ErrorCode::Internal, "the page sent an invalid answer")),
     }
 }
 
