@@ -7,6 +7,7 @@
 //!
 //! This crate does no IO and compiles to `wasm32-unknown-unknown`.
 
+pub mod challenge;
 pub mod error;
 pub mod limits;
 pub mod protocol;

@@ -28,6 +28,9 @@ pub struct PageSnapshot {
     pub url: String,
     pub title: String,
     pub nodes: Vec<Node>,
+    /// A challenge on the page (CAPTCHA, MFA, login…), surfaced in the header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub challenge: Option<crate::challenge::Challenge>,
 }
 
 /// One element a person can see or use. Keys are short: a 10,000-row page
@@ -163,6 +166,17 @@ pub fn render_line(node: &Node, out: &mut String) {
     }
 }
 
+/// The page URL as shown to an agent: credentials redacted, and the query
+/// string kept only when it is short.
+pub fn display_url(url: &str) -> String {
+    const MAX_QUERY: usize = 100;
+    let redacted = crate::redact::redact_url(url);
+    match redacted.find('?') {
+        Some(q) if redacted.len() - q > MAX_QUERY => format!("{}?…", &redacted[..q]),
+        _ => redacted,
+    }
+}
+
 /// Renders the snapshot to text: a header (URL, title), then the element
 /// lines of the requested page. Pages break between lines.
 pub fn render(snap: &PageSnapshot, opts: RenderOptions) -> Rendered {
@@ -198,10 +212,19 @@ pub fn render(snap: &PageSnapshot, opts: RenderOptions) -> Rendered {
 
     let mut text = String::with_capacity(end - start + 256);
     text.push_str("Page URL: ");
-    text.push_str(&snap.url);
+    text.push_str(&display_url(&snap.url));
     text.push_str("\nPage title: ");
     quote(&snap.title, &mut text);
     text.push('\n');
+    if let Some(c) = &snap.challenge {
+        text.push_str("Challenge: ");
+        text.push_str(c.kind.as_str());
+        text.push_str(" (");
+        let mut evidence = String::new();
+        quote(&c.evidence, &mut evidence);
+        text.push_str(&evidence);
+        text.push_str(") — a person must handle this page; do not try to solve it\n");
+    }
     if total > 1 {
         text.push_str(&format!("Snapshot page {page} of {total}\n"));
     }
@@ -248,10 +271,29 @@ mod tests {
     }
 
     #[test]
+    fn header_redacts_the_url_and_names_a_challenge() {
+        let snap = PageSnapshot {
+            url: "https://a.example/cb?code=secret123&x=1".into(),
+            title: "Verify".into(),
+            nodes: vec![],
+            challenge: Some(crate::challenge::Challenge {
+                kind: crate::challenge::ChallengeKind::Captcha,
+                evidence: "reCAPTCHA iframe".into(),
+            }),
+        };
+        let r = render(&snap, RenderOptions { max_chars: 1000, page: 1 });
+        assert!(!r.text.contains("secret123"), "{}", r.text);
+        assert!(r.text.contains("Challenge: captcha (\"reCAPTCHA iframe\")"), "{}", r.text);
+        let long = format!("https://a.example/p?{}", "q=1&".repeat(60));
+        assert_eq!(display_url(&long), "https://a.example/p?…");
+    }
+
+    #[test]
     fn pagination_splits_between_lines_and_says_how_to_continue() {
         let snap = PageSnapshot {
             url: "http://127.0.0.1/".into(),
             title: "T".into(),
+            challenge: None,
             nodes: (0..100).map(|i| node(0, "link", &format!("Row {i}"), Some(&format!("e{i}")))).collect(),
         };
         let first = render(&snap, RenderOptions { max_chars: 500, page: 1 });

@@ -298,6 +298,7 @@ pub fn browser_like() -> Responder {
                 snapshot: PageSnapshot {
                     url: "http://127.0.0.1:9/form".into(),
                     title: "Fixture form".into(),
+                    challenge: None,
                     nodes: vec![
                         Node {
                             depth: 0,

@@ -10,7 +10,9 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{Document, Element, HtmlIFrameElement, HtmlInputElement, HtmlSelectElement, HtmlTextAreaElement, Window};
 
-use crate::{refs, sensitive};
+use shared::sensitive::{FieldFacts, MASK, classify_field, classify_name};
+
+use crate::refs;
 
 /// More nodes than this are not collected (the frame limit is 12 MiB).
 const MAX_NODES: usize = 50_000;
@@ -92,7 +94,7 @@ pub fn take(req: &SnapshotRequest) -> Result<PageSnapshot, WireError> {
     let url = window.location().href().unwrap_or_default();
     let mut title = document.title();
     truncate_chars(&mut title, MAX_TEXT_CHARS);
-    Ok(PageSnapshot { url, title, nodes: w.nodes })
+    Ok(PageSnapshot { url, title, nodes: w.nodes, challenge: None })
 }
 
 fn internal(msg: &str) -> WireError {
@@ -312,9 +314,10 @@ fn accessible_name(el: &Element, tag: &str, role: &str, input_type: &str) -> Str
             return v;
         }
     }
-    if is_field || matches!(tag, "button" | "meter" | "output" | "progress") {
-        if let Ok(labels) = Reflect::get(el, &JsValue::from_str("labels"))
-            && let Ok(list) = labels.dyn_into::<web_sys::NodeList>()
+    if (is_field || matches!(tag, "button" | "meter" | "output" | "progress"))
+        && let Ok(labels) = Reflect::get(el, &JsValue::from_str("labels"))
+        && let Ok(list) = labels.dyn_into::<web_sys::NodeList>()
+    {
         {
             let mut text = String::new();
             for i in 0..list.length() {
@@ -530,8 +533,6 @@ fn states_of(el: &Element, tag: &str, role: &str, focused: Option<&Element>) -> 
     s
 }
 
-const MASK: &str = "••••";
-
 fn value_of(el: &Element, tag: &str, role: &str, input_type: &str, name: &str) -> Option<String> {
     let raw = match tag {
         "input" => {
@@ -574,12 +575,19 @@ fn value_of(el: &Element, tag: &str, role: &str, input_type: &str, name: &str) -
 }
 
 fn is_sensitive(el: &Element, input_type: &str, name: &str) -> bool {
-    let ac = attr(el, "autocomplete").unwrap_or_default();
-    let n = attr(el, "name").unwrap_or_default();
+    let autocomplete = attr(el, "autocomplete").unwrap_or_default();
+    let field_name = attr(el, "name").unwrap_or_default();
     let id = el.id();
-    let ph = attr(el, "placeholder").unwrap_or_default();
-    let label = attr(el, "aria-label").unwrap_or_default();
-    sensitive::field_sensitive(input_type, &ac, &[name, &n, &id, &ph, &label])
+    let placeholder = attr(el, "placeholder").unwrap_or_default();
+    let facts = FieldFacts {
+        input_type,
+        autocomplete: &autocomplete,
+        name: &field_name,
+        id: &id,
+        label: name,
+        placeholder: &placeholder,
+    };
+    classify_field(&facts).is_some() || attr(el, "aria-label").is_some_and(|l| classify_name(&l).is_some())
 }
 
 /// `document.activeElement`, followed into open shadow roots and
