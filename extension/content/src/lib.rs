@@ -18,7 +18,6 @@ use shared::snapshot::SnapshotRequest;
 use wasm_bindgen::prelude::*;
 
 mod refs;
-pub mod sensitive;
 mod snapshot;
 
 /// Messages from the service worker (`chrome.tabs.sendMessage`).

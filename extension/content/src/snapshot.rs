@@ -318,18 +318,16 @@ fn accessible_name(el: &Element, tag: &str, role: &str, input_type: &str) -> Str
         && let Ok(labels) = Reflect::get(el, &JsValue::from_str("labels"))
         && let Ok(list) = labels.dyn_into::<web_sys::NodeList>()
     {
-        {
-            let mut text = String::new();
-            for i in 0..list.length() {
-                if let Some(label) = list.item(i).and_then(|n| n.dyn_into::<Element>().ok()) {
-                    text.push(' ');
-                    text_content(&label, Some(el), &mut text);
-                }
+        let mut text = String::new();
+        for i in 0..list.length() {
+            if let Some(label) = list.item(i).and_then(|n| n.dyn_into::<Element>().ok()) {
+                text.push(' ');
+                text_content(&label, Some(el), &mut text);
             }
-            let n = collapse(&text);
-            if !n.is_empty() {
-                return n;
-            }
+        }
+        let n = collapse(&text);
+        if !n.is_empty() {
+            return n;
         }
     }
     if (tag == "img" || tag == "area" || (tag == "input" && input_type == "image"))

@@ -237,11 +237,13 @@ struct Waiting {
     resolve: Function,
 }
 
+type UpdatedListener = Closure<dyn FnMut(JsValue, JsValue, JsValue)>;
+
 #[derive(Default)]
 struct Loads {
     next_key: u64,
     waiting: Vec<Waiting>,
-    listener: Option<Closure<dyn FnMut(JsValue, JsValue, JsValue)>>,
+    listener: Option<UpdatedListener>,
 }
 
 thread_local! {
@@ -255,7 +257,7 @@ pub fn install_listeners() {
         if l.listener.is_some() {
             return;
         }
-        let cb = Closure::<dyn FnMut(JsValue, JsValue, JsValue)>::new(on_updated);
+        let cb = UpdatedListener::new(on_updated);
         chrome::tabs_on_updated_add_listener(cb.as_ref().unchecked_ref());
         l.listener = Some(cb);
     });

@@ -9,13 +9,15 @@ use wasm_bindgen_futures::spawn_local;
 use crate::chrome;
 use crate::util::{get, obj};
 
+type ChangedListener = Closure<dyn FnMut(JsValue, JsValue)>;
+
 thread_local! {
     /// The storage listener lives as long as the popup page.
-    static ON_CHANGED: RefCell<Option<Closure<dyn FnMut(JsValue, JsValue)>>> = const { RefCell::new(None) };
+    static ON_CHANGED: RefCell<Option<ChangedListener>> = const { RefCell::new(None) };
 }
 
 pub fn start() {
-    let cb = Closure::<dyn FnMut(JsValue, JsValue)>::new(|_changes: JsValue, area: JsValue| {
+    let cb = ChangedListener::new(|_changes: JsValue, area: JsValue| {
         if area.as_string().as_deref() == Some("session") {
             spawn_local(refresh());
         }
