@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::WireError;
-use crate::snapshot::{PageSnapshot, SnapshotRequest};
+use crate::snapshot::{PageSnapshot, PageText, SnapshotRequest, TextRequest};
 
 /// Chrome's id of a tab.
 pub type TabId = i64;
@@ -79,6 +79,11 @@ pub enum Command {
         tab: TabId,
         request: SnapshotRequest,
     },
+    /// Visible text of the page or of one element's subtree.
+    ExtractText {
+        tab: TabId,
+        request: TextRequest,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,6 +103,7 @@ pub enum CommandResult {
     Tab { tab: TabInfo },
     Closed { tab: TabId },
     Snapshot { snapshot: PageSnapshot },
+    Text { text: PageText },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -71,6 +71,21 @@ pub struct SnapshotArgs {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ExtractTextArgs {
+    /// Tab id; the current tab when absent.
+    #[serde(default)]
+    pub tab: Option<TabId>,
+    /// Only the text inside this element ref (e.g. `e12`).
+    #[serde(default, rename = "ref")]
+    pub element_ref: Option<String>,
+    /// Most characters to return (default 20000).
+    #[serde(default)]
+    pub max_chars: Option<usize>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StatusArgs {}
 
 /// A ref as the agent writes it: `e` followed by digits.

@@ -14,11 +14,12 @@ use js_sys::Promise;
 use serde::Deserialize;
 use shared::error::{ErrorCode, WireError};
 use shared::protocol::{CommandResult, Outcome};
-use shared::snapshot::SnapshotRequest;
+use shared::snapshot::{SnapshotRequest, TextRequest};
 use wasm_bindgen::prelude::*;
 
 mod refs;
 mod snapshot;
+mod text;
 
 /// Messages from the service worker (`chrome.tabs.sendMessage`).
 #[derive(Debug, Deserialize)]
@@ -27,6 +28,10 @@ enum ContentRequest {
     Snapshot {
         #[serde(default)]
         request: SnapshotRequest,
+    },
+    ExtractText {
+        #[serde(default)]
+        request: TextRequest,
     },
     /// `history.go(delta)`: used when `chrome.tabs.goBack/goForward` refuse
     /// entries that Chrome's history intervention marks as skippable.
@@ -40,6 +45,10 @@ pub fn handle_message(msg: JsValue) -> Promise {
     let outcome = match parse(&msg) {
         Ok(ContentRequest::Snapshot { request }) => match snapshot::take(&request) {
             Ok(snapshot) => Outcome::Ok(CommandResult::Snapshot { snapshot }),
+            Err(e) => Outcome::Err(e),
+        },
+        Ok(ContentRequest::ExtractText { request }) => match text::extract(&request) {
+            Ok(text) => Outcome::Ok(CommandResult::Text { text }),
             Err(e) => Outcome::Err(e),
         },
         Ok(ContentRequest::History { delta }) => match go(delta) {

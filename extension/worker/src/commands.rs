@@ -6,7 +6,7 @@ use js_sys::{Array, Function, Promise};
 use shared::error::{ErrorCode, WireError};
 use shared::limits::{COMMAND_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS};
 use shared::protocol::{Command, CommandResult, HistoryStep, Outcome, TabId, TabInfo};
-use shared::snapshot::SnapshotRequest;
+use shared::snapshot::{SnapshotRequest, TextRequest};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
@@ -22,6 +22,7 @@ pub async fn run(command: Command) -> Outcome {
         Command::Navigate { tab, url } => navigate(tab, &url).await,
         Command::History { tab, step } => history(tab, step).await,
         Command::Snapshot { tab, request } => snapshot(tab, &request).await,
+        Command::ExtractText { tab, request } => extract_text(tab, &request).await,
     };
     match result {
         Ok(r) => Outcome::Ok(r),
@@ -162,15 +163,31 @@ async fn history(tab: TabId, step: HistoryStep) -> CmdResult {
 // ---------------------------------------------------------------- snapshot
 
 async fn snapshot(tab: TabId, request: &SnapshotRequest) -> CmdResult {
-    let page = get_tab(tab).await?;
-    let url = page.url().unwrap_or_default().to_ascii_lowercase();
-    if !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Err(wire(ErrorCode::InvalidRequest, "only http(s) pages can be read"));
-    }
+    require_web_page(tab).await?;
     let msg = obj(&[("type", JsValue::from_str("snapshot")), ("request", to_js(request))]);
     match ask_page(tab, &msg).await? {
         r @ CommandResult::Snapshot { .. } => Ok(r),
         _ => Err(wire(ErrorCode::Internal, "the page sent an invalid snapshot")),
+    }
+}
+
+async fn extract_text(tab: TabId, request: &TextRequest) -> CmdResult {
+    require_web_page(tab).await?;
+    let msg = obj(&[("type", JsValue::from_str("extract_text")), ("request", to_js(request))]);
+    match ask_page(tab, &msg).await? {
+        r @ CommandResult::Text { .. } => Ok(r),
+        _ => Err(wire(ErrorCode::Internal, "the page sent invalid text")),
+    }
+}
+
+/// Only http(s) pages have our content script.
+async fn require_web_page(tab: TabId) -> Result<(), WireError> {
+    let page = get_tab(tab).await?;
+    let url = page.url().unwrap_or_default().to_ascii_lowercase();
+    if url.starts_with("http://") || url.starts_with("https://") {
+        Ok(())
+    } else {
+        Err(wire(ErrorCode::InvalidRequest, "only http(s) pages can be read"))
     }
 }
 
