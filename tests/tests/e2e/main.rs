@@ -8,6 +8,7 @@
 mod bad_input;
 mod csp;
 mod navigation;
+mod popup;
 mod stdio;
 mod up;
 mod worker_restart;
