@@ -2,10 +2,82 @@
 //! password logins, OAuth consent screens and block pages.
 //!
 //! The content script only gathers [`PageSignals`] (cheap DOM facts); the
-//! decision is this pure function, so it is the same everywhere and is
-//! tested natively over fixture data.
+//! decision is the pure function [`detect`], so it is the same everywhere
+//! and is tested natively over fixture data
+//! (`fixtures/challenges/cases.json`).
+//!
+//! # Rules, in order of precedence
+//!
+//! The first kind that matches wins: `captcha` > `blocked` > `passkey` >
+//! `mfa` > `oauth_consent` > `login`. A CAPTCHA on a block page is still
+//! something a person can pass; a block page may carry a login link; a
+//! passkey prompt often offers "use a code instead"; an MFA step follows a
+//! login.
+//!
+//! - **captcha**: a known widget in the DOM (`.g-recaptcha`, `.h-captcha`,
+//!   `.cf-turnstile`, an element with `data-sitekey`, Arkose/FunCaptcha
+//!   containers; invisible widgets with `data-size=invisible` are skipped
+//!   by the content script), a visible widget iframe (reCAPTCHA
+//!   `/recaptcha/…/anchor|bframe` except `size=invisible`, hCaptcha,
+//!   Turnstile/Cloudflare challenge platform, Arkose/FunCaptcha), an input
+//!   named `captcha`, or a generic phrase ("verify you are human", "I'm not
+//!   a robot", …) in a checkbox label; in the title/a heading/a button
+//!   with a known CAPTCHA script, or on a short page (see `blocked`) with
+//!   a checkbox or button; or in the text of a short page with a checkbox,
+//!   an iframe or a CAPTCHA script (Cloudflare's "Checking your browser"
+//!   interstitial). Text that merely mentions CAPTCHAs (a blog post) is not
+//!   enough, and reCAPTCHA v3 scripts or its invisible badge alone
+//!   (score-based, no challenge) are ignored.
+//! - **blocked**: a block/rate-limit phrase ("access denied", "403
+//!   forbidden", "too many requests", "unusual traffic", "you have been
+//!   blocked", Cloudflare "attention required", …) in the title or one of
+//!   the first two headings; or in the text of a *small* page (under 1,200 characters of
+//!   text, at most 12 links/buttons and no more than one form). A review
+//!   that says "access denied" on a product page does not qualify.
+//! - **passkey**: a prompt phrase ("sign in with a passkey", "use your
+//!   security key", …) anywhere in the title, headings, buttons, links or
+//!   text, or a device phrase ("use your device", "use Windows Hello", …)
+//!   outside body text, with a button or link to act on; or the page's
+//!   title/first heading naming a passkey/security key on a page with at
+//!   most one text field. A settings page that *manages* passkeys ("Add a
+//!   passkey") is not a prompt.
+//! - **mfa**: an input with `autocomplete=one-time-code`; an input whose
+//!   name/id/label/placeholder reads as a one-time code (`otp`, `2fa`,
+//!   "verification code", see [`crate::sensitive`]); four or more
+//!   single-character numeric inputs (split OTP boxes); or a code-like
+//!   input (named `code`/`pin`, or numeric with a max length of 4–8) on a
+//!   page whose title/headings/text speak of two-step verification or a
+//!   verification code (English, German, French, Spanish, Portuguese,
+//!   Italian, Dutch, Japanese, Korean, Chinese). Search, email and card
+//!   fields and fields named discount/promo/coupon/gift/postal… codes never
+//!   count as code fields, and "enter the code" alone is no context.
+//! - **oauth_consent**: a consent phrase ("wants to access your", "is
+//!   requesting access", "authorize", …) or an OAuth-looking URL path
+//!   (`/oauth`, `/authorize`, `/consent`) together with an allow-like button
+//!   ("Allow", "Authorize", "Accept", "Approve", "Grant") *and* a deny-like
+//!   one ("Cancel", "Deny", "Decline", "Don't allow"). Cookie banners have
+//!   the buttons but not the phrases.
+//! - **login**: a visible password field (not `autocomplete=new-password`)
+//!   with a username/email field or a sign-in button; a sign-up form (a
+//!   `new-password` field, a username/email field and a "Sign up"/"Create
+//!   account"/"Register" button) — decided: sign-up counts as `login`,
+//!   because choosing and entering a password is the human's job (DESIGN
+//!   §6); an identifier-first sign-in step (title/heading "Sign in", one
+//!   username/email field and a Next/Continue/Sign in button). A
+//!   change-password form on a settings page (only password fields, a
+//!   "Save"/"Update password" button; a password field counts as new when
+//!   it has `autocomplete=new-password` or a label/name with "new",
+//!   "confirm", "repeat", …) is *not* flagged:
+//!   the agent can still use the rest of the page, and it can never fill
+//!   password fields anyway.
+//!
+//! Evidence is built only from this module's own words and phrase lists,
+//! never from page text or field values, and is at most
+//! [`MAX_EVIDENCE_CHARS`] long.
 
 use serde::{Deserialize, Serialize};
+
+use crate::sensitive::{SensitiveKind, classify_name, fold_diacritic, words};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -37,4 +109,857 @@ impl ChallengeKind {
 pub struct Challenge {
     pub kind: ChallengeKind,
     pub evidence: String,
+}
+
+/// Longest evidence string.
+pub const MAX_EVIDENCE_CHARS: usize = 120;
+/// How much visible text the content script gathers.
+pub const MAX_SIGNAL_TEXT_CHARS: usize = 2_000;
+/// How many headings, buttons, links, frames, scripts and inputs it gathers.
+pub const MAX_SIGNAL_ITEMS: usize = 40;
+
+/// Cheap facts about a page, gathered by the content script from visible
+/// elements (main frame and same-origin iframes).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PageSignals {
+    /// The page URL (only host and path are used).
+    pub url: String,
+    pub title: String,
+    /// Visible headings (`h1`–`h6`, `role=heading`), in document order.
+    pub headings: Vec<String>,
+    /// Names of visible buttons (`button`, `role=button`, submit inputs).
+    pub buttons: Vec<String>,
+    /// Names of visible links.
+    pub links: Vec<String>,
+    /// `src` of visible iframes (absolute URLs).
+    pub iframes: Vec<String>,
+    /// `src` of scripts (absolute URLs).
+    pub scripts: Vec<String>,
+    /// Known CAPTCHA widget markers found on elements: class or id tokens
+    /// (`g-recaptcha`, `h-captcha`, `cf-turnstile`, `funcaptcha`, `arkose`)
+    /// or `data-sitekey` for an element carrying that attribute.
+    pub widgets: Vec<String>,
+    /// Visible form fields (`input` other than hidden/submit/button/image).
+    pub inputs: Vec<InputSignal>,
+    /// Number of `form` elements.
+    pub forms: usize,
+    /// The first [`MAX_SIGNAL_TEXT_CHARS`] of visible text.
+    pub text: String,
+}
+
+/// One visible form field.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct InputSignal {
+    /// `type` attribute, lower case (`text` when absent).
+    #[serde(rename = "type")]
+    pub input_type: String,
+    pub autocomplete: String,
+    pub name: String,
+    pub id: String,
+    /// Text of its `<label>` or its `aria-label`.
+    pub label: String,
+    pub placeholder: String,
+    pub maxlength: Option<u32>,
+    pub inputmode: String,
+}
+
+impl InputSignal {
+    fn is(&self, t: &str) -> bool {
+        self.input_type.eq_ignore_ascii_case(t)
+    }
+
+    fn ac_has(&self, token: &str) -> bool {
+        self.autocomplete.split_ascii_whitespace().any(|t| t.eq_ignore_ascii_case(token))
+    }
+
+    /// A field a person types text into (not a checkbox, radio, file, …).
+    fn is_texty(&self) -> bool {
+        matches!(
+            self.input_type.to_ascii_lowercase().as_str(),
+            "" | "text" | "email" | "tel" | "number" | "search" | "url" | "password"
+        )
+    }
+
+    fn describe_words(&self) -> String {
+        let mut s = String::new();
+        for part in [&self.name, &self.id, &self.label, &self.placeholder] {
+            s.push_str(&norm(part));
+        }
+        s
+    }
+
+    fn numeric(&self) -> bool {
+        self.inputmode.eq_ignore_ascii_case("numeric")
+            || self.inputmode.eq_ignore_ascii_case("decimal")
+            || self.is("number")
+            || self.is("tel")
+    }
+}
+
+/// Decides whether the page is a challenge a person must handle.
+pub fn detect(s: &PageSignals) -> Option<Challenge> {
+    let ctx = Ctx::new(s);
+    let found = captcha(&ctx)
+        .map(|e| (ChallengeKind::Captcha, e))
+        .or_else(|| blocked(&ctx).map(|e| (ChallengeKind::Blocked, e)))
+        .or_else(|| passkey(&ctx).map(|e| (ChallengeKind::Passkey, e)))
+        .or_else(|| mfa(&ctx).map(|e| (ChallengeKind::Mfa, e)))
+        .or_else(|| oauth_consent(&ctx).map(|e| (ChallengeKind::OauthConsent, e)))
+        .or_else(|| login(&ctx).map(|e| (ChallengeKind::Login, e)))?;
+    let (kind, mut evidence) = found;
+    crate::limits::truncate_chars(&mut evidence, MAX_EVIDENCE_CHARS);
+    Some(Challenge { kind, evidence })
+}
+
+/// `" word word "`: lower case, diacritics folded, split on anything not
+/// alphanumeric, so phrases match whole words with `contains(" p ")`.
+fn norm(s: &str) -> String {
+    let w = words(s);
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(' ');
+    for x in w {
+        out.push_str(&x);
+        out.push(' ');
+    }
+    out
+}
+
+/// Lower case with diacritics folded, for phrases in scripts without
+/// spaces between words (Japanese, Chinese, Korean).
+fn fold(s: &str) -> String {
+    s.chars().flat_map(char::to_lowercase).map(fold_diacritic).collect()
+}
+
+/// The signals, normalised once.
+struct Ctx<'a> {
+    s: &'a PageSignals,
+    title: String,
+    headings: Vec<String>,
+    buttons: Vec<String>,
+    links: Vec<String>,
+    text: String,
+    /// Title, headings and text folded (for phrases without spaces).
+    raw: String,
+    path: String,
+    inputs: Vec<(&'a InputSignal, String)>,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(s: &'a PageSignals) -> Self {
+        let mut raw = fold(&s.title);
+        for h in &s.headings {
+            raw.push('\n');
+            raw.push_str(&fold(h));
+        }
+        raw.push('\n');
+        raw.push_str(&fold(&s.text));
+        Ctx {
+            s,
+            title: norm(&s.title),
+            headings: s.headings.iter().map(|h| norm(h)).collect(),
+            buttons: s.buttons.iter().map(|b| norm(b)).collect(),
+            links: s.links.iter().map(|l| norm(l)).collect(),
+            text: norm(&s.text),
+            raw,
+            path: url_path(&s.url).to_ascii_lowercase(),
+            inputs: s.inputs.iter().map(|i| (i, i.describe_words())).collect(),
+        }
+    }
+
+    /// The first phrase of `phrases` in the title or a heading.
+    fn in_title_or_headings(&self, phrases: &[&'static str]) -> Option<&'static str> {
+        find(&self.title, phrases).or_else(|| self.headings.iter().find_map(|h| find(h, phrases)))
+    }
+
+    fn in_buttons(&self, phrases: &[&'static str]) -> Option<&'static str> {
+        self.buttons.iter().find_map(|b| find(b, phrases))
+    }
+
+    fn in_links(&self, phrases: &[&'static str]) -> Option<&'static str> {
+        self.links.iter().find_map(|b| find(b, phrases))
+    }
+
+    fn in_text(&self, phrases: &[&'static str]) -> Option<&'static str> {
+        find(&self.text, phrases)
+    }
+
+    fn in_raw(&self, phrases: &[&'static str]) -> Option<&'static str> {
+        phrases.iter().copied().find(|p| self.raw.contains(p))
+    }
+
+    /// Any phrase anywhere: title, headings, buttons, links or text.
+    fn anywhere(&self, phrases: &[&'static str]) -> Option<&'static str> {
+        self.in_title_or_headings(phrases)
+            .or_else(|| self.in_buttons(phrases))
+            .or_else(|| self.in_links(phrases))
+            .or_else(|| self.in_text(phrases))
+    }
+
+    fn has_checkbox(&self) -> bool {
+        self.s.inputs.iter().any(|i| i.is("checkbox"))
+    }
+
+    fn text_inputs(&self) -> impl Iterator<Item = &(&'a InputSignal, String)> {
+        self.inputs.iter().filter(|(i, _)| i.is_texty())
+    }
+
+    fn small_page(&self) -> bool {
+        self.s.text.chars().count() < 1_200 && self.s.buttons.len() + self.s.links.len() <= 12 && self.s.forms <= 1
+    }
+}
+
+/// The first phrase contained as whole words in the normalised `hay`.
+fn find(hay: &str, phrases: &[&'static str]) -> Option<&'static str> {
+    phrases.iter().copied().find(|p| {
+        let mut needle = String::with_capacity(p.len() + 2);
+        needle.push(' ');
+        needle.push_str(p);
+        needle.push(' ');
+        hay.contains(&needle)
+    })
+}
+
+fn url_path(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let rest = rest.split(['?', '#']).next().unwrap_or("");
+    rest.find('/').map_or("", |i| &rest[i..])
+}
+
+fn url_host(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = host.split(':').next().unwrap_or("");
+    host.to_ascii_lowercase()
+}
+
+fn host_is(host: &str, domain: &str) -> bool {
+    host == domain || host.strip_suffix(domain).is_some_and(|p| p.ends_with('.'))
+}
+
+// ---------------------------------------------------------------- captcha
+
+/// Widget markers (as the content script reports them) and their names.
+const WIDGETS: &[(&str, &str)] = &[
+    ("g-recaptcha", "reCAPTCHA widget"),
+    ("h-captcha", "hCaptcha widget"),
+    ("cf-turnstile", "Turnstile widget"),
+    ("funcaptcha", "FunCaptcha widget"),
+    ("arkose", "Arkose widget"),
+    ("data-sitekey", "CAPTCHA widget (data-sitekey)"),
+];
+
+/// Phrases of generic human checks.
+const HUMAN_CHECK: &[&str] = &[
+    "verify you are human",
+    "verify that you are human",
+    "verify you re human",
+    "verify you are a human",
+    "i m not a robot",
+    "i am not a robot",
+    "im not a robot",
+    "i m human",
+    "i am human",
+    "are you a robot",
+    "prove you are human",
+    "prove you re human",
+    "confirm you are human",
+    "confirm you re human",
+    "human verification",
+    "complete the security check",
+    "checking your browser",
+    "checking if the site connection is secure",
+    "press and hold",
+    "select all images",
+    "solve this puzzle",
+    "type the characters",
+    "ich bin kein roboter",
+    "je ne suis pas un robot",
+    "no soy un robot",
+    "nao sou um robo",
+    "non sono un robot",
+    "ik ben geen robot",
+];
+
+const CAPTCHA_SCRIPT_HOSTS: &[&str] =
+    &["hcaptcha.com", "challenges.cloudflare.com", "arkoselabs.com", "funcaptcha.com", "recaptcha.net"];
+
+fn captcha(c: &Ctx<'_>) -> Option<String> {
+    for w in &c.s.widgets {
+        let w = w.to_ascii_lowercase();
+        if let Some((_, what)) = WIDGETS.iter().find(|(token, _)| w == *token) {
+            return Some(format!("{what} on the page"));
+        }
+    }
+    for src in &c.s.iframes {
+        if let Some(what) = captcha_frame(src) {
+            return Some(format!("{what} iframe"));
+        }
+    }
+    if c.inputs.iter().any(|(i, w)| i.is_texty() && w.contains(" captcha ")) {
+        return Some("a field asking for the CAPTCHA text".into());
+    }
+    // A generic human check: the phrase labels a checkbox…
+    if c.s.inputs.iter().any(|i| i.is("checkbox") && find(&norm(&i.label), HUMAN_CHECK).is_some()) {
+        let p = c.s.inputs.iter().find_map(|i| find(&norm(&i.label), HUMAN_CHECK)).unwrap_or_default();
+        return Some(format!("checkbox \"{p}\""));
+    }
+    // …or heads the page, with something to tick, press or load.
+    let prominent = c.in_title_or_headings(HUMAN_CHECK).or_else(|| c.in_buttons(HUMAN_CHECK));
+    if let Some(p) = prominent {
+        let script = captcha_script(c);
+        // A long page (a blog post about CAPTCHAs) needs a CAPTCHA script.
+        if script || c.small_page() && (c.has_checkbox() || !c.s.buttons.is_empty()) {
+            return Some(format!("\"{p}\" with a control to complete it"));
+        }
+    }
+    // An interstitial ("Checking your browser…") with a widget frame or script.
+    if c.small_page()
+        && (c.has_checkbox() || !c.s.iframes.is_empty() || captcha_script(c))
+        && let Some(p) = c.in_text(HUMAN_CHECK)
+    {
+        return Some(format!("\"{p}\" on a short page with a widget"));
+    }
+    None
+}
+
+fn captcha_script(c: &Ctx<'_>) -> bool {
+    c.s.scripts.iter().any(|s| {
+        let h = url_host(s);
+        CAPTCHA_SCRIPT_HOSTS.iter().any(|d| host_is(&h, d)) || s.contains("/recaptcha/")
+    })
+}
+
+/// Which widget an iframe `src` belongs to, if any.
+fn captcha_frame(src: &str) -> Option<&'static str> {
+    let host = url_host(src);
+    let path = url_path(src).to_ascii_lowercase();
+    let lower = src.to_ascii_lowercase();
+    if path.contains("/recaptcha/") && (path.contains("anchor") || path.contains("bframe")) {
+        if lower.contains("size=invisible") {
+            return None;
+        }
+        return Some("reCAPTCHA");
+    }
+    if host_is(&host, "hcaptcha.com") || path.contains("/hcaptcha") {
+        return Some("hCaptcha");
+    }
+    if host_is(&host, "challenges.cloudflare.com")
+        || path.contains("/cdn-cgi/challenge-platform")
+        || path.contains("/turnstile/")
+    {
+        return Some("Turnstile");
+    }
+    if host_is(&host, "arkoselabs.com") || host_is(&host, "funcaptcha.com") || path.contains("/fc/gc") {
+        return Some("Arkose/FunCaptcha");
+    }
+    None
+}
+
+// ---------------------------------------------------------------- blocked
+
+const BLOCKED: &[&str] = &[
+    "access denied",
+    "access to this page has been denied",
+    "access forbidden",
+    "403 forbidden",
+    "error 403",
+    "http 403",
+    "403 error",
+    "too many requests",
+    "429 too many requests",
+    "error 429",
+    "http 429",
+    "rate limit exceeded",
+    "rate limited",
+    "you have been rate limited",
+    "unusual traffic",
+    "you have been blocked",
+    "you ve been blocked",
+    "sorry you have been blocked",
+    "request blocked",
+    "attention required",
+    "error 1020",
+    "error 1015",
+    "this request was blocked",
+    "automated queries",
+    "acceso denegado",
+    "acces refuse",
+    "zugriff verweigert",
+    "accesso negato",
+    "demasiadas solicitudes",
+    "trop de requetes",
+    "zu viele anfragen",
+];
+
+/// Phrases strong enough in the text of a small page.
+const BLOCKED_TEXT: &[&str] = &[
+    "access denied",
+    "access to this page has been denied",
+    "403 forbidden",
+    "too many requests",
+    "429 too many requests",
+    "unusual traffic",
+    "you have been blocked",
+    "you ve been blocked",
+    "rate limit exceeded",
+    "you have been rate limited",
+    "this request was blocked",
+    "automated queries",
+];
+
+fn blocked(c: &Ctx<'_>) -> Option<String> {
+    // The title and the first two headings: a review further down titled
+    // "Access denied" does not make a block page.
+    let top = find(&c.title, BLOCKED).or_else(|| c.headings.iter().take(2).find_map(|h| find(h, BLOCKED)));
+    if let Some(p) = top {
+        return Some(format!("block page: \"{p}\" in the title or a top heading"));
+    }
+    if c.small_page()
+        && let Some(p) = c.in_text(BLOCKED_TEXT)
+    {
+        return Some(format!("block page: \"{p}\" on a short page"));
+    }
+    None
+}
+
+// ---------------------------------------------------------------- passkey
+
+const PASSKEY_PROMPT: &[&str] = &[
+    "sign in with a passkey",
+    "sign in with your passkey",
+    "sign in with passkey",
+    "log in with a passkey",
+    "use your passkey",
+    "use a passkey",
+    "use passkey",
+    "continue with passkey",
+    "continue with a passkey",
+    "verify with your passkey",
+    "confirm with your passkey",
+    "use your security key",
+    "use a security key",
+    "insert your security key",
+    "touch your security key",
+    "tap your security key",
+    "mit passkey anmelden",
+    "se connecter avec une cle d acces",
+    "iniciar sesion con una llave de acceso",
+];
+
+/// Prompt phrases too common in prose to count in body text: only in the
+/// title, headings, buttons and links.
+const DEVICE_PROMPT: &[&str] = &[
+    "use your device",
+    "use your phone or tablet",
+    "use another device",
+    "use your fingerprint face or screen lock",
+    "use your screen lock",
+    "use windows hello",
+    "use touch id",
+    "use face id",
+];
+
+const PASSKEY_TOPIC: &[&str] = &["passkey", "passkeys", "security key", "webauthn", "use your device"];
+
+fn passkey(c: &Ctx<'_>) -> Option<String> {
+    let has_control = !c.s.buttons.is_empty() || !c.s.links.is_empty();
+    if has_control {
+        let p = c.anywhere(PASSKEY_PROMPT).or_else(|| {
+            c.in_title_or_headings(DEVICE_PROMPT)
+                .or_else(|| c.in_buttons(DEVICE_PROMPT))
+                .or_else(|| c.in_links(DEVICE_PROMPT))
+        });
+        if let Some(p) = p {
+            return Some(format!("passkey prompt: \"{p}\""));
+        }
+    }
+    let first = c.headings.first().map(String::as_str).unwrap_or("");
+    let topic = find(&c.title, PASSKEY_TOPIC).or_else(|| find(first, PASSKEY_TOPIC));
+    if let Some(p) = topic
+        && has_control
+        && c.text_inputs().count() <= 1
+    {
+        return Some(format!("passkey prompt: \"{p}\" heads a page without a form"));
+    }
+    None
+}
+
+// ---------------------------------------------------------------- mfa
+
+const MFA_CONTEXT: &[&str] = &[
+    "two step verification",
+    "2 step verification",
+    "two step authentication",
+    "2 step authentication",
+    "two factor",
+    "2 factor",
+    "2fa",
+    "multi factor",
+    "mfa",
+    "verification code",
+    "authentication code",
+    "one time code",
+    "one time password",
+    "one time passcode",
+    "authenticator app",
+    "enter the 6 digit code",
+    "code we sent",
+    "code was sent",
+    "sent a code",
+    "sent you a code",
+    "verify it s you",
+    "verify your identity",
+    "bestatigungscode",
+    "verifizierungscode",
+    "authentifizierungscode",
+    "zwei faktor",
+    "bestatigung in zwei schritten",
+    "code de verification",
+    "code de validation",
+    "validation en deux etapes",
+    "verification en deux etapes",
+    "authentification a deux facteurs",
+    "codigo de verificacion",
+    "verificacion en dos pasos",
+    "autenticacion de dos factores",
+    "codigo de verificacao",
+    "verificacao em duas etapas",
+    "autenticacao de dois fatores",
+    "codice di verifica",
+    "verifica in due passaggi",
+    "autenticazione a due fattori",
+    "verificatiecode",
+    "tweestapsverificatie",
+];
+
+/// Context phrases in scripts without spaces between words.
+const MFA_CONTEXT_RAW: &[&str] =
+    &["確認コード", "認証コード", "2段階認証", "二段階認証", "两步验证", "兩步驗證", "인증 코드", "2단계 인증"];
+
+/// Codes that are not one-time codes.
+const OTHER_CODES: &[&str] = &[
+    "discount",
+    "promo",
+    "promotion",
+    "coupon",
+    "voucher",
+    "gift",
+    "referral",
+    "invite",
+    "invitation",
+    "postal",
+    "zip",
+    "post",
+    "country",
+    "area",
+    "tracking",
+    "source",
+    "product",
+    "sku",
+    "color",
+    "colour",
+    "language",
+    "currency",
+    "redeem",
+    "reward",
+];
+
+/// Words in a field's name/label that make it code-like.
+const CODE_WORDS: &[&str] = &["code", "pin", "otp", "passcode", "digits", "codigo", "codice"];
+
+fn mfa(c: &Ctx<'_>) -> Option<String> {
+    for (i, _) in &c.inputs {
+        if i.ac_has("one-time-code") {
+            return Some("a field with autocomplete=one-time-code".into());
+        }
+    }
+    for (i, _) in c.text_inputs() {
+        let named_otp = [&i.name, &i.id, &i.label, &i.placeholder]
+            .into_iter()
+            .any(|s| classify_name(s) == Some(SensitiveKind::OneTimeCode));
+        // A password-type field named "PIN" or "passcode" is a login, not
+        // a one-time code, unless it is short.
+        if named_otp && (!i.is("password") || i.maxlength.is_some_and(|m| m <= 10)) {
+            return Some("a field named like a one-time code".into());
+        }
+    }
+    let single_digit_boxes =
+        c.text_inputs().filter(|(i, _)| i.maxlength == Some(1) && (i.numeric() || i.is("text"))).count();
+    if single_digit_boxes >= 4 {
+        return Some(format!("{single_digit_boxes} one-character code boxes"));
+    }
+    let code_field = c.text_inputs().any(|(i, w)| {
+        if i.is("search") || i.is("email") || i.is("url") || i.is("password") {
+            return false;
+        }
+        // Card fields (CVC, "security code") are not one-time codes.
+        if i.autocomplete.to_ascii_lowercase().contains("cc-")
+            || [&i.name, &i.id, &i.label, &i.placeholder]
+                .into_iter()
+                .any(|s| matches!(classify_name(s), Some(SensitiveKind::Card | SensitiveKind::Bank)))
+        {
+            return false;
+        }
+        if OTHER_CODES.iter().any(|o| w.contains(&format!(" {o} "))) {
+            return false;
+        }
+        let named = CODE_WORDS.iter().any(|cw| w.contains(&format!(" {cw} ")));
+        let short_numeric = i.numeric() && i.maxlength.is_some_and(|m| (4..=8).contains(&m));
+        named || short_numeric
+    });
+    if code_field {
+        let context = c
+            .in_title_or_headings(MFA_CONTEXT)
+            .or_else(|| c.in_text(MFA_CONTEXT))
+            .or_else(|| c.in_raw(MFA_CONTEXT_RAW));
+        if let Some(p) = context {
+            return Some(format!("a code field and \"{p}\""));
+        }
+    }
+    None
+}
+
+// ---------------------------------------------------------------- oauth consent
+
+const CONSENT: &[&str] = &[
+    "wants to access your",
+    "would like to access your",
+    "wants access to your",
+    "wants to access",
+    "would like to access",
+    "is requesting access",
+    "is requesting permission",
+    "requests access to your",
+    "wants permission to",
+    "authorize access",
+    "grant access",
+    "allow access to your",
+    "authorize application",
+    "authorize app",
+    "mochte auf ihr",
+    "souhaite acceder a votre",
+    "quiere acceder a tu",
+];
+
+const ALLOW: &[&str] = &["allow", "authorize", "authorise", "accept", "approve", "grant", "allow access", "continue"];
+const DENY: &[&str] = &["cancel", "deny", "decline", "don t allow", "do not allow", "reject", "not now", "no thanks"];
+
+fn oauth_consent(c: &Ctx<'_>) -> Option<String> {
+    let allow = c.buttons.iter().chain(&c.links).find_map(|b| find(b, ALLOW));
+    let deny = c.buttons.iter().chain(&c.links).find_map(|b| find(b, DENY));
+    let (Some(allow), Some(_)) = (allow, deny) else { return None };
+    let phrase = c.in_title_or_headings(CONSENT).or_else(|| c.in_text(CONSENT));
+    if let Some(p) = phrase {
+        return Some(format!("consent screen: \"{p}\" with \"{allow}\" and a way to refuse"));
+    }
+    let oauth_path = ["/oauth", "/authorize", "/consent", "/o/oauth2"].iter().any(|p| c.path.contains(p));
+    if oauth_path && allow != "continue" {
+        return Some(format!("consent screen: an OAuth URL path with \"{allow}\" and a way to refuse"));
+    }
+    None
+}
+
+// ---------------------------------------------------------------- login
+
+const SIGN_IN: &[&str] = &[
+    "sign in",
+    "signin",
+    "log in",
+    "login",
+    "log on",
+    "logon",
+    "continue",
+    "next",
+    "submit",
+    "anmelden",
+    "einloggen",
+    "se connecter",
+    "connexion",
+    "iniciar sesion",
+    "entrar",
+    "accedi",
+    "inloggen",
+    "aanmelden",
+];
+const SIGN_IN_RAW: &[&str] = &["ログイン", "登录", "登入", "로그인"];
+const SIGN_IN_TITLE: &[&str] = &[
+    "sign in",
+    "log in",
+    "login",
+    "signin",
+    "sign in to your account",
+    "anmelden",
+    "se connecter",
+    "connexion",
+    "iniciar sesion",
+];
+const SIGN_UP: &[&str] = &[
+    "sign up",
+    "signup",
+    "create account",
+    "create an account",
+    "create my account",
+    "register",
+    "join",
+    "join now",
+    "get started",
+    "registrieren",
+    "s inscrire",
+    "registrarse",
+    "crear cuenta",
+];
+/// Words that mark a password field as a new one (sign-up, change password).
+const NEW_PASSWORD_WORDS: &[&str] = &[
+    "new",
+    "confirm",
+    "confirmation",
+    "repeat",
+    "retype",
+    "again",
+    "verify",
+    "create",
+    "choose",
+    "neues",
+    "nouveau",
+    "nueva",
+];
+const USERNAME_WORDS: &[&str] = &[
+    "user",
+    "username",
+    "user name",
+    "login",
+    "email",
+    "e mail",
+    "identifier",
+    "account",
+    "phone",
+    "userid",
+    "benutzername",
+    "utilisateur",
+    "usuario",
+    "courriel",
+];
+
+fn login(c: &Ctx<'_>) -> Option<String> {
+    let passwords: Vec<(&InputSignal, &String)> =
+        c.inputs.iter().filter(|(i, _)| i.is("password")).map(|(i, w)| (*i, w)).collect();
+    let is_new = |(i, w): &(&InputSignal, &String)| {
+        i.ac_has("new-password") || NEW_PASSWORD_WORDS.iter().any(|n| w.contains(&format!(" {n} ")))
+    };
+    let any_new = passwords.iter().any(is_new);
+    let username = c.text_inputs().any(|(i, w)| {
+        !i.is("password")
+            && (i.ac_has("username")
+                || i.ac_has("email")
+                || i.ac_has("webauthn")
+                || i.is("email")
+                || USERNAME_WORDS.iter().any(|u| w.contains(&format!(" {u} "))))
+    });
+    let sign_in_button = c
+        .in_buttons(SIGN_IN)
+        .or_else(|| c.s.buttons.iter().find_map(|b| SIGN_IN_RAW.iter().copied().find(|r| b.contains(r))));
+    let sign_up_button = c.in_buttons(SIGN_UP);
+    if !passwords.is_empty() && !any_new && (username || sign_in_button.is_some()) {
+        let with = if username { "a username field" } else { "a sign-in button" };
+        return Some(format!("password sign-in form with {with}"));
+    }
+    if !passwords.is_empty() && username && sign_up_button.is_some() {
+        return Some("sign-up form asking for a new password".into());
+    }
+    if passwords.is_empty()
+        && username
+        && c.text_inputs().count() == 1
+        && c.in_title_or_headings(SIGN_IN_TITLE).is_some()
+        && sign_in_button.is_some()
+    {
+        return Some("identifier-first sign-in step".into());
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Case {
+        name: String,
+        /// Expected kind, or null for benign pages.
+        expect: Option<ChallengeKind>,
+        signals: PageSignals,
+    }
+
+    fn cases() -> Vec<Case> {
+        serde_json::from_str(include_str!("../../fixtures/challenges/cases.json")).expect("cases.json parses")
+    }
+
+    #[test]
+    fn every_case_gets_its_expected_kind() {
+        let cases = cases();
+        assert!(cases.len() >= 30, "too few cases: {}", cases.len());
+        let mut failures = Vec::new();
+        for case in &cases {
+            let got = detect(&case.signals);
+            if got.as_ref().map(|c| c.kind) != case.expect {
+                failures.push(format!("{}: expected {:?}, got {:?}", case.name, case.expect, got));
+            }
+            if let Some(c) = got {
+                assert!(c.evidence.chars().count() <= MAX_EVIDENCE_CHARS, "{}: {}", case.name, c.evidence);
+                assert!(!c.evidence.is_empty());
+            }
+        }
+        assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    }
+
+    #[test]
+    fn every_kind_and_benign_pages_are_covered() {
+        let cases = cases();
+        for kind in [
+            ChallengeKind::Captcha,
+            ChallengeKind::Mfa,
+            ChallengeKind::Passkey,
+            ChallengeKind::Login,
+            ChallengeKind::OauthConsent,
+            ChallengeKind::Blocked,
+        ] {
+            assert!(cases.iter().filter(|c| c.expect == Some(kind)).count() >= 2, "{kind:?}");
+        }
+        assert!(cases.iter().filter(|c| c.expect.is_none()).count() >= 8);
+    }
+
+    #[test]
+    fn evidence_never_carries_field_values_or_page_text() {
+        let s = PageSignals {
+            title: "Verify you are human SECRET-TITLE".into(),
+            text: "hunter2 SECRET-TEXT".into(),
+            buttons: vec!["Verify".into()],
+            inputs: vec![InputSignal {
+                input_type: "checkbox".into(),
+                label: "I'm not a robot SECRET-LABEL".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let c = detect(&s).expect("captcha");
+        assert_eq!(c.kind, ChallengeKind::Captcha);
+        assert!(!c.evidence.contains("SECRET"), "{}", c.evidence);
+    }
+
+    #[test]
+    fn empty_page_is_no_challenge() {
+        assert_eq!(detect(&PageSignals::default()), None);
+    }
+
+    #[test]
+    fn url_parts() {
+        assert_eq!(url_host("https://u:p@www.Google.com:443/recaptcha/api2/anchor?k=1"), "www.google.com");
+        assert_eq!(url_path("https://a.test/recaptcha/api2/anchor?k=1"), "/recaptcha/api2/anchor");
+        assert_eq!(url_path("https://a.test"), "");
+        assert!(host_is("newassets.hcaptcha.com", "hcaptcha.com"));
+        assert!(!host_is("nothcaptcha.com", "hcaptcha.com"));
+    }
 }
