@@ -3,15 +3,18 @@
 //! Wire types for the extension socket (`protocol`), the agent's tool
 //! arguments (`tools`), stable error codes (`error`), limits (`limits`),
 //! navigation URL rules (`url`), the snapshot model and its text rendering
-//! (`snapshot`) and the untrusted-content wrapper (`untrusted`).
+//! (`snapshot`), the untrusted-content wrapper (`untrusted`), action risk
+//! classification (`risk`) and the approval policy (`policy`).
 //!
 //! This crate does no IO and compiles to `wasm32-unknown-unknown`.
 
 pub mod challenge;
 pub mod error;
 pub mod limits;
+pub mod policy;
 pub mod protocol;
 pub mod redact;
+pub mod risk;
 pub mod sensitive;
 pub mod snapshot;
 pub mod tools;

@@ -1,0 +1,1661 @@
+//! Risk classification of one browser action (DESIGN §5).
+//!
+//! `classify(action, element, url, sensitive)` looks at the kind of action,
+//! the resolved element (role, accessible name, form facts, context labels)
+//! and the page URL, and returns the highest [`RiskLevel`] any rule produced
+//! plus every reason, in a fixed order. The bridge classifies before it
+//! dispatches, the extension again on the live element right before acting;
+//! both call this same function, so the rules live here, as data.
+//!
+//! # Matching
+//!
+//! Names, option labels, context labels and URL path segments are split into
+//! lower-case words by [`crate::sensitive::words`] (case, punctuation and
+//! camelCase boundaries; diacritics folded), with `ß`→`ss`, `œ`→`oe` and
+//! `æ`→`ae` on top. A keyword is a sequence of words that must appear as
+//! consecutive whole words. A trailing `*` on a keyword word means "this word
+//! or any word starting with it" (inflections: `lösch*` matches `löschen`,
+//! `lösche`, `Löschung`); a leading `*` means "or any word ending with it"
+//! (German compounds: `*löschung` matches `Kontolöschung`). Every prefix is
+//! commented where it is declared; a prefix is only used where the words it
+//! also catches are harmless to ask about.
+//!
+//! # Changing the rules
+//!
+//! Additions need no review. Removing a keyword or lowering a level needs a
+//! written reason in the commit, and a row in `fixtures/risk/controls.tsv`
+//! that shows the case. When in doubt, the rules err toward asking.
+
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+
+use crate::sensitive::{SensitiveKind, words};
+
+/// How consequential an action is. Ordered: `Low < Medium < High`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RiskLevel {
+    Low,
+    Medium,
+    High,
+}
+
+impl RiskLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RiskLevel::Low => "low",
+            RiskLevel::Medium => "medium",
+            RiskLevel::High => "high",
+        }
+    }
+}
+
+/// The result: the highest level any rule produced, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Classification {
+    pub risk: RiskLevel,
+    /// Human-readable, highest level first, then in rule order; no
+    /// duplicates. Low-level reasons explain a deliberate downgrade.
+    pub reasons: Vec<String>,
+}
+
+impl Classification {
+    /// Combines two classifications (e.g. the fields of one `fill_form`):
+    /// the higher level wins, reasons of both are kept.
+    pub fn merge(mut self, other: Classification) -> Classification {
+        self.risk = self.risk.max(other.risk);
+        for r in other.reasons {
+            if !self.reasons.contains(&r) {
+                self.reasons.push(r);
+            }
+        }
+        self
+    }
+}
+
+/// Keyboard modifiers held with a key.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Modifiers {
+    pub shift: bool,
+    pub ctrl: bool,
+    pub alt: bool,
+    pub meta: bool,
+}
+
+impl Modifiers {
+    fn any(self) -> bool {
+        self.shift || self.ctrl || self.alt || self.meta
+    }
+}
+
+/// What the agent wants to do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ActionKind {
+    Click,
+    /// Typing into a field. `submit`: press Enter afterwards.
+    Type {
+        #[serde(default)]
+        submit: bool,
+    },
+    /// One field of a `fill_form` (classify each field and [`Classification::merge`]).
+    /// `submit`: the form is submitted afterwards.
+    FillForm {
+        #[serde(default)]
+        submit: bool,
+    },
+    /// Choosing options of a select/listbox; `options` are the visible labels
+    /// of the chosen options (an "Actions" select with "Delete" is a delete).
+    SelectOption {
+        #[serde(default)]
+        options: Vec<String>,
+    },
+    /// `key` as in `KeyboardEvent.key` (`Enter`, `Tab`, `a`, ` `/`Space`…).
+    PressKey {
+        key: String,
+        #[serde(default)]
+        modifiers: Modifiers,
+    },
+    Scroll,
+    Hover,
+    WaitFor,
+    Screenshot,
+    Snapshot,
+    /// Loading a URL (the `url` argument of `classify` is the target).
+    Navigate,
+    Upload,
+    CloseTab {
+        opened_by_agent: bool,
+    },
+}
+
+impl ActionKind {
+    /// `PressKey` from a combo such as `Shift+Enter` or `Control+a`.
+    pub fn press_key(combo: &str) -> ActionKind {
+        let mut modifiers = Modifiers::default();
+        let parts: Vec<&str> = if combo == "+" { vec!["+"] } else { combo.split('+').collect() };
+        let (key, mods) = parts.split_last().map(|(k, m)| (*k, m)).unwrap_or(("", &[]));
+        for m in mods {
+            match m.to_ascii_lowercase().as_str() {
+                "shift" => modifiers.shift = true,
+                "ctrl" | "control" => modifiers.ctrl = true,
+                "alt" | "option" => modifiers.alt = true,
+                "meta" | "cmd" | "command" | "super" => modifiers.meta = true,
+                _ => {}
+            }
+        }
+        ActionKind::PressKey { key: key.to_string(), modifiers }
+    }
+}
+
+/// What the extension knows about the target element. The content script
+/// fills this from the live DOM; every field has a safe default (empty or
+/// false), which never lowers a risk that the name or URL rules produce.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ElementFacts {
+    /// ARIA role, explicit or implicit (`button`, `link`, `checkbox`,
+    /// `textbox`, `searchbox`, `combobox`, `menuitem`, `columnheader`…).
+    pub role: String,
+    /// Accessible name (at most 120 characters is enough).
+    pub name: String,
+    /// `type` of an `<input>`/`<button>`, lower case; empty otherwise.
+    pub input_type: String,
+    /// Accepts typed text: text-like `<input>`, `<textarea>`, contenteditable.
+    pub editable: bool,
+    /// Activating it submits a form: `<button>` whose type is `submit`
+    /// (explicit, or no `type` attribute) or `<input type=submit|image>`,
+    /// with a form owner (`el.form != null`).
+    pub is_submit_button: bool,
+    /// Has a form owner (`el.form != null`, or inside a `<form>`).
+    pub in_form: bool,
+    /// The form is a search: the form or an ancestor has `role=search` (or
+    /// is `<search>`), or its only text field is `type=search` or named
+    /// like search/query/`q`.
+    pub form_is_search: bool,
+    /// Rich-text editor: contenteditable, or `role=textbox` with
+    /// `aria-multiline=true`.
+    pub is_rich_text: bool,
+    /// The page marks it as consent (e.g. a checkbox whose label links to
+    /// terms or privacy, `name`/`id` containing terms/consent/gdpr).
+    pub consent_hint: bool,
+    /// Names of enclosing dialog, form, fieldset/region and the nearest
+    /// heading, innermost first.
+    pub context: Vec<String>,
+}
+
+// ---------------------------------------------------------------------------
+// Rules as data
+// ---------------------------------------------------------------------------
+
+/// One keyword rule over names (and option and context labels).
+pub struct KeywordRule {
+    pub id: &'static str,
+    /// Shown in reasons: `name matches "delete" (delete/remove)`.
+    pub label: &'static str,
+    pub risk: RiskLevel,
+    /// Keyword phrases; see the module docs for `*`.
+    pub keywords: &'static [&'static str],
+    /// Phrases that cancel a keyword match they cover ("order by" is a sort
+    /// menu, not an order). Same syntax as keywords.
+    pub not_phrases: &'static [&'static str],
+}
+
+/// Deletion, removal, closing accounts, ending subscriptions.
+pub const DESTRUCTIVE: KeywordRule = KeywordRule {
+    id: "destructive",
+    label: "delete/remove",
+    risk: RiskLevel::High,
+    keywords: &[
+        // en
+        "delete",
+        "deletion",
+        "remove",
+        "erase",
+        "destroy",
+        "discard",
+        "wipe",
+        "purge",
+        "move to trash",
+        "move to bin",
+        "empty trash",
+        "empty bin",
+        "close account",
+        "close my account",
+        "close your account",
+        "deactivat*", // deactivate, deactivated, deactivation
+        "cancel subscription",
+        "cancel my subscription",
+        "cancel your subscription",
+        "cancel membership",
+        "cancel plan",
+        "cancel order",
+        "cancel booking",
+        "cancel reservation",
+        "end subscription",
+        "unsubscrib*", // unsubscribe, unsubscribing
+        "terminate",
+        "uninstall",
+        // de
+        "lösch*",    // löschen, lösche, löscht, Löschung
+        "*löschung", // Kontolöschung, Datenlöschung
+        "entfernen", // not entfern*: "Entfernung" is a distance
+        "entferne",
+        "entfernt",
+        "konto schließen",
+        "konto kündigen",
+        "kündig*", // kündigen, Kündigung
+        "abo beenden",
+        "abbestell*", // abbestellen (unsubscribe)
+        "deaktivier*",
+        "verwerfen",
+        "papierkorb leeren",
+        "in den papierkorb",
+        "vernichten",
+        "deinstallieren",
+        // fr
+        "supprim*", // supprimer, supprimez, suppression
+        "effac*",   // effacer, effacez
+        "retirer",
+        "retirez",
+        "fermer le compte",
+        "fermer mon compte",
+        "fermer votre compte",
+        "clôtur*", // clôturer, clôture
+        "désactiv*",
+        "résili*", // résilier, résiliation
+        "désabonn*",
+        "désinscri*", // désinscrire, désinscription
+        "annuler l abonnement",
+        "annuler mon abonnement",
+        "annuler abonnement",
+        "annuler la commande",
+        "annuler la réservation",
+        "vider la corbeille",
+        "mettre à la corbeille",
+        "désinstaller",
+        // es / pt (shared words listed once)
+        "elimin*", // eliminar, elimina, eliminación (es, pt, it)
+        "borrar",  // not borr*: "borrador" is a draft
+        "borra",
+        "borre",
+        "quitar",
+        "quita",
+        "suprimir",
+        "descartar",
+        "cerrar cuenta",
+        "cerrar mi cuenta",
+        "cancelar suscripción",
+        "cancelar mi suscripción",
+        "cancelar la suscripción",
+        "cancelar pedido",
+        "cancelar reserva",
+        "dar de baja",
+        "darse de baja",
+        "darme de baja",
+        "desuscrib*",
+        "desactiv*", // desactivar (es)
+        "vaciar papelera",
+        "mover a la papelera",
+        // pt
+        "excluir", // not exclu*: "exclusivo"
+        "exclua",
+        "exclui",
+        "apagar",
+        "apague",
+        "remover",
+        "encerrar conta",
+        "encerrar a conta",
+        "fechar conta",
+        "fechar a conta",
+        "cancelar assinatura",
+        "cancelar a assinatura",
+        "cancelar minha assinatura",
+        "cancelar subscrição",
+        "cancelar inscrição",
+        "descadastr*",
+        "desinscrev*",
+        "desativ*", // desativar (pt)
+        "esvaziar lixeira",
+        "mover para a lixeira",
+        "mover para o lixo",
+        // it
+        "cancella", // not cancell*: English "cancelled orders" is a list
+        "cancellare",
+        "cancellazione",
+        "rimuov*", // rimuovi, rimuovere
+        "chiudi account",
+        "chiudi l account",
+        "chiudi il mio account",
+        "chiudere l account",
+        "disdi*", // disdire, disdici, disdetta
+        "annulla abbonamento",
+        "annulla l abbonamento",
+        "annulla ordine",
+        "disiscriv*", // disiscriviti, disiscriversi
+        "disattiv*",
+        "svuota cestino",
+        "sposta nel cestino",
+        "scarta",
+        "disinstalla",
+        // nl
+        "verwijder*", // verwijderen, verwijder
+        "wissen",
+        "wis",
+        "account sluiten",
+        "account opheffen",
+        "opzeg*", // opzeggen
+        "zeg op",
+        "uitschrijv*", // uitschrijven
+        "afmelden",    // also "log out" in some UIs: asking is fine
+        "deactiveer*",
+        "deactiveren",
+        "prullenbak legen",
+        "naar prullenbak",
+        "weggooien",
+        "verwerpen",
+    ],
+    not_phrases: &[],
+};
+
+/// Money, orders, bookings, subscriptions.
+pub const PAYMENT: KeywordRule = KeywordRule {
+    id: "payment",
+    label: "pay/buy/order",
+    risk: RiskLevel::High,
+    keywords: &[
+        // en
+        "pay",
+        "pay now",
+        "make payment",
+        "make a payment",
+        "submit payment",
+        "confirm payment",
+        "buy",
+        "purchas*", // purchase, purchasing
+        "order",
+        "order now",
+        "place order",
+        "place your order",
+        "pre order",
+        "preorder",
+        "checkout",
+        "check out",
+        "transfer*", // transfer, transfers, transferir (es/pt)
+        "send money",
+        "donat*", // donate, donation
+        "subscribe",
+        "subscribe now",
+        "book",
+        "book now",
+        "reserve",
+        "rent",
+        "confirm*", // confirm, confirmation, confirmar (es/pt), confirmer (fr)
+        "upgrade",
+        // de
+        "bezahl*", // bezahlen, Bezahlung
+        "zahlen",
+        "jetzt zahlen",
+        "zahlung bestätigen",
+        "kaufen",
+        "kaufe",
+        "jetzt kaufen",
+        "bestellen", // not bestell*: "Meine Bestellungen" is a list
+        "bestelle",
+        "vorbestellen",
+        "kostenpflichtig bestellen",
+        "zahlungspflichtig bestellen",
+        "bestellung abschicken",
+        "bestellung absenden",
+        "bestellung aufgeben",
+        "zur kasse",
+        "kasse",
+        "überweis*", // überweisen, Überweisung
+        "spenden",
+        "abonnier*", // abonnieren
+        "buchen",
+        "jetzt buchen",
+        "reservieren",
+        "mieten",
+        "bestätig*", // bestätigen, Bestätigung
+        // fr
+        "payer",
+        "payez",
+        "procéder au paiement",
+        "valider le paiement",
+        "acheter",
+        "achetez",
+        "finaliser l achat",
+        "commander",
+        "commandez",
+        "passer la commande",
+        "passer commande",
+        "valider la commande",
+        "valider ma commande",
+        "virement",
+        "faire un don",
+        "abonner", // s'abonner
+        "abonnez",
+        "réserv*", // réserver, réservation, reservar (es/pt), reserveren (nl)
+        "valider",
+        "passer à la caisse",
+        // es
+        "pagar",
+        "paga",
+        "pague",
+        "comprar",
+        "compra",
+        "finalizar compra",
+        "realizar pedido",
+        "hacer pedido",
+        "tramitar pedido",
+        "pedir",
+        "donar",
+        "suscrib*", // suscribirse, suscríbete
+        "tramitar",
+        // pt
+        "fazer pedido",
+        "finalizar pedido",
+        "encomendar",
+        "doar",
+        "assinar", // subscribe / sign
+        "assine",
+        "inscrev*", // inscrever-se
+        // it
+        "pagare",
+        "paga ora",
+        "procedi al pagamento",
+        "acquist*", // acquista, acquistare, acquisto
+        "ordina",
+        "ordinare",
+        "ordina ora",
+        "invia ordine",
+        "effettua ordine",
+        "bonifico",
+        "trasferisci",
+        "trasferire",
+        "dona",
+        "fai una donazione",
+        "abbonati",
+        "abbonarsi",
+        "prenot*",  // prenota, prenotare, prenotazione
+        "conferm*", // conferma, confermare
+        "vai alla cassa",
+        // nl
+        "betal*", // betalen, betaal, betaling
+        "kopen",
+        "koop",
+        "nu kopen",
+        "bestel",
+        "bestelling plaatsen",
+        "afreken*", // afrekenen
+        "overmaken",
+        "overschrijven",
+        "doneer*",
+        "doneren",
+        "abonneer*",
+        "abonneren",
+        "boeken",
+        "boek nu",
+        "bevestig*", // bevestigen
+    ],
+    not_phrases: &[
+        "order by",
+        "sort order",
+        "sort by order",
+        "order history",
+        "order status",
+        "order details",
+        "order number",
+        "track order",
+        "track your order",
+        "address book",
+        "e book",
+        "phone book",
+        "ordina per",
+        "transfer protocol",
+    ],
+};
+
+/// Sending, posting, publishing, replying, inviting, sharing, submitting.
+pub const SEND: KeywordRule = KeywordRule {
+    id: "send",
+    label: "send/publish",
+    risk: RiskLevel::High,
+    keywords: &[
+        // en
+        "send",
+        "send now",
+        "post",
+        "post comment",
+        "publish",
+        "reply",
+        "reply all",
+        "invite",
+        "share",
+        "submit",
+        "tweet",
+        "retweet",
+        "repost",
+        "comment",
+        "apply now",
+        "easy apply",
+        "submit application",
+        // de
+        "senden", // not send*: "Sendungsverfolgung" is parcel tracking
+        "sende",
+        "jetzt senden",
+        "absend*",
+        "abschick*",
+        "verschicken",
+        "veröffentlich*",
+        "antwort*", // antworten, Antwort
+        "einlad*",  // einladen, Einladung
+        "teilen",
+        "teile",
+        "posten",
+        "einreich*",
+        "übermitteln",
+        "kommentieren",
+        "jetzt bewerben",
+        // fr
+        "envoy*", // envoyer, envoyez
+        "envoi",
+        "publier",
+        "publiez",
+        "répond*", // répondre, répondez
+        "invit*",  // invite, inviter, invitation, invitar (es), invita (it)
+        "partag*", // partager
+        "soumet*", // soumettre
+        "poster",
+        "commenter",
+        "transmettre",
+        "postuler",
+        // es
+        "enviar", // not envi*: "envío" is shipping
+        "envia",
+        "envie",
+        "publicar",
+        "publica",
+        "respond*", // responder, respond
+        "compart*", // compartir
+        "comentar",
+        "postular",
+        "postularme",
+        // pt
+        "convid*", // convidar
+        "compartilh*",
+        "partilh*",
+        "submet*", // submeter
+        "candidatar",
+        "candidatar se",
+        // it
+        "invia",
+        "inviare",
+        "pubblic*", // pubblica, pubblicare
+        "rispond*",
+        "condivid*",
+        "commenta",
+        "candidati",
+        // nl
+        "verzenden", // not verzend*: "verzendkosten" is shipping cost
+        "verzend",
+        "verstuur*",
+        "versturen",
+        "stuur",
+        "publiceer*",
+        "publiceren",
+        "beantwoord*",
+        "antwoord*",
+        "uitnodig*",
+        "delen",
+        "deel",
+        "indienen", // not indien*: "indien" means "if"
+        "plaatsen",
+        "reageren",
+        "solliciteren",
+    ],
+    not_phrases: &[
+        "publish date",
+        "publishing date",
+        "post date",
+        "post office",
+        "share price",
+        "pubblicita",
+        "send date",
+    ],
+};
+
+/// Agreeing to terms, giving consent.
+pub const CONSENT: KeywordRule = KeywordRule {
+    id: "consent",
+    label: "consent/terms",
+    risk: RiskLevel::High,
+    keywords: &[
+        // en
+        "consent",
+        "agree", // not agree*: "User agreement" is a link to read
+        "agreed",
+        "i agree",
+        "accept",
+        "accept all",
+        "accept terms",
+        "accept cookies",
+        // de
+        "zustimm*",
+        "stimme zu",
+        "einverstanden",
+        "akzeptier*",
+        "annehmen",
+        "einwillig*",
+        // fr
+        "accepte",
+        "accepter",
+        "acceptez",
+        "consen*", // consentir, consentement, consenso (it), consentimento (pt)
+        "d accord",
+        // es
+        "acept*", // aceptar, acepto
+        "de acuerdo",
+        // pt
+        "aceit*", // aceitar, aceito
+        "concord*",
+        "de acordo",
+        // it
+        "accett*", // accetta, accetto
+        "acconsent*",
+        "d accordo",
+        // nl
+        "akkoord",
+        "accepteer*",
+        "accepteren",
+        "toestemming",
+        "instemmen",
+    ],
+    not_phrases: &["accepted payment methods", "we accept"],
+};
+
+/// Signing in as someone, OAuth grants.
+pub const AUTHORIZE: KeywordRule = KeywordRule {
+    id: "authorize",
+    label: "sign-in/authorize",
+    risk: RiskLevel::High,
+    keywords: &[
+        // en
+        "authori*", // authorize, authorise, authorization
+        "allow",
+        "allow access",
+        "grant",
+        "grant access",
+        "sign in as",
+        "log in as",
+        "login as",
+        "continue as",
+        "sign in with",
+        "log in with",
+        "login with",
+        "sign up with",
+        "continue with",
+        "impersonate",
+        // de
+        "autorisier*",
+        "zulassen",
+        "erlaub*",
+        "zugriff gewähren",
+        "anmelden als",
+        "weiter als",
+        "fortfahren als",
+        "anmelden mit",
+        "genehmig*",
+        // fr
+        "autoris*", // autoriser, autorisation, autoriseren (nl)
+        "permettre",
+        "accorder",
+        "en tant que",
+        "se connecter avec",
+        "continuer avec",
+        // es
+        "autoriz*", // autorizar (es, pt), autorizza (it)
+        "permit*",  // permitir, permit
+        "conceder acceso",
+        "sesión como",
+        "continuar como",
+        "iniciar sesión con",
+        "continuar con",
+        // pt
+        "conceder acesso",
+        "entrar como",
+        "entrar com",
+        "continuar com",
+        // it
+        "consenti",
+        "concedi",
+        "accedi come",
+        "continua come",
+        "accedi con",
+        "continua con",
+        // nl
+        "toestaan",
+        "sta toe",
+        "toegang verlenen",
+        "inloggen als",
+        "doorgaan als",
+        "inloggen met",
+        "doorgaan met",
+    ],
+    not_phrases: &[
+        // Refusals and guest checkout are not grants.
+        "don t allow",
+        "do not allow",
+        "nicht zulassen",
+        "nicht erlauben",
+        "ne pas autoriser",
+        "no permitir",
+        "não permitir",
+        "non consentire",
+        "non autorizzare",
+        "niet toestaan",
+        "continue as guest",
+        "continue as a guest",
+        "weiter als gast",
+        "continuar como invitado",
+        "continuar como convidado",
+        "continua come ospite",
+        "doorgaan als gast",
+    ],
+};
+
+/// Security settings that are dangerous on their own (revoking, signing
+/// out everywhere). Changing a password or 2FA is matched by
+/// [`SECURITY_VERBS`] × [`SECURITY_OBJECTS`].
+pub const SECURITY: KeywordRule = KeywordRule {
+    id: "security",
+    label: "security settings",
+    risk: RiskLevel::High,
+    keywords: &[
+        "revok*",  // revoke, revoked
+        "revoc*",  // revocar (es), revoca (it)
+        "revog*",  // revogar (pt)
+        "revoqu*", // révoquer (fr)
+        "widerruf*",
+        "intrek*", // intrekken (nl)
+        "sign out of all",
+        "sign out everywhere",
+        "log out everywhere",
+        "log out of all",
+        "transfer ownership",
+        "make admin",
+        "make owner",
+        "überall abmelden",
+        "déconnecter partout",
+        "cerrar todas las sesiones",
+        "sair de todas",
+        "esci da tutti",
+        "overal uitloggen",
+    ],
+    not_phrases: &[],
+};
+
+/// Security verbs (change, reset, disable…) that are high together with a
+/// [`SECURITY_OBJECTS`] word in the same name.
+pub const SECURITY_VERBS: &[&str] = &[
+    "change",
+    "update",
+    "reset",
+    "disable",
+    "turn off",
+    "remove",
+    "set",
+    "edit",
+    "regenerate",
+    "generate",
+    "create",
+    "new",
+    "ändern",
+    "ändere",
+    "zurücksetzen",
+    "deaktivieren",
+    "ausschalten",
+    "festlegen",
+    "erstellen",
+    "bearbeiten",
+    "neues",
+    "changer",
+    "modifier",
+    "réinitialiser",
+    "désactiver",
+    "définir",
+    "créer",
+    "générer",
+    "nouveau",
+    "cambiar",
+    "restablecer",
+    "desactivar",
+    "establecer",
+    "crear",
+    "generar",
+    "editar",
+    "nueva",
+    "alterar",
+    "mudar",
+    "redefinir",
+    "desativar",
+    "definir",
+    "criar",
+    "gerar",
+    "nova",
+    "cambia",
+    "modifica",
+    "reimposta",
+    "disattiva",
+    "imposta",
+    "crea",
+    "genera",
+    "nuova",
+    "wijzig*",
+    "herstel*",
+    "resetten",
+    "uitschakelen",
+    "schakel uit",
+    "instellen",
+    "aanmaken",
+    "genereren",
+    "nieuw",
+];
+
+/// What [`SECURITY_VERBS`] act on.
+pub const SECURITY_OBJECTS: &[&str] = &[
+    "password",
+    "passwort",
+    "kennwort",
+    "mot de passe",
+    "contraseña",
+    "senha",
+    "wachtwoord",
+    "2fa",
+    "mfa",
+    "two factor",
+    "2 step",
+    "two step",
+    "zwei faktor",
+    "deux facteurs",
+    "double authentification",
+    "dos factores",
+    "dois fatores",
+    "due fattori",
+    "twee factor*",
+    "tweestapsverificatie",
+    "authenticator",
+    "security key",
+    "passkey",
+    "recovery code*",
+    "backup code*",
+    "api key",
+    "access token",
+    "token",
+];
+
+/// Words that, in a dialog or section whose label matches a high rule, make
+/// a button the confirmation of that rule ("Delete account?" → "Yes").
+pub const AFFIRMATIVE: &[&str] = &[
+    "yes",
+    "ok",
+    "okay",
+    "continue",
+    "proceed",
+    "next",
+    "done",
+    "apply",
+    "i m sure",
+    "sure",
+    "go",
+    "ja",
+    "weiter",
+    "fortfahren",
+    "fertig",
+    "oui",
+    "continuer",
+    "suivant",
+    "terminer",
+    "si",
+    "sí",
+    "continuar",
+    "siguiente",
+    "sim",
+    "próximo",
+    "seguinte",
+    "continua",
+    "avanti",
+    "procedi",
+    "doorgaan",
+    "volgende",
+    "verder",
+];
+
+/// Whole names that dismiss: never raised by their context.
+pub const DISMISS: &[&str] = &[
+    "cancel",
+    "no",
+    "close",
+    "back",
+    "keep",
+    "not now",
+    "abbrechen",
+    "nein",
+    "schließen",
+    "zurück",
+    "annuler",
+    "non",
+    "fermer",
+    "retour",
+    "cancelar",
+    "cerrar",
+    "volver",
+    "não",
+    "fechar",
+    "voltar",
+    "annulla",
+    "chiudi",
+    "indietro",
+    "annuleren",
+    "nee",
+    "sluiten",
+    "terug",
+];
+
+/// Checkbox labels that make a checkbox a consent checkbox.
+pub const TERMS_WORDS: &[&str] = &[
+    "terms",
+    "conditions",
+    "privacy",
+    "policy",
+    "gdpr",
+    "agb",
+    "nutzungsbedingungen",
+    "datenschutz*",
+    "cgu",
+    "cgv",
+    "conditions générales",
+    "confidentialité",
+    "términos",
+    "condiciones",
+    "privacidad",
+    "termos",
+    "condições",
+    "privacidade",
+    "termini",
+    "condizioni",
+    "informativa",
+    "voorwaarden",
+    "privacyverklaring",
+    "privacybeleid",
+];
+
+/// Words in a context label, or a role, that say "this is a search UI".
+pub const SEARCH_CONTEXT: &[&str] = &[
+    "search",
+    "search results",
+    "results",
+    "suche",
+    "suchen",
+    "suchergebnisse",
+    "ergebnisse",
+    "recherche",
+    "rechercher",
+    "résultats",
+    "búsqueda",
+    "buscar",
+    "resultados",
+    "pesquisa",
+    "pesquisar",
+    "ricerca",
+    "cerca",
+    "risultati",
+    "zoeken",
+    "zoekresultaten",
+    "resultaten",
+];
+
+/// A look-alike: a keyword match that, with these other words or in this
+/// setting, means something harmless. Each entry is a decision recorded in
+/// `fixtures/risk/controls.tsv`.
+pub struct LookAlike {
+    pub rule: &'static str,
+    /// The name must also contain one of these (empty: no condition).
+    pub with_words: &'static [&'static str],
+    /// Only inside a search UI ([`SEARCH_CONTEXT`] label, `role=search`…).
+    pub needs_search_context: bool,
+    /// Only when the element belongs to a search form (`form_is_search`).
+    pub needs_search_form: bool,
+    pub risk: RiskLevel,
+    pub why: &'static str,
+}
+
+pub const LOOK_ALIKES: &[LookAlike] = &[
+    LookAlike {
+        rule: "destructive",
+        with_words: &[
+            "filter",
+            "filters",
+            "filtre",
+            "filtres",
+            "filtro",
+            "filtros",
+            "filtri",
+            "search term",
+            "suchbegriff",
+        ],
+        needs_search_context: true,
+        needs_search_form: false,
+        risk: RiskLevel::Low,
+        why: "removes a search filter, not data",
+    },
+    LookAlike {
+        rule: "destructive",
+        with_words: &[
+            "cart",
+            "basket",
+            "bag",
+            "warenkorb",
+            "panier",
+            "carrito",
+            "cesta",
+            "carrinho",
+            "cesto",
+            "carrello",
+            "winkelwagen",
+            "winkelmand",
+            "wishlist",
+            "wunschliste",
+        ],
+        needs_search_context: false,
+        needs_search_form: false,
+        risk: RiskLevel::Medium,
+        why: "changes the cart, no money moves",
+    },
+    LookAlike {
+        rule: "send",
+        with_words: &[],
+        needs_search_context: false,
+        needs_search_form: true,
+        risk: RiskLevel::Low,
+        why: "submits a site search",
+    },
+];
+
+/// URL path (and host label) words of payment pages.
+pub const PAYMENT_PATHS: &[&str] = &[
+    "checkout",
+    "payment",
+    "payments",
+    "pay",
+    "billing",
+    "cart",
+    "basket",
+    "purchase",
+    "paypal",
+    "klarna",
+    "kasse",
+    "warenkorb",
+    "bezahlung",
+    "zahlung",
+    "panier",
+    "paiement",
+    "carrito",
+    "pago",
+    "pagos",
+    "carrinho",
+    "pagamento",
+    "pagamentos",
+    "carrello",
+    "cassa",
+    "winkelwagen",
+    "winkelmand",
+    "betalen",
+    "betaling",
+    "afrekenen",
+];
+
+/// URL path (and host label) words of account and security pages.
+pub const ACCOUNT_PATHS: &[&str] = &[
+    "account",
+    "accounts",
+    "security",
+    "password",
+    "passwords",
+    "2fa",
+    "mfa",
+    "two factor",
+    "delete",
+    "oauth",
+    "oauth2",
+    "authorize",
+    "consent",
+    "konto",
+    "sicherheit",
+    "passwort",
+    "compte",
+    "securite",
+    "cuenta",
+    "seguridad",
+    "conta",
+    "seguranca",
+    "sicurezza",
+    "beveiliging",
+    "wachtwoord",
+];
+
+/// URL path words that act on a plain GET (one-click unsubscribe links).
+pub const ACTION_PATHS: &[&str] = &[
+    "delete",
+    "remove",
+    "unsubscribe",
+    "deactivate",
+    "destroy",
+    "cancel",
+    "confirm",
+    "approve",
+    "abmelden",
+    "desabonner",
+    "desinscription",
+    "baja",
+    "descadastrar",
+    "disiscrizione",
+    "uitschrijven",
+];
+
+/// Roles whose names are column or section titles: clicking sorts or
+/// toggles a view, so name keywords there are not actions.
+const TITLE_ROLES: &[&str] = &["columnheader", "rowheader", "heading"];
+
+const CHECKBOX_ROLES: &[&str] = &["checkbox", "switch", "menuitemcheckbox"];
+
+const TEXT_ROLES: &[&str] = &["textbox", "searchbox", "combobox"];
+
+const TEXT_INPUT_TYPES: &[&str] = &[
+    "",
+    "text",
+    "search",
+    "email",
+    "url",
+    "tel",
+    "password",
+    "number",
+    "date",
+    "datetime-local",
+    "month",
+    "week",
+    "time",
+];
+
+const NAV_KEYS: &[&str] = &[
+    "tab",
+    "escape",
+    "esc",
+    "arrowup",
+    "arrowdown",
+    "arrowleft",
+    "arrowright",
+    "pageup",
+    "pagedown",
+    "home",
+    "end",
+    "shift",
+    "control",
+    "alt",
+    "meta",
+];
+
+const KEYWORD_RULES: &[&KeywordRule] = &[&DESTRUCTIVE, &PAYMENT, &SEND, &CONSENT, &AUTHORIZE, &SECURITY];
+
+// ---------------------------------------------------------------------------
+// Matching
+// ---------------------------------------------------------------------------
+
+/// Words of `s` as the rules see them.
+pub fn normalize(s: &str) -> Vec<String> {
+    words(s)
+        .into_iter()
+        .map(|w| {
+            if w.contains(['ß', 'œ', 'æ']) {
+                w.replace('ß', "ss").replace('œ', "oe").replace('æ', "ae")
+            } else {
+                w
+            }
+        })
+        .collect()
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Pat {
+    word: String,
+    prefix: bool,
+    suffix: bool,
+}
+
+impl Pat {
+    fn matches(&self, w: &str) -> bool {
+        w == self.word || (self.prefix && w.starts_with(&self.word)) || (self.suffix && w.ends_with(&self.word))
+    }
+}
+
+/// A compiled keyword: its source text and its word patterns.
+#[derive(Debug, Clone)]
+struct Phrase {
+    source: &'static str,
+    pats: Vec<Pat>,
+}
+
+fn compile(source: &'static str) -> Phrase {
+    let mut pats = Vec::new();
+    for token in source.split_whitespace() {
+        let suffix = token.starts_with('*');
+        let prefix = token.ends_with('*');
+        let ws = normalize(token.trim_matches('*'));
+        let n = ws.len();
+        for (i, w) in ws.into_iter().enumerate() {
+            pats.push(Pat { word: w, prefix: prefix && i + 1 == n, suffix: suffix && i == 0 });
+        }
+    }
+    Phrase { source, pats }
+}
+
+impl Phrase {
+    /// Start indices where the phrase matches `ws`.
+    fn find(&self, ws: &[String]) -> Vec<usize> {
+        let n = self.pats.len();
+        if n == 0 || ws.len() < n {
+            return Vec::new();
+        }
+        (0..=ws.len() - n).filter(|&i| self.pats.iter().zip(&ws[i..i + n]).all(|(p, w)| p.matches(w))).collect()
+    }
+
+    fn in_words(&self, ws: &[String]) -> bool {
+        !self.find(ws).is_empty()
+    }
+}
+
+struct CompiledRule {
+    rule: &'static KeywordRule,
+    keywords: Vec<Phrase>,
+    not_phrases: Vec<Phrase>,
+}
+
+struct Compiled {
+    rules: Vec<CompiledRule>,
+    security_verbs: Vec<Phrase>,
+    security_objects: Vec<Phrase>,
+    affirmative: Vec<Phrase>,
+    dismiss: Vec<Vec<String>>,
+    terms: Vec<Phrase>,
+    search_context: Vec<Phrase>,
+    look_alike_words: Vec<Vec<Phrase>>,
+    payment_paths: Vec<Phrase>,
+    account_paths: Vec<Phrase>,
+    action_paths: Vec<Phrase>,
+}
+
+fn compiled() -> &'static Compiled {
+    static C: OnceLock<Compiled> = OnceLock::new();
+    C.get_or_init(|| {
+        let list = |l: &[&'static str]| l.iter().map(|s| compile(s)).collect::<Vec<_>>();
+        Compiled {
+            rules: KEYWORD_RULES
+                .iter()
+                .map(|r| CompiledRule { rule: r, keywords: list(r.keywords), not_phrases: list(r.not_phrases) })
+                .collect(),
+            security_verbs: list(SECURITY_VERBS),
+            security_objects: list(SECURITY_OBJECTS),
+            affirmative: list(AFFIRMATIVE),
+            dismiss: DISMISS.iter().map(|s| normalize(s)).collect(),
+            terms: list(TERMS_WORDS),
+            search_context: list(SEARCH_CONTEXT),
+            look_alike_words: LOOK_ALIKES.iter().map(|l| list(l.with_words)).collect(),
+            payment_paths: list(PAYMENT_PATHS),
+            account_paths: list(ACCOUNT_PATHS),
+            action_paths: list(ACTION_PATHS),
+        }
+    })
+}
+
+fn any_in(list: &[Phrase], ws: &[String]) -> Option<&'static str> {
+    list.iter().find(|p| p.in_words(ws)).map(|p| p.source)
+}
+
+/// One keyword match of a rule on a text: the rule and the keyword.
+struct KeywordHit {
+    rule: &'static KeywordRule,
+    keyword: String,
+}
+
+/// The first keyword of each rule that matches `ws` and is not covered by
+/// one of the rule's `not_phrases`; in rule order.
+fn keyword_hits(ws: &[String]) -> Vec<KeywordHit> {
+    let c = compiled();
+    let mut out = Vec::new();
+    for r in &c.rules {
+        let mut covered = vec![false; ws.len()];
+        for np in &r.not_phrases {
+            for start in np.find(ws) {
+                for flag in covered.iter_mut().skip(start).take(np.pats.len()) {
+                    *flag = true;
+                }
+            }
+        }
+        let uncovered = |k: &Phrase| k.find(ws).into_iter().any(|s| covered[s..s + k.pats.len()].iter().any(|c| !c));
+        if let Some(k) = r.keywords.iter().find(|k| uncovered(k)) {
+            out.push(KeywordHit { rule: r.rule, keyword: k.source.to_string() });
+        }
+    }
+    if let (Some(verb), Some(object)) = (any_in(&c.security_verbs, ws), any_in(&c.security_objects, ws)) {
+        out.push(KeywordHit { rule: &SECURITY, keyword: format!("{verb}\" + \"{object}") });
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------
+// Classification
+// ---------------------------------------------------------------------------
+
+struct Hits(Vec<(RiskLevel, String)>);
+
+impl Hits {
+    fn add(&mut self, risk: RiskLevel, reason: impl Into<String>) {
+        let reason = reason.into();
+        if !self.0.iter().any(|(_, r)| *r == reason) {
+            self.0.push((risk, reason));
+        }
+    }
+
+    fn finish(mut self) -> Classification {
+        // Stable: equal levels keep rule order.
+        self.0.sort_by(|a, b| b.0.cmp(&a.0));
+        Classification {
+            risk: self.0.first().map(|h| h.0).unwrap_or(RiskLevel::Low),
+            reasons: self.0.into_iter().map(|h| h.1).collect(),
+        }
+    }
+}
+
+fn short(s: &str) -> String {
+    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if s.chars().count() > 60 { format!("{}…", s.chars().take(60).collect::<String>()) } else { s }
+}
+
+fn role_is(el: &ElementFacts, roles: &[&str]) -> bool {
+    roles.iter().any(|r| el.role.eq_ignore_ascii_case(r))
+}
+
+fn is_text_entry(el: &ElementFacts) -> bool {
+    el.editable
+        || el.is_rich_text
+        || role_is(el, TEXT_ROLES)
+        || (el.role.is_empty() && !el.input_type.is_empty() && TEXT_INPUT_TYPES.contains(&el.input_type.as_str()))
+}
+
+fn is_checkbox(el: &ElementFacts) -> bool {
+    role_is(el, CHECKBOX_ROLES) || el.input_type.eq_ignore_ascii_case("checkbox")
+}
+
+fn in_search_ui(el: &ElementFacts) -> bool {
+    let c = compiled();
+    el.form_is_search
+        || el.role.eq_ignore_ascii_case("searchbox")
+        || el.context.iter().any(|l| any_in(&c.search_context, &normalize(l)).is_some())
+}
+
+/// Applies the keyword rules to one text (`what` = "name", "option"…).
+fn keyword_rules(what: &str, text: &str, el: Option<&ElementFacts>, hits: &mut Hits) -> bool {
+    let ws = normalize(text);
+    let c = compiled();
+    let mut any = false;
+    for hit in keyword_hits(&ws) {
+        any = true;
+        let base = format!("{what} matches \"{}\" ({})", hit.keyword, hit.rule.label);
+        let look_alike = LOOK_ALIKES.iter().zip(&c.look_alike_words).find(|(l, lw)| {
+            l.rule == hit.rule.id
+                && (lw.is_empty() || lw.iter().any(|p| p.in_words(&ws)))
+                && (!l.needs_search_context || el.is_some_and(in_search_ui))
+                && (!l.needs_search_form || el.is_some_and(|e| e.form_is_search))
+        });
+        match look_alike {
+            Some((l, _)) => hits.add(l.risk, format!("{base}, {}: {}", l.risk.as_str(), l.why)),
+            None => hits.add(hit.rule.risk, base),
+        }
+    }
+    any
+}
+
+/// Clicking, or Enter/Space on a control, or a submit that follows typing.
+fn activation_rules(el: &ElementFacts, hits: &mut Hits) {
+    let c = compiled();
+    if role_is(el, TITLE_ROLES) {
+        if !keyword_hits(&normalize(&el.name)).is_empty() {
+            hits.add(
+                RiskLevel::Low,
+                format!("\"{}\" is a {} title; clicking it sorts or toggles", short(&el.name), el.role),
+            );
+        }
+        return;
+    }
+    if el.is_submit_button {
+        if el.form_is_search {
+            hits.add(RiskLevel::Low, "submits a search form");
+        } else {
+            hits.add(RiskLevel::High, "submits a form");
+        }
+    }
+    let matched = keyword_rules("name", &el.name, Some(el), hits);
+    if is_checkbox(el) {
+        let ws = normalize(&el.name);
+        if el.consent_hint {
+            hits.add(RiskLevel::High, "consent checkbox (marked by the page)");
+        } else if let Some(t) = any_in(&c.terms, &ws) {
+            hits.add(RiskLevel::High, format!("consent checkbox: name mentions \"{t}\""));
+        }
+    }
+    // Context: a dialog or section about a high-risk act raises its buttons.
+    let name_ws = normalize(&el.name);
+    let dismiss = !name_ws.is_empty() && c.dismiss.contains(&name_ws);
+    if dismiss || matched {
+        return;
+    }
+    let confirms = name_ws.is_empty() || any_in(&c.affirmative, &name_ws).is_some_and(|_| name_ws.len() <= 4);
+    for label in &el.context {
+        if let Some(hit) = keyword_hits(&normalize(label)).into_iter().find(|h| h.rule.risk == RiskLevel::High) {
+            let base = format!("context \"{}\" matches \"{}\" ({})", short(label), hit.keyword, hit.rule.label);
+            if confirms {
+                hits.add(RiskLevel::High, format!("{base}; \"{}\" confirms it", short(&el.name)));
+            } else {
+                hits.add(RiskLevel::Medium, base);
+            }
+            break;
+        }
+    }
+    if el.name.trim().is_empty() && role_is(el, &["button", "link", "menuitem"]) && hits.0.is_empty() {
+        hits.add(RiskLevel::Medium, format!("{} has no accessible name", el.role));
+    }
+}
+
+/// Enter in a field: submits or sends unless it is a search or Shift+Enter.
+fn enter_rules(el: Option<&ElementFacts>, mods: Modifiers, hits: &mut Hits) {
+    let only_shift = mods.shift && !mods.ctrl && !mods.alt && !mods.meta;
+    match el {
+        Some(el) if is_text_entry(el) => {
+            if only_shift {
+                hits.add(RiskLevel::Low, "Shift+Enter inserts a line break");
+            } else if el.form_is_search || el.role.eq_ignore_ascii_case("searchbox") {
+                hits.add(RiskLevel::Low, "Enter in a search field");
+            } else if el.in_form {
+                hits.add(RiskLevel::High, "Enter in a form field may submit the form");
+            } else {
+                hits.add(RiskLevel::High, "Enter in a text box or rich-text editor may send");
+            }
+        }
+        Some(el) => {
+            activation_rules(el, hits);
+            let plain_control = is_checkbox(el) || role_is(el, &["button", "link"]);
+            if el.in_form && !el.is_submit_button && !plain_control && hits.0.is_empty() {
+                hits.add(RiskLevel::High, "Enter in a form may submit it");
+            }
+        }
+        None => hits.add(RiskLevel::Medium, "Enter with no focused element"),
+    }
+}
+
+fn key_rules(key: &str, mods: Modifiers, el: Option<&ElementFacts>, hits: &mut Hits) {
+    let k = key.to_ascii_lowercase();
+    let text = el.is_some_and(is_text_entry);
+    match k.as_str() {
+        "enter" | "return" => enter_rules(el, mods, hits),
+        " " | "space" | "spacebar" if !text => match el {
+            Some(el) => activation_rules(el, hits),
+            None => hits.add(RiskLevel::Medium, "Space with no focused element"),
+        },
+        "delete" | "backspace" | "del" if !text => {
+            hits.add(RiskLevel::High, "Delete outside a text field may delete the selected item");
+        }
+        k if NAV_KEYS.contains(&k) => {}
+        _ if text && !mods.ctrl && !mods.meta && !mods.alt => {}
+        _ if text => hits
+            .add(RiskLevel::Medium, format!("{} in a text field may trigger an editor command", combo_name(key, mods))),
+        _ => hits.add(
+            RiskLevel::Medium,
+            format!("{} outside a text field may trigger a site shortcut", combo_name(key, mods)),
+        ),
+    }
+}
+
+fn combo_name(key: &str, m: Modifiers) -> String {
+    let mut s = String::new();
+    for (on, name) in [(m.ctrl, "Ctrl+"), (m.alt, "Alt+"), (m.shift, "Shift+"), (m.meta, "Meta+")] {
+        if on {
+            s.push_str(name);
+        }
+    }
+    s.push_str(if key == " " { "Space" } else { key });
+    s
+}
+
+/// Splits a URL into its path words (per segment) and host labels other
+/// than the last two (the registrable domain is not a page kind).
+fn url_words(url: &str) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
+    let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
+    let end = rest.find(['?', '#']).unwrap_or(rest.len());
+    let rest = &rest[..end];
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let host = authority.rsplit('@').next().unwrap_or("");
+    let host = host.split(':').next().unwrap_or("");
+    let labels: Vec<&str> = host.split('.').collect();
+    let mut host_words: Vec<Vec<String>> = Vec::new();
+    if labels.len() > 2 {
+        host_words = labels[..labels.len() - 2].iter().map(|l| normalize(l)).collect();
+    }
+    // Known payment providers are matched on any label.
+    host_words.extend(labels.iter().filter(|l| ["paypal", "klarna"].contains(l)).map(|l| normalize(l)));
+    let path_words = path.split('/').filter(|s| !s.is_empty()).map(normalize).collect();
+    (path_words, host_words)
+}
+
+fn url_match(list: &[Phrase], segments: &[Vec<String>]) -> Option<&'static str> {
+    segments.iter().find_map(|ws| any_in(list, ws))
+}
+
+/// Classifies one action. `element` is the resolved target (`None` for
+/// page-level actions), `url` the page URL (for `Navigate`, the target),
+/// `sensitive` the target field's [`crate::sensitive::classify_field`].
+pub fn classify(
+    action: &ActionKind,
+    element: Option<&ElementFacts>,
+    url: &str,
+    sensitive: Option<SensitiveKind>,
+) -> Classification {
+    let c = compiled();
+    let mut hits = Hits(Vec::new());
+    let password_input = element.is_some_and(|e| e.input_type.eq_ignore_ascii_case("password"));
+    let sensitive = sensitive.or(password_input.then_some(SensitiveKind::Password));
+    let (path_segs, host_segs) = url_words(url);
+    let segs: Vec<Vec<String>> = path_segs.iter().chain(&host_segs).cloned().collect();
+
+    let state_changing = match action {
+        // Clicking a text field only focuses it; typing there is classified.
+        ActionKind::Click => match element {
+            Some(el) if is_text_entry(el) && !el.is_submit_button => false,
+            Some(el) => {
+                activation_rules(el, &mut hits);
+                true
+            }
+            None => true,
+        },
+        ActionKind::Type { submit } | ActionKind::FillForm { submit } => {
+            if let Some(kind) = sensitive {
+                hits.add(RiskLevel::High, format!("types into a sensitive field ({})", kind_name(kind)));
+            }
+            if *submit {
+                enter_rules(element, Modifiers::default(), &mut hits);
+            }
+            true
+        }
+        ActionKind::SelectOption { options } => {
+            for o in options {
+                keyword_rules("option", o, element, &mut hits);
+            }
+            true
+        }
+        ActionKind::PressKey { key, modifiers } => {
+            key_rules(key, *modifiers, element, &mut hits);
+            if let Some(kind) = sensitive
+                && !NAV_KEYS.contains(&key.to_ascii_lowercase().as_str())
+            {
+                hits.add(RiskLevel::High, format!("key press in a sensitive field ({})", kind_name(kind)));
+            }
+            let k = key.to_ascii_lowercase();
+            !(NAV_KEYS.contains(&k.as_str()) && !modifiers.any())
+        }
+        ActionKind::Upload => {
+            hits.add(RiskLevel::Medium, "uploads a file");
+            true
+        }
+        ActionKind::Navigate => {
+            if let Some(w) = path_segs.iter().find_map(|ws| any_in(&c.action_paths, ws)) {
+                hits.add(RiskLevel::High, format!("URL path \"{w}\" may act when loaded"));
+            }
+            false
+        }
+        ActionKind::CloseTab { opened_by_agent } => {
+            if !opened_by_agent {
+                hits.add(RiskLevel::High, "closes a tab the agent did not open");
+            }
+            false
+        }
+        ActionKind::Scroll
+        | ActionKind::Hover
+        | ActionKind::WaitFor
+        | ActionKind::Screenshot
+        | ActionKind::Snapshot => false,
+    };
+
+    if state_changing {
+        if let Some(p) = url_match(&c.payment_paths, &segs) {
+            hits.add(RiskLevel::High, format!("payment page (\"{p}\" in URL)"));
+        }
+        if let Some(p) = url_match(&c.account_paths, &segs) {
+            hits.add(RiskLevel::High, format!("account/security page (\"{p}\" in URL)"));
+        }
+    }
+    hits.finish()
+}
+
+fn kind_name(k: SensitiveKind) -> &'static str {
+    match k {
+        SensitiveKind::Password => "password",
+        SensitiveKind::OneTimeCode => "one-time code",
+        SensitiveKind::Pin => "PIN",
+        SensitiveKind::Token => "token",
+        SensitiveKind::Card => "card",
+        SensitiveKind::Bank => "bank",
+        SensitiveKind::NationalId => "national id",
+    }
+}
