@@ -17,7 +17,11 @@ use shared::protocol::{CommandResult, Outcome};
 use shared::snapshot::{SnapshotRequest, TextRequest};
 use wasm_bindgen::prelude::*;
 
+mod challenge;
+mod dom;
+mod name;
 mod refs;
+mod roles;
 mod snapshot;
 mod text;
 
@@ -44,7 +48,10 @@ enum ContentRequest {
 pub fn handle_message(msg: JsValue) -> Promise {
     let outcome = match parse(&msg) {
         Ok(ContentRequest::Snapshot { request }) => match snapshot::take(&request) {
-            Ok(snapshot) => Outcome::Ok(CommandResult::Snapshot { snapshot }),
+            Ok(mut snapshot) => {
+                snapshot.challenge = challenge::detect();
+                Outcome::Ok(CommandResult::Snapshot { snapshot })
+            }
             Err(e) => Outcome::Err(e),
         },
         Ok(ContentRequest::ExtractText { request }) => match text::extract(&request) {

@@ -6,7 +6,9 @@
 //! see `tests::extension_dir` and `tests::chaperone_bin`.
 
 mod bad_input;
+mod challenges;
 mod csp;
+mod injection;
 mod navigation;
 mod popup;
 mod stdio;

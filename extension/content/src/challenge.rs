@@ -1,0 +1,290 @@
+//! Challenge detection, DOM side (DESIGN §4): gathers
+//! [`PageSignals`] from the live page and hands them to the pure
+//! [`shared::challenge::detect`].
+//!
+//! Cheap by construction: a handful of targeted `querySelectorAll` calls,
+//! each read only up to [`MAX_SIGNAL_ITEMS`] visible matches, and a text
+//! walk that stops after [`MAX_SIGNAL_TEXT_CHARS`] characters of visible
+//! text. The main frame and same-origin iframes (two levels deep) are
+//! looked at; cross-origin frames count only through their `src`. Open
+//! shadow roots are not entered (their hosts' widget classes still count).
+
+use js_sys::{Function, Reflect};
+use shared::challenge::{
+    Challenge, InputSignal, MAX_SIGNAL_ITEMS, MAX_SIGNAL_TEXT_CHARS, PageSignals, detect as decide,
+};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use web_sys::{Document, Element, HtmlInputElement};
+
+/// Most characters kept of one heading, button or link name.
+const MAX_ITEM_CHARS: usize = 100;
+/// Most text nodes looked at while gathering visible text.
+const MAX_TEXT_NODES: usize = 4_000;
+/// Same-origin iframes looked into (in total) and how deep.
+const MAX_FRAMES: usize = 8;
+const MAX_FRAME_DEPTH: u32 = 2;
+
+const WIDGET_SELECTOR: &str = ".g-recaptcha, .h-captcha, .cf-turnstile, [data-sitekey], #FunCaptcha, \
+     [id*=funcaptcha i], [class*=funcaptcha i], [id*=arkose i], [class*=arkose i]";
+const INPUT_SELECTOR: &str = "input:not([type=hidden i]):not([type=submit i]):not([type=button i])\
+     :not([type=image i]):not([type=reset i])";
+const BUTTON_SELECTOR: &str = "button, [role=button], input[type=submit i], input[type=button i]";
+
+/// The challenge on the current page, if any.
+pub fn detect() -> Option<Challenge> {
+    let signals = gather()?;
+    decide(&signals)
+}
+
+/// Reads the signals of the current page.
+pub fn gather() -> Option<PageSignals> {
+    let window = web_sys::window()?;
+    let document = window.document()?;
+    let mut s = PageSignals {
+        url: window.location().href().unwrap_or_default(),
+        title: document.title(),
+        ..PageSignals::default()
+    };
+    let mut frames = 0;
+    gather_document(&document, &mut s, 0, &mut frames);
+    Some(s)
+}
+
+fn gather_document(doc: &Document, s: &mut PageSignals, depth: u32, frames: &mut usize) {
+    let Some(root) = doc.document_element() else { return };
+    each_visible(&root, "h1, h2, h3, h4, h5, h6, [role=heading]", false, |el| push_name(&mut s.headings, name_of(el)));
+    each_visible(&root, BUTTON_SELECTOR, false, |el| push_name(&mut s.buttons, name_of(el)));
+    each_visible(&root, "a[href]", false, |el| push_name(&mut s.links, name_of(el)));
+    each_visible(&root, WIDGET_SELECTOR, true, |el| {
+        if let Some(w) = widget_token(el)
+            && !s.widgets.iter().any(|x| x == w)
+        {
+            s.widgets.push(w.to_string());
+        }
+        s.widgets.len() < MAX_SIGNAL_ITEMS
+    });
+    each_visible(&root, INPUT_SELECTOR, true, |el| {
+        if let Some(i) = input_signal(el) {
+            s.inputs.push(i);
+        }
+        s.inputs.len() < MAX_SIGNAL_ITEMS
+    });
+    if let Ok(list) = root.query_selector_all("script[src]") {
+        for i in 0..list.length() {
+            if s.scripts.len() >= MAX_SIGNAL_ITEMS {
+                break;
+            }
+            if let Some(src) = list.item(i).and_then(|n| prop_string(&n, "src")) {
+                s.scripts.push(src);
+            }
+        }
+    }
+    s.forms += root.query_selector_all("form").map(|l| l.length() as usize).unwrap_or(0);
+    if s.text.chars().count() < MAX_SIGNAL_TEXT_CHARS
+        && let Some(body) = doc.body()
+    {
+        visible_text(doc, &body, &mut s.text);
+    }
+    let mut inner = Vec::new();
+    each_visible(&root, "iframe, frame", false, |el| {
+        if let Some(src) = prop_string(el, "src").filter(|s| !s.is_empty()) {
+            s.iframes.push(src);
+        }
+        if depth < MAX_FRAME_DEPTH
+            && inner.len() + *frames < MAX_FRAMES
+            && let Ok(d) = Reflect::get(el, &JsValue::from_str("contentDocument"))
+            && let Ok(d) = d.dyn_into::<Document>()
+        {
+            inner.push(d);
+        }
+        s.iframes.len() < MAX_SIGNAL_ITEMS
+    });
+    *frames += inner.len();
+    for d in inner {
+        gather_document(&d, s, depth + 1, frames);
+    }
+}
+
+/// Calls `f` on the visible matches of `selector` until it returns false
+/// or [`MAX_SIGNAL_ITEMS`] were seen. `allow_empty` keeps zero-size
+/// elements (custom-styled checkboxes, widget containers) that CSS does
+/// not hide.
+fn each_visible(root: &Element, selector: &str, allow_empty: bool, mut f: impl FnMut(&Element) -> bool) {
+    let Ok(list) = root.query_selector_all(selector) else { return };
+    let mut seen = 0;
+    for i in 0..list.length() {
+        let Some(el) = list.item(i).and_then(|n| n.dyn_into::<Element>().ok()) else { continue };
+        if !is_visible(&el, allow_empty) {
+            continue;
+        }
+        seen += 1;
+        if !f(&el) || seen >= MAX_SIGNAL_ITEMS {
+            break;
+        }
+    }
+}
+
+fn push_name(list: &mut Vec<String>, name: String) -> bool {
+    if !name.is_empty() {
+        list.push(name);
+    }
+    list.len() < MAX_SIGNAL_ITEMS
+}
+
+/// Visible per CSS (`checkVisibility`: no `display:none`, `visibility:
+/// hidden` or `content-visibility` hiding up the tree), not inside an
+/// `aria-hidden`/`inert` subtree, and with a box unless `allow_empty`.
+fn is_visible(el: &Element, allow_empty: bool) -> bool {
+    if let Ok(f) = Reflect::get(el, &JsValue::from_str("checkVisibility"))
+        && let Ok(f) = f.dyn_into::<Function>()
+    {
+        let opts = js_sys::Object::new();
+        let _ = Reflect::set(&opts, &JsValue::from_str("visibilityProperty"), &JsValue::TRUE);
+        let _ = Reflect::set(&opts, &JsValue::from_str("checkVisibilityCSS"), &JsValue::TRUE);
+        if f.call1(el, &opts).ok().and_then(|v| v.as_bool()) == Some(false) {
+            return false;
+        }
+    }
+    if el.closest("[aria-hidden=true i], [inert]").ok().flatten().is_some() {
+        return false;
+    }
+    if allow_empty {
+        return true;
+    }
+    let r = el.get_bounding_client_rect();
+    r.width() > 0.0 && r.height() > 0.0
+}
+
+fn attr(el: &Element, name: &str) -> String {
+    el.get_attribute(name).unwrap_or_default()
+}
+
+fn prop_string(v: &JsValue, name: &str) -> Option<String> {
+    Reflect::get(v, &JsValue::from_str(name)).ok().and_then(|v| v.as_string())
+}
+
+/// A short name: `aria-label`, else the text, else `value`/`title`.
+fn name_of(el: &Element) -> String {
+    let mut name = attr(el, "aria-label");
+    if name.trim().is_empty() {
+        name = el.text_content().unwrap_or_default();
+    }
+    if name.trim().is_empty() {
+        name = el.get_attribute("value").or_else(|| el.get_attribute("title")).unwrap_or_default();
+    }
+    short(&name)
+}
+
+/// Whitespace collapsed and cut to [`MAX_ITEM_CHARS`].
+fn short(s: &str) -> String {
+    let mut out = String::new();
+    for w in s.split_whitespace() {
+        if out.len() >= MAX_ITEM_CHARS * 4 {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    shared::limits::truncate_chars(&mut out, MAX_ITEM_CHARS);
+    out
+}
+
+fn widget_token(el: &Element) -> Option<&'static str> {
+    // Invisible widgets (bound to a button, score-based) are no challenge.
+    if attr(el, "data-size").eq_ignore_ascii_case("invisible") {
+        return None;
+    }
+    let class = el.class_name().to_ascii_lowercase();
+    let id = el.id().to_ascii_lowercase();
+    let has_class = |c: &str| class.split_ascii_whitespace().any(|t| t == c);
+    if has_class("g-recaptcha") {
+        Some("g-recaptcha")
+    } else if has_class("h-captcha") {
+        Some("h-captcha")
+    } else if has_class("cf-turnstile") {
+        Some("cf-turnstile")
+    } else if id.contains("funcaptcha") || class.contains("funcaptcha") {
+        Some("funcaptcha")
+    } else if id.contains("arkose") || class.contains("arkose") {
+        Some("arkose")
+    } else if el.has_attribute("data-sitekey") {
+        Some("data-sitekey")
+    } else {
+        None
+    }
+}
+
+fn input_signal(el: &Element) -> Option<InputSignal> {
+    let input = el.dyn_ref::<HtmlInputElement>()?;
+    let mut label = String::new();
+    if let Some(labels) = input.labels() {
+        for i in 0..labels.length().min(2) {
+            if let Some(l) = labels.item(i) {
+                label.push_str(&l.text_content().unwrap_or_default());
+                label.push(' ');
+            }
+        }
+    }
+    if label.trim().is_empty() {
+        label = attr(el, "aria-label");
+    }
+    Some(InputSignal {
+        input_type: input.type_().to_ascii_lowercase(),
+        autocomplete: attr(el, "autocomplete"),
+        name: short(&attr(el, "name")),
+        id: short(&el.id()),
+        label: short(&label),
+        placeholder: short(&attr(el, "placeholder")),
+        maxlength: el.get_attribute("maxlength").and_then(|m| m.trim().parse().ok()),
+        inputmode: attr(el, "inputmode"),
+    })
+}
+
+/// Appends visible text of `body` to `out` until it holds
+/// [`MAX_SIGNAL_TEXT_CHARS`] characters: a `TreeWalker` over text nodes,
+/// each kept when its parent element is visible.
+fn visible_text(doc: &Document, body: &Element, out: &mut String) {
+    const SHOW_TEXT: u32 = 4;
+    let Ok(create) = Reflect::get(doc, &JsValue::from_str("createTreeWalker")) else { return };
+    let Ok(create) = create.dyn_into::<Function>() else { return };
+    let Ok(walker) = create.call2(doc, body, &JsValue::from(SHOW_TEXT)) else { return };
+    let Ok(next) = Reflect::get(&walker, &JsValue::from_str("nextNode")).and_then(|f| f.dyn_into::<Function>()) else {
+        return;
+    };
+    let mut count = out.chars().count();
+    let mut last_parent: Option<Element> = None;
+    let mut last_visible = false;
+    for _ in 0..MAX_TEXT_NODES {
+        let Ok(node) = next.call0(&walker) else { break };
+        let Ok(node) = node.dyn_into::<web_sys::Node>() else { break };
+        let text = node.text_content().unwrap_or_default();
+        if text.trim().is_empty() {
+            continue;
+        }
+        let Some(parent) = node.parent_element() else { continue };
+        if last_parent.as_ref() != Some(&parent) {
+            let tag = parent.local_name();
+            last_visible = !matches!(tag.as_str(), "script" | "style" | "noscript" | "template" | "title")
+                && is_visible(&parent, false);
+            last_parent = Some(parent);
+        }
+        if !last_visible {
+            continue;
+        }
+        for w in text.split_whitespace() {
+            if count >= MAX_SIGNAL_TEXT_CHARS {
+                return;
+            }
+            if !out.is_empty() {
+                out.push(' ');
+                count += 1;
+            }
+            out.push_str(w);
+            count += w.chars().count();
+        }
+    }
+    shared::limits::truncate_chars(out, MAX_SIGNAL_TEXT_CHARS);
+}
