@@ -109,7 +109,7 @@ pub fn now_rfc3339() -> String {
     rfc3339(secs)
 }
 
-fn rfc3339(secs: u64) -> String {
+pub fn rfc3339(secs: u64) -> String {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
     // Civil-from-days (Howard Hinnant's algorithm).

@@ -8,6 +8,7 @@
 //! - [`launcher`]: finding and starting Chromium on an owned profile.
 //! - [`proxy`]: `chaperone mcp`, a stdio MCP server forwarding to the daemon.
 
+pub mod audit;
 pub mod cli;
 pub mod config;
 pub mod daemon;

@@ -1,0 +1,64 @@
+//! Audit rows as `chaperone audit --json` exports them (DESIGN §5).
+//! Every text field is masked/redacted before it is stored.
+
+use serde::{Deserialize, Serialize};
+
+/// Who decided whether an action could run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecidedBy {
+    Policy,
+    Human,
+    Yolo,
+    Timeout,
+    Stop,
+}
+
+impl DecidedBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecidedBy::Policy => "policy",
+            DecidedBy::Human => "human",
+            DecidedBy::Yolo => "yolo",
+            DecidedBy::Timeout => "timeout",
+            DecidedBy::Stop => "stop",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "policy" => DecidedBy::Policy,
+            "human" => DecidedBy::Human,
+            "yolo" => DecidedBy::Yolo,
+            "timeout" => DecidedBy::Timeout,
+            "stop" => DecidedBy::Stop,
+            _ => return None,
+        })
+    }
+}
+
+/// One audit row: an action, or a decision about one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditEntry {
+    pub id: i64,
+    /// RFC 3339 UTC.
+    pub time: String,
+    /// MCP session (or `cli`).
+    pub session: String,
+    pub tab: Option<i64>,
+    /// Tool name, e.g. `browser_click`.
+    pub tool: String,
+    /// Masked summary of the action (never a typed value of a sensitive
+    /// field, never a secret).
+    pub summary: String,
+    /// Page URL without query string or fragment.
+    pub url: Option<String>,
+    pub risk: Option<String>,
+    pub reasons: Vec<String>,
+    /// `allow | confirm | deny`, then the outcome of a confirmation.
+    pub decision: Option<String>,
+    pub decided_by: Option<DecidedBy>,
+    /// `ok`, an error code, or the effect (`navigated`, `value_changed`…).
+    pub outcome: Option<String>,
+}
