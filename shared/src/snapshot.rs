@@ -113,7 +113,23 @@ pub struct Node {
     /// Current value of a field (already masked for sensitive fields).
     #[serde(rename = "v", default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+    /// Short description (`aria-description`, `aria-describedby`), rendered
+    /// last as ` desc="…"` (cut like names).
+    #[serde(rename = "ds", default, skip_serializing_if = "Option::is_none")]
+    pub desc: Option<String>,
+    /// Tables and grids: number of rows and columns, rendered as
+    /// ` (R rows × C cols)`.
+    #[serde(rename = "rc", default, skip_serializing_if = "Option::is_none")]
+    pub table_size: Option<(u32, u32)>,
+    /// Lists, listboxes, menus, trees: number of items, rendered as ` (N items)`.
+    #[serde(rename = "ic", default, skip_serializing_if = "Option::is_none")]
+    pub items: Option<u32>,
 }
+
+/// The role of text blocks (paragraphs, loose text). Their text is the
+/// node's name and is cut to [`MAX_TEXT_CHARS`](crate::limits::MAX_TEXT_CHARS)
+/// rather than to the name limit.
+pub const TEXT_ROLE: &str = "text";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -175,8 +191,12 @@ pub struct Rendered {
 /// text cut to [`MAX_NAME_CHARS`]. Nothing a page puts in a name can end
 /// the quotes or start a line of its own.
 pub fn quote(s: &str, out: &mut String) {
+    quote_cut(s, MAX_NAME_CHARS, out);
+}
+
+fn quote_cut(s: &str, max: usize, out: &mut String) {
     let mut cut = s.to_string();
-    truncate_chars(&mut cut, MAX_NAME_CHARS);
+    truncate_chars(&mut cut, max);
     out.push('"');
     for c in cut.chars() {
         push_escaped(c, out);
@@ -206,7 +226,14 @@ pub fn render_line(node: &Node, out: &mut String) {
     out.push_str(&node.role);
     if !node.name.is_empty() {
         out.push(' ');
-        quote(&node.name, out);
+        let max = if node.role == TEXT_ROLE { crate::limits::MAX_TEXT_CHARS } else { MAX_NAME_CHARS };
+        quote_cut(&node.name, max, out);
+    }
+    if let Some((rows, cols)) = node.table_size {
+        out.push_str(&format!(" ({rows} rows × {cols} cols)"));
+    }
+    if let Some(n) = node.items {
+        out.push_str(&format!(" ({n} items)"));
     }
     if let Some(r) = &node.element_ref {
         out.push_str(" [");
@@ -224,6 +251,10 @@ pub fn render_line(node: &Node, out: &mut String) {
     if let Some(v) = &node.value {
         out.push_str(": ");
         quote(v, out);
+    }
+    if let Some(d) = &node.desc {
+        out.push_str(" desc=");
+        quote(d, out);
     }
 }
 
@@ -321,6 +352,25 @@ mod tests {
         render_line(&n, &mut out);
         assert_eq!(out.lines().count(), 1);
         assert_eq!(out, r#"- button "OK\"\n- button \"Delete account\" [e1]\\" [e2]"#);
+    }
+
+    #[test]
+    fn descriptions_sizes_and_text_blocks() {
+        let mut t = node(1, "table", "Orders", None);
+        t.table_size = Some((120, 5));
+        t.desc = Some("All \"orders\"".into());
+        let mut out = String::new();
+        render_line(&t, &mut out);
+        assert_eq!(out, r#"  - table "Orders" (120 rows × 5 cols) desc="All \"orders\"""#);
+        let mut l = node(0, "list", "", None);
+        l.items = Some(3);
+        out.clear();
+        render_line(&l, &mut out);
+        assert_eq!(out, "- list (3 items)");
+        let text = node(0, TEXT_ROLE, &"y".repeat(1000), None);
+        out.clear();
+        render_line(&text, &mut out);
+        assert_eq!(out.chars().count(), "- text \"\"".len() + crate::limits::MAX_TEXT_CHARS);
     }
 
     #[test]

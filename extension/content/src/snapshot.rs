@@ -1,96 +1,70 @@
-//! The DOM walk behind a snapshot (DESIGN §4): visible elements in document
-//! order (open shadow roots via their slots, same-origin iframes), with
-//! role, accessible name, ref, level, states and masked value.
+//! The DOM walk behind a snapshot (DESIGN §4).
+//!
+//! Visible elements in flat-tree order (open shadow roots through their
+//! slots, same-origin iframes in place, cross-origin iframes as one
+//! `iframe` line), with role, accessible name, ref, level, states, masked
+//! value and short description. Open dialogs come first; when one is modal
+//! the rest of the page is inert and left out, as in Chromium's tree.
+//!
+//! Only "listed" roles (see [`roles::is_listed`]) become lines. Generic
+//! containers fold away; loose text becomes `text` blocks (≤300 chars);
+//! text that already names a listed element (button, link, heading, cell,
+//! label of a control, legend, caption) is not repeated. Tables carry
+//! their size, lists their item count; a list item holding one line is
+//! folded into that line.
+//!
+//! Cost: one `checkVisibility()` per element; computed style only for
+//! elements it rejects; pseudo-element styles only for elements that a
+//! `::before`/`::after` rule in the page's sheets can match.
 
-use js_sys::{Array, Function, Object, Reflect};
 use shared::error::{ErrorCode, WireError};
 use shared::limits::{MAX_NAME_CHARS, MAX_TEXT_CHARS, truncate_chars};
-use shared::snapshot::{Node, PageSnapshot, SnapshotRequest, State};
+use shared::sensitive::{FieldFacts, MASK, classify_field, classify_name};
+use shared::snapshot::{Node, PageSnapshot, SnapshotRequest, State, TEXT_ROLE};
 use wasm_bindgen::JsCast;
-use wasm_bindgen::prelude::*;
 use web_sys::{Document, Element, HtmlIFrameElement, HtmlInputElement, HtmlSelectElement, HtmlTextAreaElement, Window};
 
-use shared::sensitive::{FieldFacts, MASK, classify_field, classify_name};
-
+use crate::dom::{self, Vis, attr, attr_is, attr_nonempty, has};
+use crate::name::{self, NameEnv, Pseudo};
 use crate::refs;
+use crate::roles;
 
 /// More nodes than this are not collected (the frame limit is 12 MiB).
-const MAX_NODES: usize = 50_000;
+const MAX_NODES: usize = 150_000;
 /// Deeper nesting than this is not walked.
 const MAX_DEPTH: u32 = 512;
-/// Text gathered for a name stops growing here (it is cut to 120 later).
-const NAME_SCAN_CHARS: usize = 600;
-
-/// Roles that get a ref: things a person can act on.
-const INTERACTIVE: &[&str] = &[
-    "link",
-    "button",
-    "textbox",
-    "searchbox",
-    "checkbox",
-    "radio",
-    "combobox",
-    "listbox",
-    "option",
-    "menuitem",
-    "menuitemcheckbox",
-    "menuitemradio",
-    "tab",
-    "switch",
-    "slider",
-    "spinbutton",
-    "treeitem",
-];
-
-/// Roles whose accessible name may come from their content.
-const NAME_FROM_CONTENT: &[&str] = &[
-    "link",
-    "button",
-    "heading",
-    "checkbox",
-    "radio",
-    "option",
-    "menuitem",
-    "menuitemcheckbox",
-    "menuitemradio",
-    "tab",
-    "switch",
-    "treeitem",
-    "cell",
-    "gridcell",
-    "columnheader",
-    "rowheader",
-    "row",
-    "tooltip",
-    "label",
-    "legend",
-    "caption",
-];
+/// Loose text gathered for one block stops growing here.
+const TEXT_SCAN: usize = 1_200;
+/// Content that makes a table cell a container rather than a text cell.
+const RICH: &str = "a[href],button,input,select,textarea,img,svg,iframe,h1,h2,h3,h4,h5,h6,ul,ol,table,details,[role],[tabindex],[contenteditable]";
 
 pub fn take(req: &SnapshotRequest) -> Result<PageSnapshot, WireError> {
     let window = web_sys::window().ok_or_else(|| internal("no window"))?;
     let document = window.document().ok_or_else(|| internal("no document"))?;
-    let mut w = Walker {
-        nodes: Vec::new(),
-        interactive_only: req.interactive_only,
-        focused: deep_active_element(&document),
-        window: window.clone(),
-    };
+    let pseudo = Pseudo::scan(&document);
+    let mut w = Walker::new(&window, &document, &pseudo, req.interactive_only);
     match &req.scope {
         Some(r) => {
             let el = refs::lookup(r)
                 .ok_or_else(|| WireError::new(ErrorCode::StaleRef, format!("ref {r} is not on the page any more")))?;
             if let Some(win) = el.owner_document().and_then(|d| d.default_view()) {
-                w.window = win;
+                w.set_window(win);
             }
             w.visit(&el, 0, 0);
         }
         None => {
-            if let Some(root) = document.document_element() {
+            let (dialogs, modal) = open_dialogs(&document, &w.vis);
+            for d in &dialogs {
+                w.visit(d, 0, 0);
+                w.flush_text();
+            }
+            if !modal && let Some(root) = document.document_element() {
+                w.skip = dialogs;
                 w.visit(&root, 0, 0);
             }
         }
     }
+    w.flush_text();
     let url = window.location().href().unwrap_or_default();
     let mut title = document.title();
     truncate_chars(&mut title, MAX_TEXT_CHARS);
@@ -101,176 +75,379 @@ fn internal(msg: &str) -> WireError {
     WireError::new(ErrorCode::Internal, msg)
 }
 
-struct Walker {
+/// Visible open dialogs of the top document, outermost only, and whether
+/// one of them is modal (`showModal()` or `aria-modal="true"`).
+fn open_dialogs(doc: &Document, vis: &dom::Visibility) -> (Vec<Element>, bool) {
+    let mut out: Vec<Element> = Vec::new();
+    let mut modal = false;
+    let Ok(list) = doc.query_selector_all("dialog[open],[role=dialog],[role=alertdialog],[aria-modal=true]") else {
+        return (out, false);
+    };
+    for i in 0..list.length() {
+        let Some(el) = list.item(i).and_then(|n| n.dyn_into::<Element>().ok()) else { continue };
+        if !vis.check(&el) || el.closest("[aria-hidden=true],[inert]").ok().flatten().is_some() {
+            continue;
+        }
+        if out.iter().any(|o| o.contains(Some(&el))) {
+            continue;
+        }
+        modal |= el.matches(":modal").unwrap_or(false) || attr_is(&el, "aria-modal", "true");
+        out.push(el);
+    }
+    (out, modal)
+}
+
+struct Walker<'a> {
     nodes: Vec<Node>,
     interactive_only: bool,
     focused: Option<Element>,
+    vis: dom::Visibility,
+    env: NameEnv<'a>,
     /// Window of the document being walked (changes inside iframes).
-    window: Window,
+    win: Window,
+    view_w: f64,
+    view_h: f64,
+    /// Dialogs already listed first.
+    skip: Vec<Element>,
+    /// > 0 inside an element whose text is its name (button, heading…).
+    consuming: u32,
+    /// > 0 inside a listed element already marked offscreen.
+    offscreen: u32,
+    text: String,
+    text_depth: u16,
 }
 
-impl Walker {
-    /// Visits `el` and its subtree; `depth` is the number of emitted
+impl<'a> Walker<'a> {
+    fn new(win: &Window, doc: &Document, pseudo: &'a Pseudo, interactive_only: bool) -> Self {
+        let mut w = Walker {
+            nodes: Vec::new(),
+            interactive_only,
+            focused: deep_active_element(doc),
+            vis: dom::Visibility::new(),
+            env: NameEnv { pseudo },
+            win: win.clone(),
+            view_w: 0.0,
+            view_h: 0.0,
+            skip: Vec::new(),
+            consuming: 0,
+            offscreen: 0,
+            text: String::new(),
+            text_depth: 0,
+        };
+        w.set_window(win.clone());
+        w
+    }
+
+    fn set_window(&mut self, win: Window) {
+        self.view_w = win.inner_width().ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
+        self.view_h = win.inner_height().ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
+        self.win = win;
+    }
+
+    fn full(&self) -> bool {
+        self.nodes.len() >= MAX_NODES
+    }
+
+    fn push_text(&mut self, t: &str, depth: u16) {
+        if self.text.len() > TEXT_SCAN {
+            return;
+        }
+        if self.text.trim().is_empty() {
+            self.text_depth = depth;
+        }
+        self.text.push_str(t);
+    }
+
+    fn flush_text(&mut self) {
+        if self.text.is_empty() {
+            return;
+        }
+        let mut t = dom::collapse(&self.text, TEXT_SCAN);
+        self.text.clear();
+        if t.is_empty() || self.interactive_only || self.full() {
+            return;
+        }
+        truncate_chars(&mut t, MAX_TEXT_CHARS);
+        self.nodes.push(Node { depth: self.text_depth, role: TEXT_ROLE.into(), name: t, ..Node::default() });
+    }
+
+    /// Visits `el` and its subtree; `depth` is the number of listed
     /// ancestors, `nesting` the DOM depth (bounded).
     fn visit(&mut self, el: &Element, depth: u16, nesting: u32) {
-        if self.nodes.len() >= MAX_NODES || nesting > MAX_DEPTH {
+        if self.full() || nesting > MAX_DEPTH {
             return;
         }
         let tag = el.local_name();
-        if matches!(tag.as_str(), "script" | "style" | "template" | "noscript" | "head" | "option" | "datalist") {
+        if matches!(
+            tag.as_str(),
+            "script" | "style" | "template" | "noscript" | "head" | "datalist" | "title" | "meta" | "link"
+        ) {
             return;
         }
-        if hidden_by_attribute(el) {
+        if dom::hidden_by_attribute(el) {
             return;
         }
-        let style = self.window.get_computed_style(el).ok().flatten();
-        let display = style.as_ref().and_then(|s| s.get_property_value("display").ok()).unwrap_or_default();
-        if display == "none" {
+        if !self.skip.is_empty() && self.skip.iter().any(|d| d == el) {
             return;
         }
-        let visibility = style.as_ref().and_then(|s| s.get_property_value("visibility").ok()).unwrap_or_default();
-        let visible = visibility != "hidden" && visibility != "collapse" && (display == "contents" || has_size(el));
-
-        let mut child_depth = depth;
-        let mut descend = true;
-        if visible && let Some(role) = role_of(el, &tag) {
-            let interactive = INTERACTIVE.contains(&role.as_str());
-            let is_heading = role == "heading";
-            if !self.interactive_only || interactive || is_heading {
-                let node = self.describe(el, &tag, role, interactive, depth);
-                self.nodes.push(node);
-                child_depth = depth.saturating_add(1);
+        let vis = match tag.as_str() {
+            // No boxes of their own, shown through their select or image map.
+            "option" | "optgroup" | "area" | "map" => {
+                if has(el, "hidden") {
+                    Vis::Gone
+                } else {
+                    Vis::Shown
+                }
             }
-            // Form fields show their content as a value, not as children.
-            descend = !matches!(tag.as_str(), "select" | "textarea" | "input");
-        }
-        if !descend {
+            _ => self.vis.of(el, &self.win),
+        };
+        if vis == Vis::Gone {
             return;
+        }
+        let shown = vis != Vis::Invisible;
+        let block = dom::is_block_tag(&tag);
+        if block {
+            self.flush_text();
         }
 
-        if tag == "iframe" || tag == "frame" {
-            self.visit_frame(el, child_depth, nesting);
-            return;
+        let role = roles::role_of(el, &tag).unwrap_or("generic");
+        let mut listed = shown && self.listed(el, &tag, role);
+        let mut consume = false;
+        let mut idx = None;
+        let mut child_depth = depth;
+        let mut marked_offscreen = false;
+        if listed {
+            match self.describe(el, &tag, role, depth, vis) {
+                Some(node) => {
+                    self.flush_text();
+                    marked_offscreen = node.states.contains(&State::Offscreen);
+                    idx = Some(self.nodes.len());
+                    self.nodes.push(node);
+                    child_depth = depth.saturating_add(1);
+                    consume = roles::name_from_content(role) && role != "row";
+                }
+                None => {
+                    // Zero-size and clipped: hidden.
+                    if vis == Vis::Shown && self.clipped_away(el) {
+                        return;
+                    }
+                    listed = false;
+                }
+            }
         }
-        if tag == "slot" {
-            let assigned = assigned_elements(el);
-            if assigned.length() > 0 {
-                for child in assigned.iter() {
-                    if let Ok(child) = child.dyn_into::<Element>() {
-                        self.visit(&child, child_depth, nesting + 1);
+        if shown && !consume && self.consumes_label_text(el, &tag) {
+            consume = true;
+        }
+
+        // Fields show their content as a value, images have none.
+        let descend = match tag.as_str() {
+            "select" => role == "listbox",
+            "textarea" | "input" | "img" => false,
+            _ => true,
+        };
+        if descend {
+            if tag == "iframe" || tag == "frame" {
+                self.visit_frame(el, child_depth, nesting);
+            } else {
+                if consume {
+                    self.consuming += 1;
+                }
+                if marked_offscreen {
+                    self.offscreen += 1;
+                }
+                let collect = shown && self.consuming == 0;
+                for child in dom::flat_children(el) {
+                    match child.node_type() {
+                        web_sys::Node::ELEMENT_NODE => {
+                            let c: Element = child.unchecked_into();
+                            self.visit(&c, child_depth, nesting + 1);
+                        }
+                        web_sys::Node::TEXT_NODE if collect => {
+                            if let Some(t) = child.node_value() {
+                                self.push_text(&t, child_depth);
+                            }
+                        }
+                        _ => {}
                     }
                 }
-                return;
+                if consume {
+                    self.consuming -= 1;
+                }
+                if marked_offscreen {
+                    self.offscreen -= 1;
+                }
             }
         }
-        if let Some(shadow) = el.shadow_root() {
-            // Light-DOM children are reached through the shadow tree's slots.
-            let mut child = shadow.first_element_child();
-            while let Some(c) = child {
-                self.visit(&c, child_depth, nesting + 1);
-                child = c.next_element_sibling();
-            }
+        if block || listed {
+            self.flush_text();
+        }
+        if let Some(i) = idx {
+            self.fold(i, role);
+        }
+    }
+
+    /// Removes a list item that holds exactly one line (moving that line
+    /// up), or nothing at all.
+    fn fold(&mut self, i: usize, role: &str) {
+        if role != "listitem" || !self.nodes[i].name.is_empty() || self.nodes[i].element_ref.is_some() {
             return;
         }
-        let mut child = el.first_element_child();
-        while let Some(c) = child {
-            self.visit(&c, child_depth, nesting + 1);
-            child = c.next_element_sibling();
+        let children = self.nodes.len() - i - 1;
+        if children == 0 {
+            self.nodes.pop();
+        } else if children == 1 {
+            let states = std::mem::take(&mut self.nodes[i].states);
+            self.nodes.remove(i);
+            let child = &mut self.nodes[i];
+            child.depth = child.depth.saturating_sub(1);
+            if states.contains(&State::Offscreen) && !child.states.contains(&State::Offscreen) {
+                child.states.push(State::Offscreen);
+            }
         }
     }
 
-    /// Same-origin iframes are walked in place; others are skipped.
+    /// Whether an element with this role becomes a line.
+    fn listed(&self, el: &Element, tag: &str, role: &str) -> bool {
+        if !roles::is_listed(role) {
+            return false;
+        }
+        let interactive = roles::is_interactive(role);
+        if self.interactive_only && !(interactive || matches!(role, "heading" | "dialog" | "alertdialog")) {
+            return false;
+        }
+        // Inside a button, link or heading only controls get lines.
+        if self.consuming > 0 && !interactive {
+            return false;
+        }
+        match role {
+            // A cell holding controls or structure is a container: its
+            // content is listed instead.
+            "cell" | "gridcell" | "columnheader" | "rowheader" => {
+                !(el.first_element_child().is_some() && el.query_selector(RICH).ok().flatten().is_some())
+            }
+            "iframe" => tag == "iframe" || tag == "frame",
+            _ => true,
+        }
+    }
+
+    /// Labels of controls, legends, captions and figcaptions: their text
+    /// is the name of the element they label.
+    fn consumes_label_text(&self, el: &Element, tag: &str) -> bool {
+        match tag {
+            "label" => !dom::prop(el, "control").is_null() && !dom::prop(el, "control").is_undefined(),
+            "legend" => el.parent_element().is_some_and(|p| p.local_name() == "fieldset"),
+            "caption" => true,
+            "figcaption" => true,
+            _ => false,
+        }
+    }
+
+    /// Zero-size elements whose overflow is clipped show nothing.
+    fn clipped_away(&self, el: &Element) -> bool {
+        let r = el.get_bounding_client_rect();
+        if r.width() > 0.0 || r.height() > 0.0 {
+            return false;
+        }
+        let Some(style) = self.win.get_computed_style(el).ok().flatten() else { return false };
+        let o = style.get_property_value("overflow").unwrap_or_default();
+        o.contains("hidden") || o.contains("clip")
+    }
+
     fn visit_frame(&mut self, el: &Element, depth: u16, nesting: u32) {
         let Some(frame) = el.dyn_ref::<HtmlIFrameElement>() else { return };
-        let Some(doc) = frame.content_document() else { return };
+        let doc = frame.content_document();
+        let Some(doc) = doc else { return };
         let (Some(root), Some(win)) = (doc.document_element(), doc.default_view()) else { return };
-        let outer = std::mem::replace(&mut self.window, win);
+        self.flush_text();
+        let outer = self.win.clone();
+        self.set_window(win);
         self.visit(&root, depth, nesting + 1);
-        self.window = outer;
+        self.flush_text();
+        self.set_window(outer);
     }
 
-    fn describe(&self, el: &Element, tag: &str, role: String, interactive: bool, depth: u16) -> Node {
-        let input_type = if tag == "input" { input_type(el) } else { String::new() };
-        let mut name = accessible_name(el, tag, &role, &input_type);
-        let level = if role == "heading" { heading_level(el, tag) } else { None };
-        let states = states_of(el, tag, &role, self.focused.as_ref());
-        let value = value_of(el, tag, &role, &input_type, &name);
+    /// The line for a listed element, or `None` when it turns out to show
+    /// nothing (unnamed image or group, zero-size clipped control).
+    fn describe(&mut self, el: &Element, tag: &str, role: &'static str, depth: u16, vis: Vis) -> Option<Node> {
+        let interactive = roles::is_interactive(role);
+        let mut node = Node { depth, role: role.to_string(), ..Node::default() };
+
+        if role == "iframe" {
+            let frame = el.dyn_ref::<HtmlIFrameElement>()?;
+            if frame.content_document().is_some() {
+                return None; // same-origin: walked in place
+            }
+            node.name = attr_nonempty(el, "title").unwrap_or_default();
+            truncate_chars(&mut node.name, MAX_NAME_CHARS);
+            let src = frame.src();
+            if !src.is_empty() {
+                node.value = Some(shared::snapshot::display_url(&src));
+            }
+            node.desc = Some("cross-origin frame: its content is not visible".into());
+            return Some(node);
+        }
+
+        let mut name = if role == "row" {
+            // A row's content is listed in its cells; only an author name counts.
+            attr_nonempty(el, "aria-label").unwrap_or_default()
+        } else {
+            name::accessible_name(&self.env, el, tag, role)
+        };
+        if name.is_empty() && matches!(role, "img" | "group" | "region") {
+            return None;
+        }
         truncate_chars(&mut name, MAX_NAME_CHARS);
-        Node { depth, role, name, element_ref: interactive.then(|| refs::ref_for(el)), level, states, value }
-    }
-}
+        node.name = name;
 
-fn attr(el: &Element, name: &str) -> Option<String> {
-    el.get_attribute(name)
-}
-
-fn attr_is(el: &Element, name: &str, value: &str) -> bool {
-    attr(el, name).is_some_and(|v| v.trim().eq_ignore_ascii_case(value))
-}
-
-fn hidden_by_attribute(el: &Element) -> bool {
-    el.has_attribute("hidden") || el.has_attribute("inert") || attr_is(el, "aria-hidden", "true")
-}
-
-fn has_size(el: &Element) -> bool {
-    let r = el.get_bounding_client_rect();
-    r.width() > 0.0 || r.height() > 0.0
-}
-
-fn input_type(el: &Element) -> String {
-    attr(el, "type").map(|t| t.trim().to_ascii_lowercase()).filter(|t| !t.is_empty()).unwrap_or_else(|| "text".into())
-}
-
-/// The element's role: the first token of an explicit `role`, else the
-/// implicit role of the HTML element, else none (not listed).
-fn role_of(el: &Element, tag: &str) -> Option<String> {
-    if let Some(r) = attr(el, "role") {
-        let first = r.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
-        if !first.is_empty() && first.chars().all(|c| c.is_ascii_lowercase()) {
-            if matches!(first.as_str(), "presentation" | "none" | "generic") {
-                return None;
+        // Offscreen: scrolled out of view (kept, marked once per subtree).
+        if (interactive || self.offscreen == 0) && vis == Vis::Shown {
+            let r = el.get_bounding_client_rect();
+            let (w, h) = (r.width(), r.height());
+            if w == 0.0 && h == 0.0 && interactive {
+                let clipped = self
+                    .win
+                    .get_computed_style(el)
+                    .ok()
+                    .flatten()
+                    .map(|s| s.get_property_value("overflow").unwrap_or_default())
+                    .is_some_and(|o| o.contains("hidden") || o.contains("clip"));
+                if clipped {
+                    return None;
+                }
             }
-            return Some(first);
-        }
-    }
-    let role = match tag {
-        "a" | "area" if el.has_attribute("href") => "link",
-        "button" => "button",
-        "input" => match input_type(el).as_str() {
-            "hidden" => return None,
-            "button" | "submit" | "reset" | "image" | "file" | "color" => "button",
-            "checkbox" => "checkbox",
-            "radio" => "radio",
-            "search" => "searchbox",
-            "range" => "slider",
-            "number" => "spinbutton",
-            _ if el.has_attribute("list") => "combobox",
-            _ => "textbox",
-        },
-        "textarea" => "textbox",
-        "select" => {
-            let multi = el.has_attribute("multiple")
-                || attr(el, "size").and_then(|s| s.trim().parse::<u32>().ok()).is_some_and(|s| s > 1);
-            if multi { "listbox" } else { "combobox" }
-        }
-        "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => "heading",
-        "summary" => "button",
-        "dialog" if el.has_attribute("open") => "dialog",
-        _ => {
-            let editable = attr(el, "contenteditable").map(|v| v.trim().to_ascii_lowercase());
-            let parent_editable = el.parent_element().and_then(|p| attr(&p, "contenteditable")).is_some();
-            match editable.as_deref() {
-                Some("" | "true" | "plaintext-only") if !parent_editable => "textbox",
-                _ => return None,
+            let out = r.bottom() <= 0.0 || r.right() <= 0.0 || r.top() >= self.view_h || r.left() >= self.view_w;
+            if out && self.offscreen == 0 && self.view_h > 0.0 {
+                node.states.push(State::Offscreen);
             }
         }
-    };
-    Some(role.to_string())
+
+        let input_type = if tag == "input" { roles::input_type(el) } else { String::new() };
+        if role == "heading" {
+            node.level = heading_level(el, tag);
+        }
+        states_of(el, tag, role, self.focused.as_ref(), &mut node.states);
+        node.value = value_of(el, tag, role, &input_type, &node.name);
+        match role {
+            "table" | "grid" | "treegrid" => node.table_size = table_size(el, tag),
+            "list" => node.items = list_items(el, tag),
+            _ => {}
+        }
+        if let Some(mut d) = name::description(&self.env, el)
+            && d != node.name
+        {
+            truncate_chars(&mut d, MAX_NAME_CHARS);
+            node.desc = Some(d);
+        }
+        if interactive {
+            node.element_ref = Some(refs::ref_for(el));
+        }
+        Some(node)
+    }
 }
 
 fn heading_level(el: &Element, tag: &str) -> Option<u8> {
-    if let Some(l) = attr(el, "aria-level").and_then(|l| l.trim().parse::<u8>().ok()).filter(|l| (1..=6).contains(l)) {
-        return Some(l);
+    if let Some(l) = attr(el, "aria-level").and_then(|l| l.trim().parse::<u8>().ok()).filter(|l| *l >= 1) {
+        return Some(l.min(9));
     }
     match tag.as_bytes() {
         [b'h', d @ b'1'..=b'6'] => Some(d - b'0'),
@@ -278,257 +455,110 @@ fn heading_level(el: &Element, tag: &str) -> Option<u8> {
     }
 }
 
-/// Simplified W3C AccName: aria-labelledby, aria-label, `<label>`, alt,
-/// content (for roles named by content), title, placeholder.
-fn accessible_name(el: &Element, tag: &str, role: &str, input_type: &str) -> String {
-    let mut out = String::new();
-    if let Some(ids) = attr(el, "aria-labelledby") {
-        let root = el.get_root_node();
-        for id in ids.split_whitespace() {
-            if let Some(target) = element_by_id(&root, id) {
-                let mut part = String::new();
-                if let Some(l) = attr(&target, "aria-label").filter(|l| !l.trim().is_empty()) {
-                    part.push_str(&l);
-                } else {
-                    text_content(&target, None, &mut part);
-                }
-                out.push(' ');
-                out.push_str(&part);
+/// Rows × columns of a table or grid.
+fn table_size(el: &Element, tag: &str) -> Option<(u32, u32)> {
+    let count = |v: Option<String>| v.and_then(|s| s.trim().parse::<i64>().ok()).filter(|n| *n >= 0).map(|n| n as u32);
+    let (mut rows, mut cols) = (count(attr(el, "aria-rowcount")), count(attr(el, "aria-colcount")));
+    if tag == "table" {
+        let list = dom::prop(el, "rows");
+        if rows.is_none() {
+            rows = dom::prop_f64(&list, "length").map(|n| n as u32);
+        }
+        if cols.is_none() {
+            let mut max = 0u32;
+            let n = dom::prop_f64(&list, "length").unwrap_or(0.0) as u32;
+            for i in 0..n.min(5) {
+                let row = js_sys::Reflect::get_u32(&list, i).unwrap_or_default();
+                let cells = dom::prop(&row, "cells");
+                max = max.max(dom::prop_f64(&cells, "length").unwrap_or(0.0) as u32);
             }
-        }
-        let n = collapse(&out);
-        if !n.is_empty() {
-            return n;
-        }
-    }
-    if let Some(l) = attr(el, "aria-label") {
-        let n = collapse(&l);
-        if !n.is_empty() {
-            return n;
-        }
-    }
-    let is_field = matches!(tag, "input" | "select" | "textarea");
-    if tag == "input" && matches!(input_type, "button" | "submit" | "reset") {
-        let v = collapse(&attr(el, "value").unwrap_or_default());
-        if !v.is_empty() {
-            return v;
-        }
-    }
-    if (is_field || matches!(tag, "button" | "meter" | "output" | "progress"))
-        && let Ok(labels) = Reflect::get(el, &JsValue::from_str("labels"))
-        && let Ok(list) = labels.dyn_into::<web_sys::NodeList>()
-    {
-        let mut text = String::new();
-        for i in 0..list.length() {
-            if let Some(label) = list.item(i).and_then(|n| n.dyn_into::<Element>().ok()) {
-                text.push(' ');
-                text_content(&label, Some(el), &mut text);
-            }
-        }
-        let n = collapse(&text);
-        if !n.is_empty() {
-            return n;
-        }
-    }
-    if (tag == "img" || tag == "area" || (tag == "input" && input_type == "image"))
-        && let Some(alt) = attr(el, "alt")
-    {
-        let n = collapse(&alt);
-        if !n.is_empty() {
-            return n;
-        }
-    }
-    if !is_field && NAME_FROM_CONTENT.contains(&role) {
-        text_content(el, None, &mut out);
-        let n = collapse(&out);
-        if !n.is_empty() {
-            return n;
-        }
-    }
-    if let Some(t) = attr(el, "title") {
-        let n = collapse(&t);
-        if !n.is_empty() {
-            return n;
-        }
-    }
-    for a in ["placeholder", "aria-placeholder"] {
-        if let Some(p) = attr(el, a) {
-            let n = collapse(&p);
-            if !n.is_empty() {
-                return n;
-            }
-        }
-    }
-    if tag == "input" {
-        match input_type {
-            "submit" => return "Submit".into(),
-            "reset" => return "Reset".into(),
-            _ => {}
-        }
-    }
-    String::new()
-}
-
-fn element_by_id(root: &web_sys::Node, id: &str) -> Option<Element> {
-    if let Some(doc) = root.dyn_ref::<Document>() {
-        return doc.get_element_by_id(id);
-    }
-    if let Some(frag) = root.dyn_ref::<web_sys::DocumentFragment>() {
-        return frag.get_element_by_id(id);
-    }
-    None
-}
-
-/// Appends the visible text of `el`'s subtree (alt of images, aria-label
-/// of elements that have one), skipping `skip` and hidden parts.
-fn text_content(el: &Element, skip: Option<&Element>, out: &mut String) {
-    let mut child = el.first_child();
-    while let Some(c) = child {
-        if out.len() > NAME_SCAN_CHARS {
-            return;
-        }
-        match c.node_type() {
-            web_sys::Node::TEXT_NODE => {
-                if let Some(t) = c.node_value() {
-                    out.push_str(&t);
-                }
-            }
-            web_sys::Node::ELEMENT_NODE => {
-                let e: &Element = c.unchecked_ref();
-                if skip.is_none_or(|s| s != e) {
-                    element_text(e, skip, out);
-                }
-            }
-            _ => {}
-        }
-        child = c.next_sibling();
-    }
-}
-
-fn element_text(e: &Element, skip: Option<&Element>, out: &mut String) {
-    let tag = e.local_name();
-    if matches!(tag.as_str(), "script" | "style" | "template" | "noscript" | "input" | "select" | "textarea")
-        || hidden_by_attribute(e)
-    {
-        return;
-    }
-    if let Some(win) = e.owner_document().and_then(|d| d.default_view())
-        && let Ok(Some(style)) = win.get_computed_style(e)
-        && style.get_property_value("display").is_ok_and(|d| d == "none")
-    {
-        return;
-    }
-    let block = matches!(
-        tag.as_str(),
-        "div"
-            | "p"
-            | "br"
-            | "li"
-            | "td"
-            | "th"
-            | "tr"
-            | "section"
-            | "h1"
-            | "h2"
-            | "h3"
-            | "h4"
-            | "h5"
-            | "h6"
-            | "dd"
-            | "dt"
-    );
-    if block {
-        out.push(' ');
-    }
-    if let Some(l) = attr(e, "aria-label").filter(|l| !l.trim().is_empty()) {
-        out.push(' ');
-        out.push_str(&l);
-        out.push(' ');
-    } else if tag == "img" {
-        if let Some(alt) = attr(e, "alt") {
-            out.push(' ');
-            out.push_str(&alt);
-            out.push(' ');
-        }
-    } else if let Some(shadow) = e.shadow_root() {
-        let mut child = shadow.first_element_child();
-        while let Some(c) = child {
-            element_text(&c, skip, out);
-            child = c.next_element_sibling();
+            cols = Some(max);
         }
     } else {
-        text_content(e, skip, out);
-    }
-    if block {
-        out.push(' ');
-    }
-}
-
-/// Collapses runs of whitespace to one space and trims.
-fn collapse(s: &str) -> String {
-    let mut out = String::with_capacity(s.len().min(NAME_SCAN_CHARS));
-    for w in s.split_whitespace() {
-        if !out.is_empty() {
-            out.push(' ');
+        if rows.is_none() {
+            rows = el.query_selector_all("[role=row]").ok().map(|l| l.length());
         }
-        out.push_str(w);
-        if out.len() > NAME_SCAN_CHARS {
-            break;
+        if cols.is_none() {
+            let first = el.query_selector("[role=row]").ok().flatten();
+            cols = first.and_then(|r| {
+                r.query_selector_all(":scope > [role=cell],:scope > [role=gridcell],:scope > [role=columnheader],:scope > [role=rowheader]")
+                    .ok()
+                    .map(|l| l.length())
+            });
         }
     }
-    out
+    Some((rows?, cols.unwrap_or(0)))
 }
 
-fn states_of(el: &Element, tag: &str, role: &str, focused: Option<&Element>) -> Vec<State> {
-    let mut s = Vec::new();
+fn list_items(el: &Element, tag: &str) -> Option<u32> {
+    let sel = match tag {
+        "ul" | "ol" | "menu" if !has(el, "role") => ":scope > li",
+        "dl" => ":scope > dt",
+        _ => ":scope > [role=listitem]",
+    };
+    el.query_selector_all(sel).ok().map(|l| l.length())
+}
+
+fn states_of(el: &Element, tag: &str, role: &str, focused: Option<&Element>, s: &mut Vec<State>) {
+    let attrs = el.has_attributes();
     if let Some(input) = el.dyn_ref::<HtmlInputElement>()
-        && matches!(role, "checkbox" | "radio" | "switch")
+        && matches!(role, "checkbox" | "radio" | "switch" | "menuitemcheckbox" | "menuitemradio")
+        && tag == "input"
     {
         if input.indeterminate() {
             s.push(State::Mixed);
         } else if input.checked() {
             s.push(State::Checked);
         }
-    } else {
+    } else if attrs {
         match attr(el, "aria-checked").map(|v| v.trim().to_ascii_lowercase()).as_deref() {
             Some("true") => s.push(State::Checked),
             Some("mixed") => s.push(State::Mixed),
             _ => {}
         }
     }
-    if attr_is(el, "aria-selected", "true") {
+    if tag == "option" {
+        if dom::prop_bool(el, "selected") {
+            s.push(State::Selected);
+        }
+    } else if attrs && attr_is(el, "aria-selected", "true") {
         s.push(State::Selected);
     }
     if tag == "summary" {
-        let open = el.parent_element().is_some_and(|p| p.local_name() == "details" && p.has_attribute("open"));
+        let open = el.parent_element().is_some_and(|p| p.local_name() == "details" && has(&p, "open"));
         s.push(if open { State::Expanded } else { State::Collapsed });
-    } else {
+    } else if attrs {
         match attr(el, "aria-expanded").map(|v| v.trim().to_ascii_lowercase()).as_deref() {
             Some("true") => s.push(State::Expanded),
             Some("false") => s.push(State::Collapsed),
             _ => {}
         }
     }
-    if attr_is(el, "aria-pressed", "true") {
+    if attrs
+        && matches!(attr(el, "aria-pressed").map(|v| v.trim().to_ascii_lowercase()).as_deref(), Some("true" | "mixed"))
+    {
         s.push(State::Pressed);
     }
-    if el.matches(":disabled").unwrap_or(false) || attr_is(el, "aria-disabled", "true") {
+    let form_control = matches!(tag, "button" | "input" | "select" | "textarea" | "option" | "optgroup" | "fieldset");
+    if (form_control && el.matches(":disabled").unwrap_or(false))
+        || (attrs && attr_is(el, "aria-disabled", "true"))
+        || (roles::is_interactive(role) && el.closest("[aria-disabled=true]").ok().flatten().is_some())
+    {
         s.push(State::Disabled);
     }
     let field = matches!(tag, "input" | "select" | "textarea");
-    if (field && el.has_attribute("required")) || attr_is(el, "aria-required", "true") {
+    if (field && has(el, "required")) || (attrs && attr_is(el, "aria-required", "true")) {
         s.push(State::Required);
     }
-    if (matches!(tag, "input" | "textarea") && el.has_attribute("readonly")) || attr_is(el, "aria-readonly", "true") {
+    if (matches!(tag, "input" | "textarea") && has(el, "readonly")) || (attrs && attr_is(el, "aria-readonly", "true")) {
         s.push(State::Readonly);
     }
-    if attr_is(el, "aria-invalid", "true") {
+    if attrs && attr(el, "aria-invalid").is_some_and(|v| !matches!(v.trim(), "" | "false")) {
         s.push(State::Invalid);
     }
     if focused.is_some_and(|f| f == el) {
         s.push(State::Focused);
     }
-    s
 }
 
 fn value_of(el: &Element, tag: &str, role: &str, input_type: &str, name: &str) -> Option<String> {
@@ -542,20 +572,17 @@ fn value_of(el: &Element, tag: &str, role: &str, input_type: &str, name: &str) -
         }
         "textarea" => el.dyn_ref::<HtmlTextAreaElement>()?.value(),
         "select" => {
-            let select = el.dyn_ref::<HtmlSelectElement>()?;
-            let opts = select.selected_options();
-            let mut parts = Vec::new();
-            for i in 0..opts.length() {
-                if let Some(o) = opts.item(i) {
-                    let t = collapse(&o.text_content().unwrap_or_default());
-                    parts.push(t);
-                }
+            if role == "listbox" {
+                return None; // its options are listed with `selected`
             }
-            parts.join(", ")
+            name::selected_text(el.dyn_ref::<HtmlSelectElement>()?)
         }
+        "progress" | "meter" => attr(el, "value").unwrap_or_default(),
         _ => {
-            if matches!(role, "slider" | "spinbutton" | "progressbar" | "scrollbar") {
+            if matches!(role, "slider" | "spinbutton" | "progressbar" | "scrollbar" | "meter") {
                 attr(el, "aria-valuetext").or_else(|| attr(el, "aria-valuenow")).unwrap_or_default()
+            } else if role == "textbox" && has(el, "contenteditable") {
+                dom::collapse(&el.text_content().unwrap_or_default(), MAX_TEXT_CHARS * 2)
             } else {
                 return None;
             }
@@ -605,14 +632,6 @@ fn deep_active_element(doc: &Document) -> Option<Element> {
             None => break,
         }
     }
-    Some(active)
-}
-
-/// `slot.assignedElements({flatten: true})`.
-fn assigned_elements(slot: &Element) -> Array {
-    let f = Reflect::get(slot, &JsValue::from_str("assignedElements")).ok();
-    let Some(f) = f.and_then(|f| f.dyn_into::<Function>().ok()) else { return Array::new() };
-    let opts = Object::new();
-    let _ = Reflect::set(&opts, &JsValue::from_str("flatten"), &JsValue::TRUE);
-    f.call1(slot, &opts).ok().and_then(|a| a.dyn_into::<Array>().ok()).unwrap_or_default()
+    // The body being "active" means nothing has focus.
+    if active.local_name() == "body" { None } else { Some(active) }
 }

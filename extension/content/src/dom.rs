@@ -1,0 +1,218 @@
+//! Small DOM helpers shared by the walk, roles and names: attribute access,
+//! visibility (one `checkVisibility()` call per element on the fast path,
+//! `getComputedStyle` only when it says no), flat-tree children.
+
+use js_sys::{Array, Function, Object, Reflect};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use web_sys::{Element, Window};
+
+#[wasm_bindgen]
+extern "C" {
+    /// An element seen through the one method web-sys lacks.
+    type VisElement;
+    /// `Element.checkVisibility(options)` (Chromium 105+).
+    #[wasm_bindgen(method, js_name = checkVisibility)]
+    fn check_visibility_js(this: &VisElement, opts: &JsValue) -> bool;
+}
+
+pub fn attr(el: &Element, name: &str) -> Option<String> {
+    el.get_attribute(wasm_bindgen::intern(name))
+}
+
+pub fn has(el: &Element, name: &str) -> bool {
+    el.has_attribute(wasm_bindgen::intern(name))
+}
+
+/// The attribute trimmed, `None` when absent or blank.
+pub fn attr_nonempty(el: &Element, name: &str) -> Option<String> {
+    attr(el, name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
+}
+
+pub fn attr_is(el: &Element, name: &str, value: &str) -> bool {
+    attr(el, name).is_some_and(|v| v.trim().eq_ignore_ascii_case(value))
+}
+
+/// A JS property of `obj` (`el.labels`, `input.checked`, …).
+pub fn prop(obj: &JsValue, name: &str) -> JsValue {
+    Reflect::get(obj, &JsValue::from_str(wasm_bindgen::intern(name))).unwrap_or(JsValue::UNDEFINED)
+}
+
+pub fn prop_bool(obj: &JsValue, name: &str) -> bool {
+    prop(obj, name).is_truthy()
+}
+
+pub fn prop_f64(obj: &JsValue, name: &str) -> Option<f64> {
+    prop(obj, name).as_f64()
+}
+
+/// `aria-hidden="true"` or `inert`: the subtree is out of the tree.
+pub fn hidden_by_attribute(el: &Element) -> bool {
+    el.has_attributes() && (has(el, "inert") || attr_is(el, "aria-hidden", "true"))
+}
+
+/// How an element shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vis {
+    /// Rendered and visible.
+    Shown,
+    /// `display: contents`: no box of its own, children may show.
+    Contents,
+    /// `visibility: hidden|collapse`: not shown, children may override.
+    Invisible,
+    /// `display: none`, skipped by `content-visibility`, …: the subtree is gone.
+    Gone,
+}
+
+/// Per-document helper holding the reusable `checkVisibility` options.
+pub struct Visibility {
+    opts: JsValue,
+}
+
+impl Visibility {
+    pub fn new() -> Self {
+        let opts = Object::new();
+        let _ = Reflect::set(&opts, &JsValue::from_str("visibilityProperty"), &JsValue::TRUE);
+        Visibility { opts: opts.into() }
+    }
+
+    /// One `checkVisibility` call; computed style only when that says no.
+    pub fn of(&self, el: &Element, win: &Window) -> Vis {
+        if self.check(el) {
+            return Vis::Shown;
+        }
+        self.classify(el, win)
+    }
+
+    pub fn check(&self, el: &Element) -> bool {
+        el.unchecked_ref::<VisElement>().check_visibility_js(&self.opts)
+    }
+
+    /// Why an element is not visible, from its computed style.
+    pub fn classify(&self, el: &Element, win: &Window) -> Vis {
+        let Some(style) = win.get_computed_style(el).ok().flatten() else { return Vis::Gone };
+        let display = style.get_property_value("display").unwrap_or_default();
+        if display == "none" {
+            return Vis::Gone;
+        }
+        let visibility = style.get_property_value("visibility").unwrap_or_default();
+        if visibility == "hidden" || visibility == "collapse" {
+            return Vis::Invisible;
+        }
+        if display == "contents" {
+            return Vis::Contents;
+        }
+        // No box for another reason: inside a closed <details>, a
+        // `content-visibility: hidden` ancestor, a never-rendered element.
+        Vis::Gone
+    }
+}
+
+/// `slot.assignedNodes({flatten: true})`.
+pub fn assigned_nodes(slot: &Element) -> Array {
+    let f = Reflect::get(slot, &JsValue::from_str("assignedNodes")).ok();
+    let Some(f) = f.and_then(|f| f.dyn_into::<Function>().ok()) else { return Array::new() };
+    let opts = Object::new();
+    let _ = Reflect::set(&opts, &JsValue::from_str("flatten"), &JsValue::TRUE);
+    f.call1(slot, &opts).ok().and_then(|a| a.dyn_into::<Array>().ok()).unwrap_or_default()
+}
+
+/// Children in the flat tree: a shadow host's shadow tree, a slot's
+/// assigned nodes (or its fallback content), else the DOM children.
+pub fn flat_children(el: &Element) -> Vec<web_sys::Node> {
+    let mut out = Vec::new();
+    if let Some(shadow) = el.shadow_root() {
+        let mut c = shadow.first_child();
+        while let Some(n) = c {
+            c = n.next_sibling();
+            out.push(n);
+        }
+        return out;
+    }
+    if el.local_name() == "slot" {
+        let assigned = assigned_nodes(el);
+        if assigned.length() > 0 {
+            for n in assigned.iter() {
+                if let Ok(n) = n.dyn_into::<web_sys::Node>() {
+                    out.push(n);
+                }
+            }
+            return out;
+        }
+    }
+    let mut c = el.first_child();
+    while let Some(n) = c {
+        c = n.next_sibling();
+        out.push(n);
+    }
+    out
+}
+
+/// Collapses runs of whitespace (including U+00A0 kept as a space) to one
+/// space and trims; stops growing after `max` bytes.
+pub fn collapse(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max));
+    for w in s.split(|c: char| c.is_whitespace() && c != '\u{a0}').filter(|w| !w.is_empty()) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+        if out.len() > max {
+            break;
+        }
+    }
+    out
+}
+
+/// Tags whose boxes are blocks by default: text on either side of them
+/// does not run together.
+pub fn is_block_tag(tag: &str) -> bool {
+    matches!(
+        tag,
+        "address"
+            | "article"
+            | "aside"
+            | "blockquote"
+            | "br"
+            | "caption"
+            | "dd"
+            | "details"
+            | "dialog"
+            | "div"
+            | "dl"
+            | "dt"
+            | "fieldset"
+            | "figcaption"
+            | "figure"
+            | "footer"
+            | "form"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "header"
+            | "hgroup"
+            | "hr"
+            | "legend"
+            | "li"
+            | "main"
+            | "menu"
+            | "nav"
+            | "ol"
+            | "p"
+            | "pre"
+            | "search"
+            | "section"
+            | "summary"
+            | "table"
+            | "tbody"
+            | "td"
+            | "tfoot"
+            | "th"
+            | "thead"
+            | "tr"
+            | "ul"
+    )
+}

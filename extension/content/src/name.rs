@@ -1,0 +1,580 @@
+//! Accessible names per W3C AccName 1.2 (with HTML-AAM's host-language
+//! rules), as Chromium computes them: aria-labelledby (hidden targets
+//! included, no second labelledby hop), embedded controls, aria-label,
+//! `<label>`, alt, legend, caption, figcaption, value of input buttons,
+//! title, placeholder, name from content with CSS `::before`/`::after`
+//! strings, block vs inline spacing, open shadow roots and slots.
+
+use js_sys::{Array, Reflect};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use web_sys::{Document, Element, HtmlInputElement, HtmlSelectElement, HtmlTextAreaElement, Window};
+
+use crate::dom::{self, attr, attr_nonempty, collapse};
+use crate::roles;
+
+/// Text gathered for a name stops growing here (it is cut to 120 later).
+pub const NAME_SCAN: usize = 600;
+/// Elements visited while computing one name.
+const NAME_STEPS: u32 = 2_000;
+
+/// Which elements may carry `::before`/`::after` content: decided once per
+/// snapshot from the page's style sheets so most elements need no
+/// pseudo-element style lookup at all.
+pub enum Pseudo {
+    /// No rule in the document's sheets creates pseudo-elements.
+    Never,
+    /// Elements matching this selector list may have them.
+    Matching(String),
+    /// Unknown (unreadable sheets): check every element.
+    Always,
+}
+
+impl Pseudo {
+    pub fn scan(doc: &Document) -> Pseudo {
+        let sheets = dom::prop(doc, "styleSheets");
+        let mut selectors: Vec<String> = Vec::new();
+        let n = dom::prop_f64(&sheets, "length").unwrap_or(0.0) as u32;
+        for i in 0..n {
+            let sheet = Reflect::get_u32(&sheets, i).unwrap_or(JsValue::UNDEFINED);
+            let Ok(rules) = Reflect::get(&sheet, &JsValue::from_str("cssRules")) else { return Pseudo::Always };
+            if !collect(&rules, &mut selectors, 0) {
+                return Pseudo::Always;
+            }
+        }
+        let adopted = dom::prop(doc, "adoptedStyleSheets");
+        if let Some(arr) = adopted.dyn_ref::<Array>() {
+            for sheet in arr.iter() {
+                let rules = dom::prop(&sheet, "cssRules");
+                if !collect(&rules, &mut selectors, 0) {
+                    return Pseudo::Always;
+                }
+            }
+        }
+        if selectors.is_empty() { Pseudo::Never } else { Pseudo::Matching(selectors.join(",")) }
+    }
+
+    fn may_have(&self, el: &Element) -> bool {
+        // Shadow trees bring their own sheets.
+        if el.get_root_node().dyn_ref::<Document>().is_none() {
+            return true;
+        }
+        match self {
+            Pseudo::Never => false,
+            Pseudo::Always => true,
+            Pseudo::Matching(sel) => el.matches(sel).unwrap_or(true),
+        }
+    }
+}
+
+/// Adds the selectors (without the pseudo-element part) of rules that
+/// create `::before`/`::after`. False when a sheet cannot be read.
+fn collect(rules: &JsValue, out: &mut Vec<String>, depth: u32) -> bool {
+    if rules.is_undefined() || rules.is_null() || depth > 8 {
+        return rules.is_undefined() || rules.is_null();
+    }
+    let n = dom::prop_f64(rules, "length").unwrap_or(0.0) as u32;
+    for i in 0..n {
+        let rule = Reflect::get_u32(rules, i).unwrap_or(JsValue::UNDEFINED);
+        if let Some(sel) = dom::prop(&rule, "selectorText").as_string() {
+            let lower = sel.to_ascii_lowercase();
+            if lower.contains("before") || lower.contains("after") {
+                if sel.contains('&') || sel.contains('(') {
+                    out.push("*".into());
+                } else {
+                    for part in sel.split(',') {
+                        let p = part.to_ascii_lowercase();
+                        if p.contains(":before") || p.contains(":after") {
+                            let stripped = p
+                                .replace("::before", "")
+                                .replace("::after", "")
+                                .replace(":before", "")
+                                .replace(":after", "");
+                            let s = stripped.trim();
+                            out.push(if s.is_empty() || s.ends_with(['>', '+', '~']) {
+                                "*".into()
+                            } else {
+                                s.to_string()
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        let inner = dom::prop(&rule, "cssRules");
+        if !inner.is_undefined() && !collect(&inner, out, depth + 1) {
+            return false;
+        }
+    }
+    true
+}
+
+/// What a name computation needs from the snapshot.
+pub struct NameEnv<'a> {
+    pub pseudo: &'a Pseudo,
+}
+
+struct Cx<'a> {
+    env: &'a NameEnv<'a>,
+    root: &'a Element,
+    /// Inside an aria-labelledby traversal: no second hop.
+    in_labelledby: bool,
+    /// The traversal started at a hidden referenced node: hidden content counts.
+    hidden_ok: bool,
+    steps: u32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// The element whose name is computed.
+    Root,
+    /// Directly referenced by aria-labelledby.
+    Referenced,
+    /// A descendant in a content or label traversal.
+    Descendant,
+}
+
+/// The accessible name of `el` (whitespace collapsed, not yet cut).
+pub fn accessible_name(env: &NameEnv, el: &Element, tag: &str, role: &str) -> String {
+    let mut cx = Cx { env, root: el, in_labelledby: false, hidden_ok: false, steps: 0 };
+    let raw = compute(&mut cx, el, tag, role, Mode::Root);
+    collapse(&raw, NAME_SCAN)
+}
+
+/// The description of `el`: `aria-description`, else the text of its
+/// `aria-describedby` targets.
+pub fn description(env: &NameEnv, el: &Element) -> Option<String> {
+    if !el.has_attributes() {
+        return None;
+    }
+    if let Some(d) = attr_nonempty(el, "aria-description") {
+        return Some(collapse(&d, NAME_SCAN));
+    }
+    let ids = attr_nonempty(el, "aria-describedby")?;
+    let mut cx = Cx { env, root: el, in_labelledby: true, hidden_ok: false, steps: 0 };
+    let d = referenced_text(&mut cx, el, &ids);
+    let d = collapse(&d, NAME_SCAN);
+    (!d.is_empty()).then_some(d)
+}
+
+fn window_of(el: &Element) -> Option<Window> {
+    el.owner_document().and_then(|d| d.default_view())
+}
+
+/// Hidden for name purposes: aria-hidden, display:none, visibility:hidden.
+fn is_hidden(el: &Element) -> bool {
+    if dom::attr_is(el, "aria-hidden", "true") {
+        return true;
+    }
+    let Some(win) = window_of(el) else { return false };
+    let Some(style) = win.get_computed_style(el).ok().flatten() else { return false };
+    let display = style.get_property_value("display").unwrap_or_default();
+    if display == "none" {
+        return true;
+    }
+    let vis = style.get_property_value("visibility").unwrap_or_default();
+    vis == "hidden" || vis == "collapse"
+}
+
+fn element_by_id(el: &Element, id: &str) -> Option<Element> {
+    let root = el.get_root_node();
+    if let Some(doc) = root.dyn_ref::<Document>() {
+        return doc.get_element_by_id(id);
+    }
+    if let Some(frag) = root.dyn_ref::<web_sys::DocumentFragment>() {
+        return frag.get_element_by_id(id);
+    }
+    None
+}
+
+fn referenced_text(cx: &mut Cx, el: &Element, ids: &str) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let (outer_lb, outer_hidden) = (cx.in_labelledby, cx.hidden_ok);
+    for id in ids.split_ascii_whitespace() {
+        let Some(target) = element_by_id(el, id) else { continue };
+        cx.in_labelledby = true;
+        cx.hidden_ok = is_hidden(&target);
+        let tag = target.local_name();
+        let role = roles::role_of(&target, &tag).unwrap_or("generic");
+        let t = compute(cx, &target, &tag, role, Mode::Referenced);
+        let t = collapse(&t, NAME_SCAN);
+        if !t.is_empty() {
+            parts.push(t);
+        }
+    }
+    cx.in_labelledby = outer_lb;
+    cx.hidden_ok = outer_hidden;
+    parts.join(" ")
+}
+
+fn compute(cx: &mut Cx, el: &Element, tag: &str, role: &str, mode: Mode) -> String {
+    cx.steps += 1;
+    if cx.steps > NAME_STEPS {
+        return String::new();
+    }
+    // 2A: hidden and not referenced.
+    if mode == Mode::Descendant && !cx.hidden_ok && is_hidden(el) {
+        return String::new();
+    }
+    let attrs = el.has_attributes();
+    // 2B: aria-labelledby (one hop only).
+    if attrs
+        && !cx.in_labelledby
+        && let Some(ids) = attr_nonempty(el, "aria-labelledby")
+    {
+        let t = referenced_text(cx, el, &ids);
+        if !t.trim().is_empty() {
+            return t;
+        }
+    }
+    // 2C: a control embedded in another element's label gives its value.
+    if mode != Mode::Root
+        && let Some(v) = embedded_value(el, tag, role)
+    {
+        return v;
+    }
+    // 2D: aria-label.
+    if attrs && let Some(l) = attr_nonempty(el, "aria-label") {
+        return l;
+    }
+    // 2E: host language.
+    if role != "none" || mode != Mode::Root {
+        if let Some(n) = native_name(cx, el, tag, role, mode) {
+            return n;
+        }
+    }
+    // 2F: name from content.
+    if mode != Mode::Root || roles::name_from_content(role) {
+        let t = content_text(cx, el);
+        if !t.trim().is_empty() || mode == Mode::Descendant && !attrs {
+            return t;
+        }
+    }
+    // 2I: tooltip.
+    if attrs && let Some(t) = attr_nonempty(el, "title") {
+        return t;
+    }
+    if attrs
+        && matches!(role, "textbox" | "searchbox" | "combobox")
+        && let Some(p) = attr_nonempty(el, "aria-placeholder")
+    {
+        return p;
+    }
+    String::new()
+}
+
+/// The current value of a control embedded in a label (2C).
+fn embedded_value(el: &Element, tag: &str, role: &str) -> Option<String> {
+    match role {
+        "textbox" | "searchbox" => {
+            if let Some(i) = el.dyn_ref::<HtmlInputElement>() {
+                return Some(i.value());
+            }
+            if let Some(t) = el.dyn_ref::<HtmlTextAreaElement>() {
+                return Some(t.value());
+            }
+            Some(el.text_content().unwrap_or_default())
+        }
+        "combobox" | "listbox" => {
+            if let Some(s) = el.dyn_ref::<HtmlSelectElement>() {
+                return Some(selected_text(s));
+            }
+            if let Some(i) = el.dyn_ref::<HtmlInputElement>() {
+                return Some(i.value());
+            }
+            // ARIA combobox/listbox: the selected option(s).
+            let sel = el.query_selector("[role=option][aria-selected=true]").ok().flatten();
+            Some(sel.and_then(|o| o.text_content()).unwrap_or_default())
+        }
+        "slider" | "spinbutton" | "progressbar" | "scrollbar" | "meter" => {
+            if let Some(v) = attr_nonempty(el, "aria-valuetext") {
+                return Some(v);
+            }
+            if let Some(v) = attr_nonempty(el, "aria-valuenow") {
+                return Some(v);
+            }
+            if tag == "input" {
+                return el.dyn_ref::<HtmlInputElement>().map(|i| i.value());
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+pub fn selected_text(s: &HtmlSelectElement) -> String {
+    let opts = s.selected_options();
+    let mut parts = Vec::new();
+    for i in 0..opts.length() {
+        if let Some(o) = opts.item(i) {
+            parts.push(collapse(&o.text_content().unwrap_or_default(), NAME_SCAN));
+        }
+    }
+    parts.join(" ")
+}
+
+/// 2E: names from the host language (HTML-AAM).
+fn native_name(cx: &mut Cx, el: &Element, tag: &str, role: &str, mode: Mode) -> Option<String> {
+    let nonempty = |s: String| (!s.trim().is_empty()).then_some(s);
+    match tag {
+        "input" => {
+            let ty = roles::input_type(el);
+            match ty.as_str() {
+                "button" | "submit" | "reset" => {
+                    if let Some(v) = attr(el, "value") {
+                        return nonempty(v).or_else(|| labels_text(cx, el));
+                    }
+                    if let Some(l) = labels_text(cx, el) {
+                        return Some(l);
+                    }
+                    if let Some(t) = attr_nonempty(el, "title") {
+                        return Some(t);
+                    }
+                    return match ty.as_str() {
+                        "submit" => Some("Submit".into()),
+                        "reset" => Some("Reset".into()),
+                        _ => None,
+                    };
+                }
+                "image" => {
+                    if let Some(l) = labels_text(cx, el) {
+                        return Some(l);
+                    }
+                    if let Some(a) = attr_nonempty(el, "alt") {
+                        return Some(a);
+                    }
+                    if let Some(v) = attr_nonempty(el, "value") {
+                        return Some(v);
+                    }
+                    if let Some(t) = attr_nonempty(el, "title") {
+                        return Some(t);
+                    }
+                    return Some("Submit".into());
+                }
+                _ => {
+                    if let Some(l) = labels_text(cx, el) {
+                        return Some(l);
+                    }
+                    if let Some(t) = attr_nonempty(el, "title") {
+                        return Some(t);
+                    }
+                    if let Some(p) = attr_nonempty(el, "placeholder") {
+                        return Some(p);
+                    }
+                    return None;
+                }
+            }
+        }
+        "textarea" | "select" => {
+            if let Some(l) = labels_text(cx, el) {
+                return Some(l);
+            }
+            if let Some(t) = attr_nonempty(el, "title") {
+                return Some(t);
+            }
+            if tag == "textarea" {
+                return attr_nonempty(el, "placeholder");
+            }
+            return None;
+        }
+        "button" | "meter" | "output" | "progress" => {
+            if mode == Mode::Root
+                && let Some(l) = labels_text(cx, el)
+            {
+                return Some(l);
+            }
+            return None;
+        }
+        "img" | "area" => {
+            if let Some(a) = attr(el, "alt") {
+                if !a.trim().is_empty() || mode != Mode::Root {
+                    return Some(a);
+                }
+            }
+            return None;
+        }
+        "fieldset" => {
+            if let Some(legend) = el.query_selector(":scope > legend").ok().flatten() {
+                return nonempty(child_text(cx, &legend));
+            }
+            return None;
+        }
+        "table" => {
+            if let Some(caption) = el.query_selector(":scope > caption").ok().flatten() {
+                return nonempty(child_text(cx, &caption));
+            }
+            return None;
+        }
+        "figure" => {
+            let first = el.first_element_child().filter(|c| c.local_name() == "figcaption");
+            let last = el.last_element_child().filter(|c| c.local_name() == "figcaption");
+            if let Some(cap) = first.or(last) {
+                return nonempty(child_text(cx, &cap));
+            }
+            return None;
+        }
+        "optgroup" => return attr_nonempty(el, "label"),
+        "option" => {
+            if let Some(l) = attr_nonempty(el, "label") {
+                return Some(l);
+            }
+        }
+        "svg" => {
+            if let Some(t) = el.query_selector(":scope > title").ok().flatten() {
+                return t.text_content().and_then(nonempty);
+            }
+        }
+        "iframe" | "frame" => return attr_nonempty(el, "title"),
+        _ => {}
+    }
+    let _ = role;
+    None
+}
+
+/// The text of `el`'s `<label>`s, each as a content traversal that skips
+/// the labelled control itself.
+fn labels_text(cx: &mut Cx, el: &Element) -> Option<String> {
+    let labels = dom::prop(el, "labels");
+    let n = dom::prop_f64(&labels, "length").unwrap_or(0.0) as u32;
+    if n == 0 {
+        return None;
+    }
+    let mut parts = Vec::new();
+    for i in 0..n {
+        let Ok(label) = Reflect::get_u32(&labels, i).and_then(|l| l.dyn_into::<Element>().map_err(JsValue::from))
+        else {
+            continue;
+        };
+        let t = child_text(cx, &label);
+        let t = collapse(&t, NAME_SCAN);
+        if !t.is_empty() {
+            parts.push(t);
+        }
+    }
+    let joined = parts.join(" ");
+    (!joined.is_empty()).then_some(joined)
+}
+
+/// The text of a label-like element (label, legend, caption, figcaption):
+/// its aria-label, else its content.
+fn child_text(cx: &mut Cx, el: &Element) -> String {
+    if let Some(l) = attr_nonempty(el, "aria-label") {
+        return l;
+    }
+    content_text(cx, el)
+}
+
+/// 2F/2G/2H: `::before` + the flat-tree children + `::after`.
+fn content_text(cx: &mut Cx, el: &Element) -> String {
+    let mut out = String::new();
+    let pseudo = cx.env.pseudo.may_have(el);
+    if pseudo {
+        pseudo_text(el, "::before", &mut out);
+    }
+    for child in dom::flat_children(el) {
+        if out.len() > NAME_SCAN {
+            break;
+        }
+        match child.node_type() {
+            web_sys::Node::TEXT_NODE => {
+                if let Some(t) = child.node_value() {
+                    out.push_str(&t);
+                }
+            }
+            web_sys::Node::ELEMENT_NODE => {
+                let e: Element = child.unchecked_into();
+                if &e == cx.root {
+                    continue;
+                }
+                let tag = e.local_name();
+                if matches!(tag.as_str(), "script" | "style" | "template" | "noscript" | "datalist") {
+                    continue;
+                }
+                if tag == "br" {
+                    out.push(' ');
+                    continue;
+                }
+                let role = roles::role_of(&e, &tag).unwrap_or("generic");
+                let block = is_block(&e, &tag);
+                let t = compute(cx, &e, &tag, role, Mode::Descendant);
+                if block {
+                    out.push(' ');
+                }
+                out.push_str(&t);
+                if block {
+                    out.push(' ');
+                }
+            }
+            _ => {}
+        }
+    }
+    if pseudo {
+        pseudo_text(el, "::after", &mut out);
+    }
+    out
+}
+
+/// Block-level boxes separate their text from their neighbours'.
+fn is_block(el: &Element, tag: &str) -> bool {
+    let Some(win) = window_of(el) else { return dom::is_block_tag(tag) };
+    let Some(style) = win.get_computed_style(el).ok().flatten() else { return dom::is_block_tag(tag) };
+    let d = style.get_property_value("display").unwrap_or_default();
+    !(d.starts_with("inline") || d == "contents" || d == "none" || d.is_empty())
+}
+
+/// Appends the string parts of a pseudo-element's `content`
+/// (`"a" attr(x) "b"`; `url()` and counters give nothing).
+fn pseudo_text(el: &Element, which: &str, out: &mut String) {
+    let Some(win) = window_of(el) else { return };
+    let Ok(Some(style)) = win.get_computed_style_with_pseudo_elt(el, which) else { return };
+    let content = style.get_property_value("content").unwrap_or_default();
+    if content.is_empty() || content == "none" || content == "normal" {
+        return;
+    }
+    let display = style.get_property_value("display").unwrap_or_default();
+    let block = !display.starts_with("inline") && !display.is_empty();
+    // `content: url(x) / "alt"`: only the alternative text counts.
+    let src = match content.rfind(" / ") {
+        Some(i) => &content[i + 3..],
+        None => &content[..],
+    };
+    let mut text = String::new();
+    let mut chars = src.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' | '\'' => {
+                let q = c;
+                while let Some(c) = chars.next() {
+                    match c {
+                        '\\' => {
+                            if let Some(n) = chars.next() {
+                                text.push(n);
+                            }
+                        }
+                        c if c == q => break,
+                        c => text.push(c),
+                    }
+                }
+            }
+            'a' if src.contains("attr(") => {
+                let rest: String = std::iter::once(c).chain(chars.clone()).collect();
+                if let Some(inner) = rest.strip_prefix("attr(").and_then(|r| r.split_once(')')) {
+                    if let Some(v) = attr(el, inner.0.trim()) {
+                        text.push_str(&v);
+                    }
+                    for _ in 0..inner.0.len() + 5 {
+                        chars.next();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if block {
+        out.push(' ');
+    }
+    out.push_str(&text);
+    if block {
+        out.push(' ');
+    }
+}
