@@ -296,7 +296,7 @@ pub const DESTRUCTIVE: KeywordRule = KeywordRule {
         "darse de baja",
         "darme de baja",
         "desuscrib*",
-        "desactiv*", // desactivar (es)
+        // desactivar (es): "désactiv*" above folds to the same keyword
         "vaciar papelera",
         "mover a la papelera",
         // pt
@@ -625,6 +625,11 @@ pub const SEND: KeywordRule = KeywordRule {
         "share price",
         "pubblicita",
         "send date",
+        // "guest", not an invitation: "Continuar como invitado".
+        "invitado",
+        "invitados",
+        "convidado",
+        "convidados",
     ],
 };
 
@@ -842,7 +847,7 @@ pub const SECURITY_VERBS: &[&str] = &[
     "mudar",
     "redefinir",
     "desativar",
-    "definir",
+    // definir (pt): same as définir (fr)
     "criar",
     "gerar",
     "nova",
@@ -920,7 +925,7 @@ pub const AFFIRMATIVE: &[&str] = &[
     "suivant",
     "terminer",
     "si",
-    "sí",
+    // "sí" folds to "si" above
     "continuar",
     "siguiente",
     "sim",
@@ -1330,7 +1335,7 @@ struct KeywordHit {
     keyword: String,
 }
 
-/// The first keyword of each rule that matches `ws` and is not covered by
+/// The longest keyword of each rule that matches `ws` and is not covered by
 /// one of the rule's `not_phrases`; in rule order.
 fn keyword_hits(ws: &[String]) -> Vec<KeywordHit> {
     let c = compiled();
@@ -1345,7 +1350,9 @@ fn keyword_hits(ws: &[String]) -> Vec<KeywordHit> {
             }
         }
         let uncovered = |k: &Phrase| k.find(ws).into_iter().any(|s| covered[s..s + k.pats.len()].iter().any(|c| !c));
-        if let Some(k) = r.keywords.iter().find(|k| uncovered(k)) {
+        // The longest matching keyword names the reason best ("place order"
+        // rather than "order"); ties keep list order.
+        if let Some(k) = r.keywords.iter().filter(|k| uncovered(k)).min_by_key(|k| std::cmp::Reverse(k.pats.len())) {
             out.push(KeywordHit { rule: r.rule, keyword: k.source.to_string() });
         }
     }
@@ -1371,7 +1378,7 @@ impl Hits {
 
     fn finish(mut self) -> Classification {
         // Stable: equal levels keep rule order.
-        self.0.sort_by(|a, b| b.0.cmp(&a.0));
+        self.0.sort_by_key(|h| std::cmp::Reverse(h.0));
         Classification {
             risk: self.0.first().map(|h| h.0).unwrap_or(RiskLevel::Low),
             reasons: self.0.into_iter().map(|h| h.1).collect(),
@@ -1536,7 +1543,7 @@ fn combo_name(key: &str, m: Modifiers) -> String {
         }
     }
     s.push_str(if key == " " { "Space" } else { key });
-    s
+    format!("key \"{s}\"")
 }
 
 /// Splits a URL into its path words (per segment) and host labels other
@@ -1612,7 +1619,7 @@ pub fn classify(
                 hits.add(RiskLevel::High, format!("key press in a sensitive field ({})", kind_name(kind)));
             }
             let k = key.to_ascii_lowercase();
-            !(NAV_KEYS.contains(&k.as_str()) && !modifiers.any())
+            !NAV_KEYS.contains(&k.as_str()) || modifiers.any()
         }
         ActionKind::Upload => {
             hits.add(RiskLevel::Medium, "uploads a file");
@@ -1657,5 +1664,306 @@ fn kind_name(k: SensitiveKind) -> &'static str {
         SensitiveKind::Card => "card",
         SensitiveKind::Bank => "bank",
         SensitiveKind::NationalId => "national id",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CONTROLS: &str = include_str!("../../fixtures/risk/controls.tsv");
+    const LANGS: [&str; 7] = ["en", "de", "fr", "es", "pt", "it", "nl"];
+
+    struct Row<'a> {
+        line: usize,
+        lang: &'a str,
+        action: ActionKind,
+        element: Option<ElementFacts>,
+        url: String,
+        sensitive: Option<SensitiveKind>,
+        risk: RiskLevel,
+        reason: &'a str,
+        name: &'a str,
+    }
+
+    fn parse_row(line: usize, text: &str) -> Row<'_> {
+        let cols: Vec<&str> = text.split('\t').collect();
+        assert_eq!(cols.len(), 9, "line {line}: expected 9 columns, got {}: {text:?}", cols.len());
+        let [lang, action, role, name, path, facts, risk, reason, _note] = cols[..] else { unreachable!() };
+        let name = if name == "-" { "" } else { name };
+        let mut el = ElementFacts {
+            role: if role == "-" { String::new() } else { role.to_string() },
+            name: name.to_string(),
+            ..Default::default()
+        };
+        let (mut key, mut options, mut opened, mut sensitive, mut submit) =
+            (String::new(), Vec::new(), false, None, false);
+        if facts != "-" {
+            for f in facts.split(',') {
+                let (k, v) = f.split_once('=').unwrap_or((f, ""));
+                match k {
+                    "submit" => {
+                        submit = true;
+                        el.is_submit_button = true;
+                    }
+                    "form" => el.in_form = true,
+                    "search" => el.form_is_search = true,
+                    "rich" => el.is_rich_text = true,
+                    "editable" => el.editable = true,
+                    "consent" => el.consent_hint = true,
+                    "opened" => opened = true,
+                    "type" => el.input_type = v.to_string(),
+                    "key" => key = v.to_string(),
+                    "ctx" => el.context = v.split('|').map(String::from).collect(),
+                    "opt" => options = v.split('|').map(String::from).collect(),
+                    "sensitive" => {
+                        sensitive = Some(match v {
+                            "password" => SensitiveKind::Password,
+                            "card" => SensitiveKind::Card,
+                            "bank" => SensitiveKind::Bank,
+                            "token" => SensitiveKind::Token,
+                            "otp" => SensitiveKind::OneTimeCode,
+                            "pin" => SensitiveKind::Pin,
+                            "id" => SensitiveKind::NationalId,
+                            other => panic!("line {line}: unknown sensitive kind {other:?}"),
+                        })
+                    }
+                    other => panic!("line {line}: unknown fact {other:?}"),
+                }
+            }
+        }
+        // For type/fill_form rows `submit` means "submit afterwards", and the
+        // element is the field, not a submit button.
+        let action = match action {
+            "click" => ActionKind::Click,
+            "type" | "fill_form" => {
+                el.is_submit_button = false;
+                if !el.role.is_empty() {
+                    el.editable = true;
+                }
+                if action == "type" { ActionKind::Type { submit } } else { ActionKind::FillForm { submit } }
+            }
+            "select_option" => ActionKind::SelectOption { options },
+            "press_key" => ActionKind::press_key(&key),
+            "scroll" => ActionKind::Scroll,
+            "hover" => ActionKind::Hover,
+            "wait_for" => ActionKind::WaitFor,
+            "screenshot" => ActionKind::Screenshot,
+            "snapshot" => ActionKind::Snapshot,
+            "navigate" => ActionKind::Navigate,
+            "upload" => ActionKind::Upload,
+            "close_tab" => ActionKind::CloseTab { opened_by_agent: opened },
+            other => panic!("line {line}: unknown action {other:?}"),
+        };
+        let risk = match risk {
+            "low" => RiskLevel::Low,
+            "medium" => RiskLevel::Medium,
+            "high" => RiskLevel::High,
+            other => panic!("line {line}: unknown risk {other:?}"),
+        };
+        let element = (role != "-" || !name.is_empty()).then_some(el);
+        Row {
+            line,
+            lang,
+            action,
+            element,
+            url: format!("https://www.example.test{path}"),
+            sensitive,
+            risk,
+            reason,
+            name,
+        }
+    }
+
+    fn rows() -> Vec<Row<'static>> {
+        let mut lines = CONTROLS.lines().enumerate().filter(|(_, l)| !l.starts_with('#') && !l.trim().is_empty());
+        let (_, header) = lines.next().expect("header");
+        assert!(header.starts_with("lang\taction\t"), "header: {header}");
+        lines.map(|(i, l)| parse_row(i + 1, l)).collect()
+    }
+
+    #[test]
+    fn labelled_controls_classify_as_expected() {
+        let rows = rows();
+        let mut failures = Vec::new();
+        for row in &rows {
+            let got = classify(&row.action, row.element.as_ref(), &row.url, row.sensitive);
+            let reason_ok = if row.reason == "-" {
+                got.reasons.is_empty()
+            } else {
+                got.reasons.iter().any(|r| r.contains(row.reason))
+            };
+            if got.risk != row.risk || !reason_ok {
+                failures.push(format!(
+                    "line {} [{}] {:?} {:?} at {}: expected {} with reason {:?}, got {} {:?}",
+                    row.line,
+                    row.lang,
+                    row.action,
+                    row.name,
+                    row.url,
+                    row.risk.as_str(),
+                    row.reason,
+                    got.risk.as_str(),
+                    got.reasons
+                ));
+            }
+        }
+        for f in &failures {
+            eprintln!("{f}");
+        }
+        assert!(
+            failures.is_empty(),
+            "{} of {} labelled controls mismatched (listed above)",
+            failures.len(),
+            rows.len()
+        );
+    }
+
+    #[test]
+    fn the_table_is_big_enough_and_covers_all_languages() {
+        let rows = rows();
+        assert!(rows.len() >= 150, "only {} rows", rows.len());
+        for lang in LANGS {
+            let n = rows.iter().filter(|r| r.lang == lang).count();
+            assert!(n >= 20, "{lang}: only {n} rows");
+        }
+        for r in &rows {
+            assert!(LANGS.contains(&r.lang), "line {}: unknown language {:?}", r.line, r.lang);
+        }
+        for level in [RiskLevel::Low, RiskLevel::Medium, RiskLevel::High] {
+            assert!(rows.iter().any(|r| r.risk == level), "no {} row", level.as_str());
+        }
+    }
+
+    #[test]
+    fn every_keyword_compiles_to_words_and_is_listed_once() {
+        let mut all: Vec<&[&str]> = KEYWORD_RULES.iter().flat_map(|r| [r.keywords, r.not_phrases]).collect();
+        all.extend([SECURITY_VERBS, SECURITY_OBJECTS, AFFIRMATIVE, DISMISS, TERMS_WORDS, SEARCH_CONTEXT]);
+        all.extend([PAYMENT_PATHS, ACCOUNT_PATHS, ACTION_PATHS]);
+        all.extend(LOOK_ALIKES.iter().map(|l| l.with_words));
+        let mut dups = Vec::new();
+        for list in all {
+            let mut seen = Vec::new();
+            for k in list {
+                let p = compile(k);
+                assert!(!p.pats.is_empty() && p.pats.iter().all(|w| !w.word.is_empty()), "{k:?}");
+                assert!(p.pats.iter().all(|w| w.word.len() >= 2 || p.pats.len() > 1), "one-letter keyword {k:?}");
+                if seen.contains(&p.pats) {
+                    dups.push(*k);
+                }
+                seen.push(p.pats);
+            }
+        }
+        assert!(dups.is_empty(), "listed twice in one list (after normalising): {dups:?}");
+        for l in LOOK_ALIKES {
+            assert!(KEYWORD_RULES.iter().any(|r| r.id == l.rule), "look-alike for unknown rule {}", l.rule);
+            assert!(l.risk < RiskLevel::High);
+        }
+    }
+
+    fn click(name: &str) -> Classification {
+        let el = ElementFacts { role: "button".into(), name: name.into(), ..Default::default() };
+        classify(&ActionKind::Click, Some(&el), "https://a.example/", None)
+    }
+
+    #[test]
+    fn normalising_folds_case_space_diacritics_and_sharp_s() {
+        assert_eq!(normalize("  KONTO   Schließen "), ["konto", "schliessen"]);
+        assert_eq!(normalize("Désabonner"), ["desabonner"]);
+        assert_eq!(normalize("J'accepte"), ["j", "accepte"]);
+        assert_eq!(click("KONTO   SCHLIESSEN").risk, RiskLevel::High);
+        assert_eq!(click("Konto schließen").risk, RiskLevel::High);
+        assert_eq!(click("SUPPRIMER").risk, RiskLevel::High);
+        assert_eq!(click("deleteAccount").risk, RiskLevel::High);
+    }
+
+    #[test]
+    fn keywords_match_whole_words_only() {
+        for harmless in
+            ["Deleted items", "Removal history", "Sender", "Repayment plan info", "Bookmarks", "Posts", "Shares"]
+        {
+            let got = click(harmless);
+            assert_eq!(got.risk, RiskLevel::Low, "{harmless}: {:?}", got.reasons);
+        }
+    }
+
+    #[test]
+    fn prefixes_catch_inflections() {
+        for (name, rule) in [
+            ("Löschen", "delete/remove"),
+            ("Löscht alles", "delete/remove"),
+            ("Supprimez", "delete/remove"),
+            ("Kündigung", "delete/remove"),
+            ("Verwijderen", "delete/remove"),
+            ("Purchasing", "pay/buy/order"),
+            ("Betaling afronden", "pay/buy/order"),
+            ("Prenotazione", "pay/buy/order"),
+            ("Envoyez", "send/publish"),
+            ("Einladung senden", "send/publish"),
+            ("Authorise", "sign-in/authorize"),
+        ] {
+            let got = click(name);
+            assert_eq!(got.risk, RiskLevel::High, "{name}");
+            assert!(got.reasons.iter().any(|r| r.contains(rule)), "{name}: {:?}", got.reasons);
+        }
+    }
+
+    #[test]
+    fn highest_wins_and_reasons_accumulate_in_a_fixed_order() {
+        let el = ElementFacts {
+            role: "button".into(),
+            name: "Delete and pay".into(),
+            is_submit_button: true,
+            in_form: true,
+            ..Default::default()
+        };
+        let got = classify(&ActionKind::Click, Some(&el), "https://a.example/checkout", None);
+        assert_eq!(got.risk, RiskLevel::High);
+        assert_eq!(
+            got.reasons,
+            [
+                "submits a form",
+                "name matches \"delete\" (delete/remove)",
+                "name matches \"pay\" (pay/buy/order)",
+                "payment page (\"checkout\" in URL)",
+            ]
+        );
+        assert_eq!(got, classify(&ActionKind::Click, Some(&el), "https://a.example/checkout", None));
+        // A medium upload on a payment page: high first, medium kept.
+        let got = classify(&ActionKind::Upload, None, "https://a.example/billing/docs", None);
+        assert_eq!(got.risk, RiskLevel::High);
+        assert_eq!(got.reasons, ["payment page (\"billing\" in URL)", "uploads a file"]);
+    }
+
+    #[test]
+    fn host_labels_count_as_page_kinds() {
+        let el = ElementFacts { role: "button".into(), name: "Continue".into(), ..Default::default() };
+        for url in ["https://checkout.shop.example/", "https://accounts.example.com/x", "https://www.paypal.com/"] {
+            assert_eq!(classify(&ActionKind::Click, Some(&el), url, None).risk, RiskLevel::High, "{url}");
+        }
+        assert_eq!(classify(&ActionKind::Click, Some(&el), "https://account.example/", None).risk, RiskLevel::Low);
+        assert_eq!(classify(&ActionKind::Click, Some(&el), "https://a.example/paypalish", None).risk, RiskLevel::Low);
+    }
+
+    #[test]
+    fn merge_keeps_the_higher_level_and_all_reasons() {
+        let a = Classification { risk: RiskLevel::Low, reasons: vec!["x".into()] };
+        let b = Classification { risk: RiskLevel::High, reasons: vec!["y".into(), "x".into()] };
+        assert_eq!(a.merge(b), Classification { risk: RiskLevel::High, reasons: vec!["x".into(), "y".into()] });
+    }
+
+    #[test]
+    fn wire_shapes() {
+        let a: ActionKind =
+            serde_json::from_str(r#"{"kind":"press_key","key":"Enter","modifiers":{"shift":true}}"#).unwrap();
+        assert_eq!(a, ActionKind::press_key("Shift+Enter"));
+        let a: ActionKind = serde_json::from_str(r#"{"kind":"close_tab","opened_by_agent":false}"#).unwrap();
+        assert_eq!(a, ActionKind::CloseTab { opened_by_agent: false });
+        assert!(serde_json::from_str::<ActionKind>(r#"{"kind":"type","submit":false,"risk":"low"}"#).is_err());
+        assert!(serde_json::from_str::<ElementFacts>(r#"{"name":"x","approved":true}"#).is_err());
+        let el: ElementFacts = serde_json::from_str(r#"{"role":"button","name":"Send"}"#).unwrap();
+        assert!(!el.form_is_search);
+        assert_eq!(serde_json::to_string(&RiskLevel::High).unwrap(), "\"high\"");
+        assert!(RiskLevel::Low < RiskLevel::Medium && RiskLevel::Medium < RiskLevel::High);
     }
 }
