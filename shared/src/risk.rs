@@ -1219,8 +1219,18 @@ const KEYWORD_RULES: &[&KeywordRule] = &[&DESTRUCTIVE, &PAYMENT, &SEND, &CONSENT
 // Matching
 // ---------------------------------------------------------------------------
 
-/// Words of `s` as the rules see them.
+/// Words of `s` as the rules see them. Invisible characters (zero-width
+/// space/joiners, word joiner, BOM, soft hyphen) are dropped first so that
+/// they cannot split a keyword: `De\u{200B}lete` reads as `Delete`.
 pub fn normalize(s: &str) -> Vec<String> {
+    const INVISIBLE: [char; 6] = ['\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}', '\u{FEFF}', '\u{00AD}'];
+    let visible: String;
+    let s = if s.contains(INVISIBLE) {
+        visible = s.chars().filter(|c| !INVISIBLE.contains(c)).collect();
+        visible.as_str()
+    } else {
+        s
+    };
     words(s)
         .into_iter()
         .map(|w| {
@@ -1875,6 +1885,8 @@ mod tests {
         assert_eq!(click("Konto schließen").risk, RiskLevel::High);
         assert_eq!(click("SUPPRIMER").risk, RiskLevel::High);
         assert_eq!(click("deleteAccount").risk, RiskLevel::High);
+        assert_eq!(click("De\u{200B}lete").risk, RiskLevel::High);
+        assert_eq!(click("Sup\u{00AD}primer").risk, RiskLevel::High);
     }
 
     #[test]
