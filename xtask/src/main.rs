@@ -26,7 +26,9 @@ COMMANDS:
     test [ARGS…]    Install missing tools, build the extension and the bridge, then run
                     `cargo test --workspace ARGS…` with CHAPERONE_EXTENSION_DIR and
                     CHAPERONE_BIN set
-    bench           Run benchmarks (none yet)
+    bench [ARGS…]   Build the extension and the bridge (release), then run the benchmarks
+                    through the real stack (`tests/src/bin/bench.rs`; see BENCHMARKS.md);
+                    results also in target/bench/<suite>.json
     tools           Only check/install the build and test tools
     help            Show this text
 
@@ -91,7 +93,18 @@ fn run() -> Result<()> {
                 bail!("cargo test failed ({status})");
             }
         }
-        "bench" => println!("no benchmarks yet"),
+        "bench" => {
+            let start = Instant::now();
+            ensure_tools(&root, true)?;
+            build_extension(&root)?;
+            cargo(&root, &["build", "--release", "-p", "bridge"])?;
+            let mut c = Command::new(cargo_bin());
+            c.args(["run", "--release", "-p", "tests", "--bin", "bench", "--"]).args(&rest).current_dir(&root);
+            c.env("CHAPERONE_EXTENSION_DIR", root.join("dist/extension"))
+                .env("CHAPERONE_BIN", root.join("target/release/chaperone"));
+            run_cmd(&mut c)?;
+            eprintln!("xtask: bench finished in {:.1} s", start.elapsed().as_secs_f64());
+        }
         "tools" => ensure_tools(&root, rest.iter().any(|a| a == "--browser"))?,
         "help" | "--help" | "-h" => print!("{HELP}"),
         other => bail!("unknown command `{other}`\n\n{HELP}"),

@@ -1,0 +1,136 @@
+//! Where the time of a snapshot goes, seen from outside the product:
+//! CDP's sampling profiler on the page and on the service worker, and
+//! direct calls into the content script from its own isolated world.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, bail};
+use serde_json::{Value, json};
+use tests::{Cdp, CdpSession};
+
+/// Attaches to the page target showing `url`.
+pub async fn attach_page(cdp: &Cdp, url: &str) -> Result<CdpSession> {
+    let targets = cdp.targets().await?;
+    let t = targets
+        .into_iter()
+        .find(|t| t.kind == "page" && t.url == url)
+        .ok_or_else(|| anyhow!("no page target at {url}"))?;
+    cdp.attach(&t.target_id).await
+}
+
+/// The execution context id of the extension's content-script world in
+/// the page's main frame.
+pub async fn content_world(cdp: &Cdp, page: &CdpSession) -> Result<i64> {
+    let mut events = cdp.events();
+    page.call("Runtime.enable", json!({})).await?;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+    let mut found = None;
+    while let Ok(Ok(ev)) = tokio::time::timeout_at(deadline, events.recv()).await {
+        if ev["sessionId"] != json!(page.session_id) || ev["method"] != "Runtime.executionContextCreated" {
+            continue;
+        }
+        let ctx = &ev["params"]["context"];
+        let isolated = ctx["auxData"]["type"] == "isolated";
+        let ours = ctx["origin"].as_str().is_some_and(|o| o.starts_with("chrome-extension://"))
+            || ctx["name"] == "Chaperone";
+        let main_frame = ctx["auxData"]["frameId"] == json!(page.target_id);
+        if isolated && ours && main_frame {
+            found = ctx["id"].as_i64();
+            if found.is_some() {
+                break;
+            }
+        }
+    }
+    found.context("no content-script world in the page (has the extension talked to it yet?)")
+}
+
+/// Evaluates `expression` (awaiting promises) in context `ctx`.
+pub async fn eval_in(page: &CdpSession, ctx: i64, expression: &str) -> Result<Value> {
+    let r = page
+        .call(
+            "Runtime.evaluate",
+            json!({ "expression": expression, "contextId": ctx, "returnByValue": true, "awaitPromise": true }),
+        )
+        .await?;
+    if let Some(ex) = r.get("exceptionDetails") {
+        bail!("evaluation threw: {}", ex["exception"]["description"].as_str().unwrap_or(&ex.to_string()));
+    }
+    Ok(r["result"]["value"].clone())
+}
+
+/// Calls the content script's `handle_message` directly, `n` times for a
+/// full and `n` times for an interactive-only snapshot, and once more to
+/// return the reply JSON. Times are `performance.now()` in the page.
+pub const IN_PAGE_TIMING: &str = r#"(async (n) => {
+  const m = await import(chrome.runtime.getURL('content/content.js'));
+  const time = async (request) => {
+    const ms = []; let len = 0;
+    for (let i = 0; i < n; i++) {
+      const t0 = performance.now();
+      const s = await m.handle_message({ type: 'snapshot', request });
+      ms.push(performance.now() - t0); len = s.length;
+    }
+    return { ms, len };
+  };
+  const full = await time({});
+  const interactive = await time({ interactive_only: true });
+  const reply = await m.handle_message({ type: 'snapshot', request: {} });
+  const t0 = performance.now(); JSON.parse(reply); const parse_ms = performance.now() - t0;
+  const nodes = document.getElementsByTagName('*').length;
+  return { full, interactive, parse_ms, reply, dom_elements: nodes };
+})"#;
+
+/// Starts the sampling profiler on a target (interval in µs).
+pub async fn start_profiler(s: &CdpSession, interval_us: u32) -> Result<()> {
+    s.call("Profiler.enable", json!({})).await?;
+    s.call("Profiler.setSamplingInterval", json!({ "interval": interval_us })).await?;
+    s.call("Profiler.start", json!({})).await?;
+    Ok(())
+}
+
+/// Stops the profiler and sums self time (ms) by category.
+pub async fn stop_profiler(s: &CdpSession) -> Result<Vec<(String, f64)>> {
+    let r = s.call("Profiler.stop", json!({})).await?;
+    let _ = s.call("Profiler.disable", json!({})).await;
+    Ok(categorise(&r["profile"]))
+}
+
+/// Self time by category: `(idle)`, `(program)`, `(garbage collector)`,
+/// the wasm2js module, wasm-bindgen glue, other script files by name, and
+/// native functions (DOM API calls) by name.
+pub fn categorise(profile: &Value) -> Vec<(String, f64)> {
+    let mut category: HashMap<i64, String> = HashMap::new();
+    for n in profile["nodes"].as_array().into_iter().flatten() {
+        let id = n["id"].as_i64().unwrap_or(-1);
+        let f = n["callFrame"]["functionName"].as_str().unwrap_or("");
+        let url = n["callFrame"]["url"].as_str().unwrap_or("");
+        let file = url.rsplit('/').next().unwrap_or("");
+        let c = if f.starts_with('(') {
+            f.to_string()
+        } else if file.ends_with(".wasm.js") {
+            format!("wasm2js code ({file})")
+        } else if file.ends_with("_bg.js") || (url.contains("chrome-extension://") && file.ends_with(".js")) {
+            format!("wasm-bindgen glue / loader ({file})")
+        } else if url.starts_with("wasm://") {
+            "wasm code".to_string()
+        } else if url.is_empty() {
+            format!("native: {}", if f.is_empty() { "(anonymous)" } else { f })
+        } else {
+            format!("script: {file}")
+        };
+        category.insert(id, c);
+    }
+    let samples = profile["samples"].as_array().cloned().unwrap_or_default();
+    let deltas = profile["timeDeltas"].as_array().cloned().unwrap_or_default();
+    let mut total: HashMap<String, f64> = HashMap::new();
+    for (i, s) in samples.iter().enumerate() {
+        // timeDeltas[i+1] is the time until the next sample: the time spent in sample i.
+        let dt = deltas.get(i + 1).and_then(Value::as_f64).unwrap_or(0.0) / 1000.0;
+        let c = category.get(&s.as_i64().unwrap_or(-1)).cloned().unwrap_or_else(|| "?".into());
+        *total.entry(c).or_default() += dt;
+    }
+    let mut v: Vec<(String, f64)> = total.into_iter().collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1));
+    v
+}
