@@ -91,6 +91,18 @@ pub enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// List the audit log: every action and decision, masked, newest last.
+    Audit {
+        #[command(flatten)]
+        home: HomeArg,
+        /// Only rows since this long ago (30m, 12h, 7d) or this date
+        /// (YYYY-MM-DD, UTC).
+        #[arg(long, value_name = "WHEN")]
+        since: Option<String>,
+        /// Print JSON (an array of rows) for export.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write the native-messaging host manifest that lets the extension
     /// find the daemon, pinned to Chaperone's extension id.
     InstallNativeHost {
@@ -126,6 +138,7 @@ pub async fn run(cli: Cli) -> Result<i32, Error> {
             Ok(0)
         }
         Cmd::Status { home, json } => status(&Home::resolve(home.home)?, json).await,
+        Cmd::Audit { home, since, json } => audit(&Home::resolve(home.home)?, since.as_deref(), json),
         Cmd::InstallNativeHost { home, user_data_dir, browser } => {
             let home = Home::resolve(home.home)?;
             home.ensure()?;
@@ -139,6 +152,82 @@ pub async fn run(cli: Cli) -> Result<i32, Error> {
             Ok(0)
         }
     }
+}
+
+fn audit(home: &Home, since: Option<&str>, json: bool) -> Result<i32, Error> {
+    let since = since.map(parse_since).transpose()?;
+    if !home.db().exists() {
+        if json {
+            println!("[]");
+        } else {
+            println!("no audit log yet ({} does not exist)", home.db().display());
+        }
+        return Ok(0);
+    }
+    let rows = crate::audit::AuditStore::open(&home.db())?.list(since)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows).map_err(|e| Error::Server(e.to_string()))?);
+        return Ok(0);
+    }
+    if rows.is_empty() {
+        println!("no audit rows");
+    }
+    for r in rows {
+        let decided = r.decided_by.map_or("-", shared::audit::DecidedBy::as_str);
+        println!(
+            "{} #{} {} {} tab={} risk={} decision={} by={} outcome={} url={}",
+            r.time,
+            r.id,
+            r.tool,
+            r.summary,
+            r.tab.map_or("-".to_string(), |t| t.to_string()),
+            r.risk.as_deref().unwrap_or("-"),
+            r.decision.as_deref().unwrap_or("-"),
+            decided,
+            r.outcome.as_deref().unwrap_or("-"),
+            r.url.as_deref().unwrap_or("-"),
+        );
+        if !r.reasons.is_empty() {
+            println!("    reasons: {}", r.reasons.join("; "));
+        }
+    }
+    Ok(0)
+}
+
+/// `30m`, `12h`, `7d`, `45s` ago, or a `YYYY-MM-DD` date (UTC), as Unix seconds.
+fn parse_since(s: &str) -> Result<i64, Error> {
+    let bad = || Error::Config(format!("--since {s:?}: use 30m, 12h, 7d or YYYY-MM-DD"));
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
+    if let Some((num, unit)) = s.len().checked_sub(1).map(|i| s.split_at(i)) {
+        if let Ok(n) = num.parse::<i64>() {
+            let secs = match unit {
+                "s" => 1,
+                "m" => 60,
+                "h" => 3600,
+                "d" => 86_400,
+                _ => return Err(bad()),
+            };
+            return n.checked_mul(secs).filter(|v| *v >= 0).map(|v| now - v).ok_or_else(bad);
+        }
+    }
+    let parts: Vec<&str> = s.split('-').collect();
+    let [y, m, d] = parts.as_slice() else { return Err(bad()) };
+    let (y, m, d) = (
+        y.parse::<i64>().map_err(|_| bad())?,
+        m.parse::<i64>().map_err(|_| bad())?,
+        d.parse::<i64>().map_err(|_| bad())?,
+    );
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return Err(bad());
+    }
+    // Days from civil (Howard Hinnant).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Ok((era * 146_097 + doe - 719_468) * 86_400)
 }
 
 /// Completes on Ctrl-C or SIGTERM.
@@ -212,6 +301,20 @@ async fn status(home: &Home, json: bool) -> Result<i32, Error> {
         );
     }
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn since_accepts_durations_and_dates() {
+        assert_eq!(super::parse_since("2000-03-01").unwrap(), 951_868_800);
+        assert_eq!(super::parse_since("1970-01-01").unwrap(), 0);
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+        assert!((super::parse_since("2h").unwrap() - (now - 7200)).abs() <= 2);
+        for bad in ["", "h", "2w", "-3d", "2026-13-01", "yesterday"] {
+            assert!(super::parse_since(bad).is_err(), "{bad}");
+        }
+    }
 }
 
 struct UpArgs {

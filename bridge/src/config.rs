@@ -6,22 +6,45 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use shared::policy::{Policy, RiskDecisions, SiteRule};
+
+use crate::audit::AuditStore;
 use crate::error::Error;
 use crate::home::Tokens;
 
 /// Everything `server::run` needs. Built by `chaperone serve` from the home
 /// directory; tests build it directly.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ServeConfig {
     pub tokens: Tokens,
     /// Allowed `Origin`s on `/ext`, e.g. `chrome-extension://<id>`.
     pub extension_origins: Vec<String>,
+    /// Risk decisions and site rules from `config.toml`.
+    pub policy: Policy,
+    /// Where actions and decisions are recorded (`None` in some tests).
+    pub audit: Option<AuditStore>,
 }
 
 impl ServeConfig {
-    /// Pinned to our extension id.
+    /// Pinned to our extension id, default policy, no audit store.
     pub fn new(tokens: Tokens) -> Self {
-        Self { tokens, extension_origins: vec![extension_origin(shared::EXTENSION_ID)] }
+        Self {
+            tokens,
+            extension_origins: vec![extension_origin(shared::EXTENSION_ID)],
+            policy: Policy::default(),
+            audit: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for ServeConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServeConfig")
+            .field("tokens", &self.tokens)
+            .field("extension_origins", &self.extension_origins)
+            .field("policy", &self.policy)
+            .field("audit", &self.audit.as_ref().map(AuditStore::path))
+            .finish()
     }
 }
 
@@ -36,7 +59,21 @@ pub fn extension_origin(id: &str) -> String {
 pub struct FileConfig {
     #[serde(default)]
     pub server: ServerSection,
+    /// `[risk] low/medium/high = "allow" | "confirm" | "deny"`.
+    #[serde(default)]
+    pub risk: RiskDecisions,
+    /// `[[sites]] origin = "https://*.example.com"`, `access = "deny"` or
+    /// per-risk overrides.
+    #[serde(default)]
+    pub sites: Vec<SiteRule>,
+    /// Seconds the person has to answer an approval (default 120, max 600).
+    pub approval_timeout_secs: Option<u32>,
+    /// Days audit rows are kept (default 30).
+    pub retention_days: Option<u32>,
 }
+
+/// Default days audit rows are kept.
+pub const DEFAULT_RETENTION_DAYS: u32 = 30;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -62,14 +99,50 @@ impl FileConfig {
     }
 
     pub fn parse(text: &str) -> Result<Self, String> {
-        toml::from_str::<FileConfig>(text).map_err(|e| {
+        let config = toml::from_str::<FileConfig>(text).map_err(|e| {
             let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
             let msg = e.message().to_string();
             match line {
                 Some(l) => format!("line {l}: {msg}"),
                 None => msg,
             }
-        })
+        })?;
+        // Semantic checks: name the line of the offending site rule.
+        config.policy().map_err(|msg| {
+            let line = config
+                .sites
+                .iter()
+                .find(|s| msg.contains(&format!("{:?}", s.origin)))
+                .and_then(|s| text.lines().position(|l| l.contains(&s.origin)))
+                .or_else(|| {
+                    msg.starts_with("approval_timeout_secs")
+                        .then(|| text.lines().position(|l| l.trim_start().starts_with("approval_timeout_secs")))
+                        .flatten()
+                });
+            match line {
+                Some(l) => format!("line {}: {msg}", l + 1),
+                None => msg,
+            }
+        })?;
+        if config.retention_days == Some(0) {
+            return Err("retention_days must be at least 1".into());
+        }
+        Ok(config)
+    }
+
+    /// The validated policy.
+    pub fn policy(&self) -> Result<Policy, String> {
+        let policy = Policy {
+            risk: self.risk.clone(),
+            sites: self.sites.clone(),
+            approval_timeout_secs: self.approval_timeout_secs.unwrap_or(shared::policy::DEFAULT_APPROVAL_TIMEOUT_SECS),
+        };
+        policy.validate()?;
+        Ok(policy)
+    }
+
+    pub fn retention_days(&self) -> u32 {
+        self.retention_days.unwrap_or(DEFAULT_RETENTION_DAYS)
     }
 
     /// The address to bind: loopback only.
@@ -125,6 +198,29 @@ mod tests {
         }
         let c = FileConfig::parse("[server]\nbind = \"::1\"\n").unwrap();
         assert!(c.bind_ip().unwrap().is_loopback());
+    }
+
+    #[test]
+    fn policy_comes_from_the_config_and_never_falls_back_to_looser() {
+        let c = FileConfig::parse(
+            "approval_timeout_secs = 300\n[risk]\nmedium = \"confirm\"\n[[sites]]\norigin = \"https://*.bank.example\"\naccess = \"deny\"\n",
+        )
+        .unwrap();
+        let p = c.policy().unwrap();
+        assert_eq!(p.approval_timeout_secs, 300);
+        assert_eq!(p.risk.medium, shared::policy::Decision::Confirm);
+        assert!(shared::policy::denying_rule(&p, "https://www.bank.example/login").is_some());
+        for bad in [
+            "approval_timeout_secs = 601\n",
+            "[risk]\nhigh = \"maybe\"\n",
+            "[[sites]]\norigin = \"https://a.example\"\n",
+            "[[sites]]\norigin = \"not a pattern\"\naccess = \"deny\"\n",
+            "retention_days = 0\n",
+        ] {
+            assert!(FileConfig::parse(bad).is_err(), "{bad}");
+        }
+        let err = FileConfig::parse("[server]\nport = 0\n\n[[sites]]\norigin = \"https://a.example\"\n").unwrap_err();
+        assert!(err.starts_with("line 5:"), "{err}");
     }
 
     #[test]

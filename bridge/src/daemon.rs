@@ -48,12 +48,38 @@ pub async fn serve(
         version: shared::VERSION.to_string(),
     })?;
     tracing::info!(port = local.port(), pid, home = %home.root().display(), "bridge listening");
+    let policy = file.policy().map_err(|m| Error::Config(format!("{}: {m}", home.config_toml().display())))?;
+    let audit = crate::audit::AuditStore::open(&home.db())?;
+    let retention = file.retention_days();
+    prune(&audit, retention);
+    let pruner = {
+        let audit = audit.clone();
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(std::time::Duration::from_secs(86_400));
+            every.tick().await; // the first tick is now; pruned above already
+            loop {
+                every.tick().await;
+                prune(&audit, retention);
+            }
+        })
+    };
     let mut config = ServeConfig::new(tokens);
     config.extension_origins = origins;
+    config.policy = policy;
+    config.audit = Some(audit);
     let result = crate::server::run(config, listener, shutdown).await;
+    pruner.abort();
     home.remove_daemon_json(pid);
     tracing::info!(pid, "bridge stopped");
     result
+}
+
+fn prune(audit: &crate::audit::AuditStore, days: u32) {
+    match audit.prune(days) {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(rows = n, days, "audit retention applied"),
+        Err(e) => tracing::warn!(error = %e, "audit retention failed"),
+    }
 }
 
 /// The running daemon of `home`, starting one in the background (its own

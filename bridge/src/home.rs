@@ -104,6 +104,9 @@ impl Home {
     pub fn config_toml(&self) -> PathBuf {
         self.root.join("config.toml")
     }
+    pub fn db(&self) -> PathBuf {
+        self.root.join("chaperone.db")
+    }
     pub fn logs(&self) -> PathBuf {
         self.root.join("logs")
     }

@@ -94,7 +94,7 @@ fn unknown_flags_are_refused_with_a_usage_error() {
 
 #[test]
 fn every_command_explains_itself_with_help() {
-    for cmd in ["serve", "up", "mcp", "status", "install-native-host"] {
+    for cmd in ["serve", "up", "mcp", "status", "audit", "install-native-host"] {
         let o = run(&[cmd, "--help"]);
         assert!(o.status.success(), "{cmd} --help");
         let out = String::from_utf8_lossy(&o.stdout);

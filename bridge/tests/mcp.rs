@@ -258,3 +258,46 @@ async fn extract_text_is_wrapped_quoted_and_cannot_forge_header_lines() {
     let r = call(&c, "browser_extract_text", json!({"selector": "body"})).await;
     assert_error(&r, "INVALID_REQUEST");
 }
+
+#[tokio::test]
+async fn a_denied_site_is_refused_before_anything_is_dispatched_and_audited() {
+    let dir = std::env::temp_dir().join(format!("chaperone-deny-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let audit = bridge::audit::AuditStore::open(&dir.join("chaperone.db")).unwrap();
+    let store = audit.clone();
+    let b = Bridge::start_with(move |c| {
+        c.policy =
+            bridge::config::FileConfig::parse("[[sites]]\norigin = \"http://*.bank.example\"\naccess = \"deny\"\n")
+                .unwrap()
+                .policy()
+                .unwrap();
+        c.audit = Some(store);
+    })
+    .await;
+    let ext = FakeExt::connect(&b, browser_like()).await;
+    let c = client(&b).await;
+
+    for (tool, args) in [
+        ("browser_tabs", json!({"action": "new", "url": "http://www.bank.example/login?next=secret-q"})),
+        ("browser_navigate", json!({"url": "http://bank.example.www.bank.example/"})),
+    ] {
+        let r = call(&c, tool, args).await;
+        assert_error(&r, "PERMISSION_DENIED");
+    }
+    assert!(ext.commands().is_empty(), "nothing dispatched: {:?}", ext.commands());
+
+    // An allowed site works and is audited as allowed by policy.
+    let r = call(&c, "browser_tabs", json!({"action": "new", "url": "http://127.0.0.1:9/form"})).await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+
+    let rows = audit.list(None).unwrap();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert!(rows[..2].iter().all(|r| r.decision.as_deref() == Some("deny")
+        && r.outcome.as_deref() == Some("PERMISSION_DENIED")
+        && r.decided_by == Some(shared::audit::DecidedBy::Policy)));
+    assert_eq!(rows[0].url.as_deref(), Some("http://www.bank.example/login"), "no query string in the audit");
+    assert_eq!(rows[2].decision.as_deref(), Some("allow"));
+    assert_eq!(rows[2].outcome.as_deref(), Some("ok"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

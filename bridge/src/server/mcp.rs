@@ -196,15 +196,62 @@ impl McpServer {
         }
     }
 
+    /// Refuses URLs whose origin the person's policy denies.
+    fn check_site(&self, url: &str) -> Result<(), WireError> {
+        match shared::policy::denying_rule(&self.state.config().policy, url) {
+            Some(rule) => Err(err(
+                ErrorCode::PermissionDenied,
+                format!("the person's policy denies access to {} (config.toml, sites)", rule.origin),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// One audit row for an action the agent asked for (navigation, tabs).
+    fn audit(&self, tool: &str, tab: Option<TabId>, summary: &str, url: Option<&str>, outcome: &Result<(), WireError>) {
+        let Some(store) = &self.state.config().audit else { return };
+        let (decision, outcome) = match outcome {
+            Ok(()) => ("allow", "ok".to_string()),
+            Err(e) if e.code == ErrorCode::PermissionDenied => ("deny", e.code.as_str().to_string()),
+            Err(e) => ("allow", e.code.as_str().to_string()),
+        };
+        let entry = crate::audit::NewEntry {
+            session: "mcp".into(),
+            tab,
+            tool: tool.into(),
+            summary: summary.into(),
+            url: url.map(str::to_string),
+            risk: Some("low".into()),
+            reasons: vec!["navigation and tab actions are low risk".into()],
+            decision: Some(decision.into()),
+            decided_by: Some(shared::audit::DecidedBy::Policy),
+            outcome: Some(outcome),
+        };
+        if let Err(e) = store.record(&entry) {
+            tracing::warn!(error = %e, tool, "audit write failed");
+        }
+    }
+
     async fn open_tab(&self, url: Option<String>) -> Result<TabInfo, WireError> {
+        if let Some(u) = &url {
+            let checked = self.check_site(u);
+            if checked.is_err() {
+                self.audit("browser_tabs", None, "open a tab", Some(u), &checked);
+                checked?;
+            }
+        }
         let timeout = if url.is_some() { navigation_timeout() } else { command_timeout() };
-        match self.state.hub().call(Command::TabNew { url }, timeout).await? {
-            CommandResult::Tab { tab } => {
+        let result = match self.state.hub().call(Command::TabNew { url: url.clone() }, timeout).await {
+            Ok(CommandResult::Tab { tab }) => {
                 self.state.tabs().add(tab.id);
                 Ok(tab)
             }
-            _ => Err(unexpected()),
-        }
+            Ok(_) => Err(unexpected()),
+            Err(e) => Err(e),
+        };
+        let outcome = result.as_ref().map(|_| ()).map_err(Clone::clone);
+        self.audit("browser_tabs", result.as_ref().ok().map(|t| t.id), "open a tab", url.as_deref(), &outcome);
+        result
     }
 
     async fn browser_tabs(&self, args: TabsArgs) -> Result<CallToolResult, WireError> {
@@ -303,6 +350,13 @@ impl McpServer {
             (None, Some(_)) => None,
             _ => return Err(err(ErrorCode::InvalidRequest, "give exactly one of url and step")),
         };
+        if let Some(u) = &url {
+            let checked = self.check_site(u);
+            if checked.is_err() {
+                self.audit("browser_navigate", args.tab, "navigate", Some(u), &checked);
+                checked?;
+            }
+        }
         let tab = match self.target_tab(args.tab)? {
             Some(tab) => tab,
             None if url.is_some() => {
@@ -316,11 +370,23 @@ impl McpServer {
                 ));
             }
         };
-        let CommandResult::Tab { tab: info } =
-            self.state.hub().call(command_for(tab, &url), navigation_timeout()).await?
-        else {
-            return Err(unexpected());
+        let summary = match args.step {
+            Some(step) => format!("navigate {step:?}").to_lowercase(),
+            None => "navigate".to_string(),
         };
+        let answer = self.state.hub().call(command_for(tab, &url), navigation_timeout()).await;
+        let info = match answer {
+            Ok(CommandResult::Tab { tab: info }) => info,
+            Ok(_) => return Err(unexpected()),
+            Err(e) => {
+                self.audit("browser_navigate", Some(tab), &summary, url.as_deref(), &Err(e.clone()));
+                return Err(e);
+            }
+        };
+        // Back/forward may land on a denied site: the agent learns nothing of it.
+        let landed = self.check_site(&info.url);
+        self.audit("browser_navigate", Some(tab), &summary, Some(&info.url), &landed);
+        landed?;
         let current = self.state.tabs().current;
         Ok(tab_result(&info, current))
     }
@@ -348,6 +414,7 @@ impl McpServer {
         else {
             return Err(unexpected());
         };
+        self.check_site(&snapshot.url)?;
         let rendered = render(&snapshot, RenderOptions { max_chars, page });
         let data = json!({
             "url": snapshot.url,
@@ -378,6 +445,7 @@ impl McpServer {
         else {
             return Err(unexpected());
         };
+        self.check_site(&page.url)?;
         let (text, cut) = render_text(&page, max_chars);
         let data = json!({ "url": page.url, "title": page.title, "cut": cut, "text": text });
         Ok(untrusted_result(&text, data))

@@ -39,10 +39,17 @@ pub struct Bridge {
 
 impl Bridge {
     pub async fn start() -> Bridge {
+        Self::start_with(|_| {}).await
+    }
+
+    /// Starts with a configuration adjusted by `adjust` (policy, audit).
+    pub async fn start_with(adjust: impl FnOnce(&mut ServeConfig)) -> Bridge {
         let tokens = Tokens::generate().unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let state = AppState::new(ServeConfig::new(tokens.clone()), addr.port());
+        let mut config = ServeConfig::new(tokens.clone());
+        adjust(&mut config);
+        let state = AppState::new(config, addr.port());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let handle = tokio::spawn(bridge::server::serve(state.clone(), listener, async move {
             let _ = stopped.await;
