@@ -10,12 +10,15 @@
 //!   inside it.
 //! - [`Mcp`]: an MCP streamable-HTTP client for `/mcp`; [`StdioMcp`] for
 //!   `chaperone mcp`.
+//! - [`ax`]: Chromium's accessibility tree as the yardstick (interactive
+//!   nodes, element tagging, alignment with snapshot lines).
 //! - [`wait_for_extension`]: polls `GET /status` until the extension is
 //!   connected.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub mod ax;
 mod browser;
 mod cdp;
 mod daemon;
@@ -42,6 +45,34 @@ pub fn workspace_root() -> PathBuf {
 /// `fixtures/sites` in the workspace.
 pub fn sites_dir() -> PathBuf {
     workspace_root().join("fixtures").join("sites")
+}
+
+/// Every fixture page under `fixtures/sites/`, as `site/…/page.html`,
+/// sorted: `*.html` files that are not symlinks (the `strict/` copies) and
+/// not `*.frame.html` (documents that only live inside an iframe).
+pub fn fixture_pages() -> Vec<String> {
+    fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for e in entries.flatten() {
+            let Ok(ft) = e.file_type() else { continue };
+            let path = e.path();
+            let name = e.file_name().to_string_lossy().to_string();
+            if ft.is_symlink() || name.starts_with('.') {
+                continue;
+            }
+            if ft.is_dir() {
+                walk(&path, root, out);
+            } else if name.ends_with(".html") && !name.ends_with(".frame.html") {
+                let rel = path.strip_prefix(root).unwrap_or(&path);
+                out.push(rel.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    let root = sites_dir();
+    let mut out = Vec::new();
+    walk(&root, &root, &mut out);
+    out.sort();
+    out
 }
 
 fn path_from_env(var: &str, default: PathBuf) -> PathBuf {
