@@ -244,6 +244,49 @@ struct Ctx<'a> {
     raw: String,
     path: String,
     inputs: Vec<(&'a InputSignal, String)>,
+    /// Hashes of every word on the page: a phrase with a word outside it
+    /// cannot match, which skips most substring searches.
+    vocab: Vocab,
+}
+
+/// A set of word hashes (FNV-1a), to rule out phrases cheaply.
+#[derive(Default)]
+struct Vocab(std::collections::HashSet<u64, std::hash::BuildHasherDefault<PassThrough>>);
+
+impl Vocab {
+    fn add(&mut self, normalised: &str) {
+        for w in normalised.split(' ').filter(|w| !w.is_empty()) {
+            self.0.insert(fnv(w));
+        }
+    }
+
+    fn may_contain(&self, phrase: &str) -> bool {
+        phrase.split(' ').all(|w| self.0.contains(&fnv(w)))
+    }
+}
+
+fn fnv(w: &str) -> u64 {
+    w.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// The hasher for already-hashed keys.
+#[derive(Default)]
+struct PassThrough(u64);
+
+impl std::hash::Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 << 8) ^ u64::from(*b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
 }
 
 impl<'a> Ctx<'a> {
@@ -255,7 +298,7 @@ impl<'a> Ctx<'a> {
         }
         raw.push('\n');
         raw.push_str(&fold(&s.text));
-        Ctx {
+        let mut c = Ctx {
             s,
             title: norm(&s.title),
             headings: s.headings.iter().map(|h| norm(h)).collect(),
@@ -265,24 +308,39 @@ impl<'a> Ctx<'a> {
             raw,
             path: url_path(&s.url).to_ascii_lowercase(),
             inputs: s.inputs.iter().map(|i| (i, i.describe_words())).collect(),
+            vocab: Vocab::default(),
+        };
+        let mut vocab = Vocab::default();
+        vocab.add(&c.title);
+        vocab.add(&c.text);
+        for h in c.headings.iter().chain(&c.buttons).chain(&c.links).chain(c.inputs.iter().map(|(_, w)| w)) {
+            vocab.add(h);
         }
+        c.vocab = vocab;
+        c
+    }
+
+    /// The first phrase contained as whole words in the normalised `hay`
+    /// (one of the page's own strings, so its words are in the vocabulary).
+    fn find(&self, hay: &str, phrases: &[&'static str]) -> Option<&'static str> {
+        phrases.iter().copied().find(|p| self.vocab.may_contain(p) && has_words(hay, p))
     }
 
     /// The first phrase of `phrases` in the title or a heading.
     fn in_title_or_headings(&self, phrases: &[&'static str]) -> Option<&'static str> {
-        find(&self.title, phrases).or_else(|| self.headings.iter().find_map(|h| find(h, phrases)))
+        self.find(&self.title, phrases).or_else(|| self.headings.iter().find_map(|h| self.find(h, phrases)))
     }
 
     fn in_buttons(&self, phrases: &[&'static str]) -> Option<&'static str> {
-        self.buttons.iter().find_map(|b| find(b, phrases))
+        self.buttons.iter().find_map(|b| self.find(b, phrases))
     }
 
     fn in_links(&self, phrases: &[&'static str]) -> Option<&'static str> {
-        self.links.iter().find_map(|b| find(b, phrases))
+        self.links.iter().find_map(|b| self.find(b, phrases))
     }
 
     fn in_text(&self, phrases: &[&'static str]) -> Option<&'static str> {
-        find(&self.text, phrases)
+        self.find(&self.text, phrases)
     }
 
     fn in_raw(&self, phrases: &[&'static str]) -> Option<&'static str> {
@@ -310,15 +368,11 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// The first phrase contained as whole words in the normalised `hay`.
-fn find(hay: &str, phrases: &[&'static str]) -> Option<&'static str> {
-    phrases.iter().copied().find(|p| {
-        let mut needle = String::with_capacity(p.len() + 2);
-        needle.push(' ');
-        needle.push_str(p);
-        needle.push(' ');
-        hay.contains(&needle)
-    })
+/// Whether the normalised `hay` (`" a b c "`) holds `phrase` as whole
+/// words, without allocating.
+fn has_words(hay: &str, phrase: &str) -> bool {
+    let h = hay.as_bytes();
+    hay.match_indices(phrase).any(|(i, m)| i > 0 && h[i - 1] == b' ' && h.get(i + m.len()) == Some(&b' '))
 }
 
 fn url_path(url: &str) -> &str {
@@ -398,12 +452,12 @@ fn captcha(c: &Ctx<'_>) -> Option<String> {
             return Some(format!("{what} iframe"));
         }
     }
-    if c.inputs.iter().any(|(i, w)| i.is_texty() && w.contains(" captcha ")) {
+    if c.inputs.iter().any(|(i, w)| i.is_texty() && has_words(w, "captcha")) {
         return Some("a field asking for the CAPTCHA text".into());
     }
     // A generic human check: the phrase labels a checkbox…
-    if c.s.inputs.iter().any(|i| i.is("checkbox") && find(&norm(&i.label), HUMAN_CHECK).is_some()) {
-        let p = c.s.inputs.iter().find_map(|i| find(&norm(&i.label), HUMAN_CHECK)).unwrap_or_default();
+    if c.s.inputs.iter().any(|i| i.is("checkbox") && c.find(&norm(&i.label), HUMAN_CHECK).is_some()) {
+        let p = c.s.inputs.iter().find_map(|i| c.find(&norm(&i.label), HUMAN_CHECK)).unwrap_or_default();
         return Some(format!("checkbox \"{p}\""));
     }
     // …or heads the page, with something to tick, press or load.
@@ -513,7 +567,7 @@ const BLOCKED_TEXT: &[&str] = &[
 fn blocked(c: &Ctx<'_>) -> Option<String> {
     // The title and the first two headings: a review further down titled
     // "Access denied" does not make a block page.
-    let top = find(&c.title, BLOCKED).or_else(|| c.headings.iter().take(2).find_map(|h| find(h, BLOCKED)));
+    let top = c.find(&c.title, BLOCKED).or_else(|| c.headings.iter().take(2).find_map(|h| c.find(h, BLOCKED)));
     if let Some(p) = top {
         return Some(format!("block page: \"{p}\" in the title or a top heading"));
     }
@@ -577,7 +631,7 @@ fn passkey(c: &Ctx<'_>) -> Option<String> {
         }
     }
     let first = c.headings.first().map(String::as_str).unwrap_or("");
-    let topic = find(&c.title, PASSKEY_TOPIC).or_else(|| find(first, PASSKEY_TOPIC));
+    let topic = c.find(&c.title, PASSKEY_TOPIC).or_else(|| c.find(first, PASSKEY_TOPIC));
     if let Some(p) = topic
         && has_control
         && c.text_inputs().count() <= 1
@@ -703,10 +757,10 @@ fn mfa(c: &Ctx<'_>) -> Option<String> {
         {
             return false;
         }
-        if OTHER_CODES.iter().any(|o| w.contains(&format!(" {o} "))) {
+        if OTHER_CODES.iter().any(|o| has_words(w, o)) {
             return false;
         }
-        let named = CODE_WORDS.iter().any(|cw| w.contains(&format!(" {cw} ")));
+        let named = CODE_WORDS.iter().any(|cw| has_words(w, cw));
         let short_numeric = i.numeric() && i.maxlength.is_some_and(|m| (4..=8).contains(&m));
         named || short_numeric
     });
@@ -748,8 +802,8 @@ const ALLOW: &[&str] = &["allow", "authorize", "authorise", "accept", "approve",
 const DENY: &[&str] = &["cancel", "deny", "decline", "don t allow", "do not allow", "reject", "not now", "no thanks"];
 
 fn oauth_consent(c: &Ctx<'_>) -> Option<String> {
-    let allow = c.buttons.iter().chain(&c.links).find_map(|b| find(b, ALLOW));
-    let deny = c.buttons.iter().chain(&c.links).find_map(|b| find(b, DENY));
+    let allow = c.buttons.iter().chain(&c.links).find_map(|b| c.find(b, ALLOW));
+    let deny = c.buttons.iter().chain(&c.links).find_map(|b| c.find(b, DENY));
     let (Some(allow), Some(_)) = (allow, deny) else { return None };
     let phrase = c.in_title_or_headings(CONSENT).or_else(|| c.in_text(CONSENT));
     if let Some(p) = phrase {
@@ -847,7 +901,7 @@ fn login(c: &Ctx<'_>) -> Option<String> {
     let passwords: Vec<(&InputSignal, &String)> =
         c.inputs.iter().filter(|(i, _)| i.is("password")).map(|(i, w)| (*i, w)).collect();
     let is_new = |(i, w): &(&InputSignal, &String)| {
-        i.ac_has("new-password") || NEW_PASSWORD_WORDS.iter().any(|n| w.contains(&format!(" {n} ")))
+        i.ac_has("new-password") || NEW_PASSWORD_WORDS.iter().any(|n| has_words(w, n))
     };
     let any_new = passwords.iter().any(is_new);
     let username = c.text_inputs().any(|(i, w)| {
@@ -856,7 +910,7 @@ fn login(c: &Ctx<'_>) -> Option<String> {
                 || i.ac_has("email")
                 || i.ac_has("webauthn")
                 || i.is("email")
-                || USERNAME_WORDS.iter().any(|u| w.contains(&format!(" {u} "))))
+                || USERNAME_WORDS.iter().any(|u| has_words(w, u)))
     });
     let sign_in_button = c
         .in_buttons(SIGN_IN)

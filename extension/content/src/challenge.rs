@@ -20,7 +20,10 @@ use web_sys::{Document, Element, HtmlInputElement};
 /// Most characters kept of one heading, button or link name.
 const MAX_ITEM_CHARS: usize = 100;
 /// Most text nodes looked at while gathering visible text.
-const MAX_TEXT_NODES: usize = 4_000;
+const MAX_TEXT_NODES: usize = 1_500;
+/// Most matches of one selector looked at (visible or not): bounds the
+/// cost on pages with thousands of hidden buttons or links.
+const MAX_CANDIDATES: u32 = 300;
 /// Same-origin iframes looked into (in total) and how deep.
 const MAX_FRAMES: usize = 8;
 const MAX_FRAME_DEPTH: u32 = 2;
@@ -86,7 +89,7 @@ fn gather_document(doc: &Document, s: &mut PageSignals, depth: u32, frames: &mut
     {
         visible_text(doc, &body, &mut s.text);
     }
-    let mut inner = Vec::new();
+    let mut inner: Vec<Document> = Vec::new();
     each_visible(&root, "iframe, frame", false, |el| {
         if let Some(src) = prop_string(el, "src").filter(|s| !s.is_empty()) {
             s.iframes.push(src);
@@ -113,7 +116,7 @@ fn gather_document(doc: &Document, s: &mut PageSignals, depth: u32, frames: &mut
 fn each_visible(root: &Element, selector: &str, allow_empty: bool, mut f: impl FnMut(&Element) -> bool) {
     let Ok(list) = root.query_selector_all(selector) else { return };
     let mut seen = 0;
-    for i in 0..list.length() {
+    for i in 0..list.length().min(MAX_CANDIDATES) {
         let Some(el) = list.item(i).and_then(|n| n.dyn_into::<Element>().ok()) else { continue };
         if !is_visible(&el, allow_empty) {
             continue;
@@ -136,15 +139,14 @@ fn push_name(list: &mut Vec<String>, name: String) -> bool {
 /// hidden` or `content-visibility` hiding up the tree), not inside an
 /// `aria-hidden`/`inert` subtree, and with a box unless `allow_empty`.
 fn is_visible(el: &Element, allow_empty: bool) -> bool {
-    if let Ok(f) = Reflect::get(el, &JsValue::from_str("checkVisibility"))
-        && let Ok(f) = f.dyn_into::<Function>()
-    {
-        let opts = js_sys::Object::new();
-        let _ = Reflect::set(&opts, &JsValue::from_str("visibilityProperty"), &JsValue::TRUE);
-        let _ = Reflect::set(&opts, &JsValue::from_str("checkVisibilityCSS"), &JsValue::TRUE);
-        if f.call1(el, &opts).ok().and_then(|v| v.as_bool()) == Some(false) {
-            return false;
-        }
+    thread_local! {
+        /// `Element.prototype.checkVisibility` and its options, looked up once.
+        static CHECK: Option<(Function, js_sys::Object)> = check_visibility();
+    }
+    let hidden = CHECK
+        .with(|c| c.as_ref().is_some_and(|(f, opts)| f.call1(el, opts).ok().and_then(|v| v.as_bool()) == Some(false)));
+    if hidden {
+        return false;
     }
     if el.closest("[aria-hidden=true i], [inert]").ok().flatten().is_some() {
         return false;
@@ -154,6 +156,17 @@ fn is_visible(el: &Element, allow_empty: bool) -> bool {
     }
     let r = el.get_bounding_client_rect();
     r.width() > 0.0 && r.height() > 0.0
+}
+
+fn check_visibility() -> Option<(Function, js_sys::Object)> {
+    let proto = Reflect::get(&js_sys::global(), &JsValue::from_str("Element"))
+        .and_then(|e| Reflect::get(&e, &JsValue::from_str("prototype")))
+        .ok()?;
+    let f = Reflect::get(&proto, &JsValue::from_str("checkVisibility")).ok()?.dyn_into::<Function>().ok()?;
+    let opts = js_sys::Object::new();
+    let _ = Reflect::set(&opts, &JsValue::from_str("visibilityProperty"), &JsValue::TRUE);
+    let _ = Reflect::set(&opts, &JsValue::from_str("checkVisibilityCSS"), &JsValue::TRUE);
+    Some((f, opts))
 }
 
 fn attr(el: &Element, name: &str) -> String {
@@ -243,6 +256,23 @@ fn input_signal(el: &Element) -> Option<InputSignal> {
     })
 }
 
+/// Moves `walker` to the last node inside the highest hidden ancestor of
+/// `el` (below `body`), so that `nextNode` continues after it.
+fn skip_hidden_subtree(walker: &JsValue, el: &Element, body: &Element) {
+    let mut top = el.clone();
+    while let Some(up) = top.parent_element() {
+        if &up == body || is_visible(&up, true) {
+            break;
+        }
+        top = up;
+    }
+    let mut last: web_sys::Node = top.into();
+    while let Some(c) = last.last_child() {
+        last = c;
+    }
+    let _ = Reflect::set(walker, &JsValue::from_str("currentNode"), &last);
+}
+
 /// Appends visible text of `body` to `out` until it holds
 /// [`MAX_SIGNAL_TEXT_CHARS`] characters: a `TreeWalker` over text nodes,
 /// each kept when its parent element is visible.
@@ -267,8 +297,14 @@ fn visible_text(doc: &Document, body: &Element, out: &mut String) {
         let Some(parent) = node.parent_element() else { continue };
         if last_parent.as_ref() != Some(&parent) {
             let tag = parent.local_name();
-            last_visible = !matches!(tag.as_str(), "script" | "style" | "noscript" | "template" | "title")
-                && is_visible(&parent, false);
+            let skipped = matches!(tag.as_str(), "script" | "style" | "noscript" | "template" | "title");
+            last_visible = !skipped && is_visible(&parent, false);
+            if !skipped && !last_visible {
+                // Jump past the largest hidden subtree around this text.
+                skip_hidden_subtree(&walker, &parent, body);
+                last_parent = None;
+                continue;
+            }
             last_parent = Some(parent);
         }
         if !last_visible {

@@ -54,7 +54,8 @@ fn challenge_of(snapshot: &str) -> (Option<String>, usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn challenge_pages_are_named_and_look_alikes_are_not() {
     let mut s = Stack::start().await.expect("start the stack");
-    new_tab(&mut s.mcp, &s.url("/basic/index.html")).await;
+    let start = s.url("/basic/index.html");
+    new_tab(&mut s.mcp, &start).await;
 
     let mut failures = Vec::new();
     for (path, want) in CHALLENGES {
@@ -96,10 +97,12 @@ async fn challenge_pages_are_named_and_look_alikes_are_not() {
 async fn a_challenge_appearing_later_is_seen_by_the_next_snapshot() {
     let mut s = Stack::start().await.expect("start the stack");
     // A benign page, then a login page, then back: the header follows the page.
-    new_tab(&mut s.mcp, &s.url("/challenges/benign/verify-email.html")).await;
+    let benign = s.url("/challenges/benign/verify-email.html");
+    new_tab(&mut s.mcp, &benign).await;
     let (kind, _) = challenge_of(&snapshot(&mut s.mcp, json!({})).await.snapshot());
     assert_eq!(kind, None);
-    s.mcp.ok("browser_navigate", json!({ "url": s.url("/challenges/login.html") })).await;
+    let login = s.url("/challenges/login.html");
+    s.mcp.ok("browser_navigate", json!({ "url": login })).await;
     let (kind, _) = challenge_of(&snapshot(&mut s.mcp, json!({})).await.snapshot());
     assert_eq!(kind.as_deref(), Some("login"));
     s.mcp.ok("browser_navigate", json!({ "step": "back" })).await;
