@@ -11,7 +11,9 @@ mod csp;
 mod injection;
 mod navigation;
 mod popup;
+mod stable_refs;
 mod stdio;
+mod strict_csp;
 mod up;
 mod worker_restart;
 
