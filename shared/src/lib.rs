@@ -8,6 +8,7 @@
 //!
 //! This crate does no IO and compiles to `wasm32-unknown-unknown`.
 
+pub mod action;
 pub mod audit;
 pub mod challenge;
 pub mod error;

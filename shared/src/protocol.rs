@@ -18,6 +18,10 @@ pub enum ExtToBridge {
     Hello { token: String, version: String },
     /// Keeps the service worker and the socket alive.
     Ping { seq: u64 },
+    /// The person changed a control in the popup (STOP, Pause, YOLO) or
+    /// the number of pending approvals changed. Informational for the
+    /// bridge: the extension enforces these itself.
+    Control { state: crate::action::ControlState },
     /// Answer to a [`BridgeToExt::Request`].
     Response { id: u64, outcome: Outcome },
 }
@@ -84,6 +88,21 @@ pub enum Command {
         tab: TabId,
         request: TextRequest,
     },
+    /// Facts about the element behind `target` (for classification).
+    Resolve {
+        tab: TabId,
+        target: String,
+    },
+    /// Carry out one action behind the bridge's gate. The extension checks
+    /// `expect`, re-classifies live, asks the person when either side says
+    /// confirm, refuses while STOP is pressed.
+    Act {
+        tab: TabId,
+        target: Option<String>,
+        action: crate::action::Action,
+        expect: Option<crate::action::Fingerprint>,
+        gate: crate::action::Gate,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,6 +123,8 @@ pub enum CommandResult {
     Closed { tab: TabId },
     Snapshot { snapshot: PageSnapshot },
     Text { text: PageText },
+    Element { element: crate::action::ResolvedElement },
+    Acted { report: crate::action::ActReport },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -22,6 +22,7 @@ use axum::extract::State;
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade, close_code};
 use axum::http::StatusCode;
 use axum::response::Response;
+use shared::action::ControlState;
 use shared::error::{ErrorCode, WireError};
 use shared::limits::{HELLO_TIMEOUT_SECS, MAX_FRAME_BYTES, MAX_INVALID_FRAMES, MAX_UNAUTHENTICATED_SOCKETS};
 use shared::protocol::{BridgeToExt, Command, CommandResult, ExtToBridge, Outcome};
@@ -44,6 +45,8 @@ pub struct ConnectionInfo {
     pub connection: u64,
     pub extension_version: String,
     pub connected_for: Duration,
+    /// The person's controls as the extension last reported them.
+    pub control: ControlState,
 }
 
 struct Connection {
@@ -51,6 +54,7 @@ struct Connection {
     version: String,
     since: Instant,
     tx: mpsc::Sender<BridgeToExt>,
+    control: ControlState,
 }
 
 struct Pending {
@@ -104,8 +108,16 @@ impl ExtHub {
                 connection: c.number,
                 extension_version: c.version.clone(),
                 connected_for: c.since.elapsed(),
+                control: c.control,
             })
             .collect()
+    }
+
+    /// Records the control state a connection reported.
+    pub fn set_control(&self, connection: u64, control: ControlState) {
+        if let Some(c) = self.lock().connections.iter_mut().find(|c| c.number == connection) {
+            c.control = control;
+        }
     }
 
     pub fn is_connected(&self) -> bool {
@@ -152,7 +164,13 @@ impl ExtHub {
     fn register(&self, version: String) -> (u64, mpsc::Receiver<BridgeToExt>) {
         let number = self.next_connection.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::channel(OUTGOING_QUEUE);
-        self.lock().connections.push(Connection { number, version, since: Instant::now(), tx });
+        self.lock().connections.push(Connection {
+            number,
+            version,
+            since: Instant::now(),
+            tx,
+            control: ControlState::default(),
+        });
         (number, rx)
     }
 
@@ -332,6 +350,10 @@ async fn authenticated_loop(
                         if !state.hub().complete(number, id, outcome) {
                             tracing::debug!(connection = number, id, "response to no waiting request");
                         }
+                        true
+                    }
+                    Ok(ExtToBridge::Control { state: control }) => {
+                        state.hub().set_control(number, control);
                         true
                     }
                     Ok(ExtToBridge::Hello { .. }) | Err(_) => false,

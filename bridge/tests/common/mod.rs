@@ -301,6 +301,12 @@ pub fn browser_like() -> Responder {
             Command::TabClose { tab } => CommandResult::Closed { tab: *tab },
             Command::Navigate { tab: t, url } => CommandResult::Tab { tab: tab(*t, url) },
             Command::History { tab: t, .. } => CommandResult::Tab { tab: tab(*t, "http://127.0.0.1/") },
+            Command::Resolve { .. } | Command::Act { .. } => {
+                return Some(Outcome::Err(shared::error::WireError::new(
+                    shared::error::ErrorCode::PermissionDenied,
+                    "no page actions in this fake",
+                )));
+            }
             Command::ExtractText { .. } => CommandResult::Text {
                 text: shared::snapshot::PageText {
                     url: "http://127.0.0.1:9/form".into(),

@@ -23,6 +23,11 @@ pub async fn run(command: Command) -> Outcome {
         Command::History { tab, step } => history(tab, step).await,
         Command::Snapshot { tab, request } => snapshot(tab, &request).await,
         Command::ExtractText { tab, request } => extract_text(tab, &request).await,
+        // Page actions arrive with the approval window; until then the
+        // extension refuses them, whatever the bridge says.
+        Command::Resolve { .. } | Command::Act { .. } => {
+            Err(wire(ErrorCode::PermissionDenied, "page actions are not available in this version of the extension"))
+        }
     };
     match result {
         Ok(r) => Outcome::Ok(r),

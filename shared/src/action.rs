@@ -1,0 +1,136 @@
+//! Page actions on the wire (DESIGN §5): the bridge first asks the
+//! extension to [`Resolve`](crate::protocol::Command::Resolve) a ref into
+//! [`ResolvedElement`] facts, classifies and decides, then sends
+//! [`Command::Act`](crate::protocol::Command::Act) with a [`Gate`]. The
+//! extension re-resolves the element, checks it is still the same one
+//! ([`Fingerprint`]), re-classifies it live with the same `shared::risk`
+//! rules, asks the person in its own approval window if either side says
+//! confirm, acts with real DOM operations, and reports the [`Effect`].
+//!
+//! Nothing here can approve anything: approvals exist only inside the
+//! extension, bound to one `Act` request.
+
+use serde::{Deserialize, Serialize};
+
+use crate::audit::DecidedBy;
+use crate::policy::{Decision, RiskDecisions};
+use crate::risk::{ElementFacts, RiskLevel};
+
+/// What to do. Values typed here are already resolved literals: a secret
+/// value only ever travels in the one `Act` that fills its field.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Action {
+    Click,
+    /// Replace the field's value with `text` (focus, value setter,
+    /// input/change events); then press Enter when `submit`.
+    Type {
+        text: String,
+        submit: bool,
+    },
+    /// Choose options by value or visible label.
+    SelectOption {
+        values: Vec<String>,
+    },
+    /// `key` as in `KeyboardEvent.key`, optionally with modifiers
+    /// (`Shift+Enter`), on the target or the focused element.
+    PressKey {
+        key: String,
+    },
+    Scroll {
+        direction: ScrollDirection,
+    },
+    Hover,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum ScrollDirection {
+    /// Bring the target into view (the default with a ref).
+    IntoView,
+    Up,
+    Down,
+}
+
+/// Identity of an element at resolution time; the extension refuses to
+/// act (`STALE_REF`) when the live element no longer matches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fingerprint {
+    pub role: String,
+    pub name: String,
+    /// Position in the tree (e.g. a hash of the tag/index path).
+    pub path: String,
+}
+
+/// What the extension reports about a ref.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResolvedElement {
+    pub facts: ElementFacts,
+    pub fingerprint: Fingerprint,
+    /// Sensitive-field kind per `shared::sensitive`, if any (`password`,
+    /// `card`, …) — the value itself is never sent.
+    pub sensitive: Option<String>,
+    /// The page URL at resolution time.
+    pub url: String,
+}
+
+/// The bridge's decision, carried to the extension with the action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gate {
+    /// Unique per `Act`; an approval answers exactly this id once.
+    pub request: u64,
+    pub risk: RiskLevel,
+    pub reasons: Vec<String>,
+    /// `Allow` or `Confirm` (a `Deny` is never sent: nothing is dispatched).
+    pub decision: Decision,
+    /// The policy for this page's origin, so the extension maps its own
+    /// live classification to a decision with the same rules.
+    pub policy: RiskDecisions,
+    /// Masked summary shown in the approval window and the audit log.
+    pub summary: String,
+    /// Seconds the person has to answer.
+    pub timeout_secs: u32,
+}
+
+/// What changed after an action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Effect {
+    Navigated,
+    ValueChanged,
+    DialogOpened,
+    None,
+    Unknown,
+}
+
+/// The extension's report of one `Act`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActReport {
+    pub effect: Effect,
+    /// URL after the action.
+    pub url: String,
+    /// The live classification at execution time.
+    pub risk: RiskLevel,
+    pub reasons: Vec<String>,
+    /// Who let it run: `policy` (no confirmation needed), `human`, `yolo`.
+    pub decided_by: DecidedBy,
+    /// Short descriptions of what appeared or disappeared (names only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<String>,
+}
+
+/// The person's controls as the extension reports them (popup state).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControlState {
+    pub stopped: bool,
+    pub paused: bool,
+    pub yolo: bool,
+    /// Approval requests waiting for the person.
+    pub pending: u32,
+}
