@@ -230,19 +230,25 @@ fn parse_since(s: &str) -> Result<i64, Error> {
     Ok((era * 146_097 + doe - 719_468) * 86_400)
 }
 
-/// Completes on Ctrl-C or SIGTERM.
-pub async fn shutdown_signal() {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+/// Completes on Ctrl-C (SIGINT) or SIGTERM. The handlers are installed
+/// when this is called, not when the future is first polled, so a signal
+/// that arrives while the daemon is still starting is not lost.
+pub fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
+    use tokio::signal::unix::{SignalKind, signal};
+    let term = signal(SignalKind::terminate());
+    let int = signal(SignalKind::interrupt());
+    async move {
+        match (term, int) {
+            (Ok(mut term), Ok(mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
             }
-            Err(_) => std::future::pending::<()>().await,
+            _ => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = term => {}
     }
 }
 
@@ -329,6 +335,9 @@ struct UpArgs {
 }
 
 async fn up(a: UpArgs) -> Result<i32, Error> {
+    // Ctrl-C from here on shuts everything down cleanly.
+    let stop = shutdown_signal();
+    tokio::pin!(stop);
     // Check everything that can be checked before starting anything.
     let url = a
         .url
@@ -402,7 +411,15 @@ async fn up(a: UpArgs) -> Result<i32, Error> {
         if Instant::now() > deadline {
             break false;
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::select! {
+            () = &mut stop => {
+                println!("stopping…");
+                stop_browser(&mut child);
+                stop_own_daemon(&cancel, own_daemon).await;
+                return Ok(130);
+            }
+            () = tokio::time::sleep(Duration::from_millis(200)) => {}
+        }
     };
     if !connected {
         let asked = std::fs::metadata(&native_log).map(|m| m.len()).unwrap_or(0) > native_before;
@@ -445,7 +462,7 @@ async fn up(a: UpArgs) -> Result<i32, Error> {
         }
     };
     let code = tokio::select! {
-        () = shutdown_signal() => {
+        () = &mut stop => {
             println!("stopping…");
             stop_browser(&mut child);
             0

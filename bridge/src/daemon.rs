@@ -40,14 +40,6 @@ pub async fn serve(
         }
     })?;
     let local = listener.local_addr().map_err(|e| Error::Server(e.to_string()))?;
-    let pid = std::process::id();
-    home.write_daemon_json(&DaemonInfo {
-        pid,
-        port: local.port(),
-        started_at: now_rfc3339(),
-        version: shared::VERSION.to_string(),
-    })?;
-    tracing::info!(port = local.port(), pid, home = %home.root().display(), "bridge listening");
     let policy = file.policy().map_err(|m| Error::Config(format!("{}: {m}", home.config_toml().display())))?;
     let audit = crate::audit::AuditStore::open(&home.db())?;
     let retention = file.retention_days();
@@ -67,6 +59,14 @@ pub async fn serve(
     config.extension_origins = origins;
     config.policy = policy;
     config.audit = Some(audit);
+    let pid = std::process::id();
+    home.write_daemon_json(&DaemonInfo {
+        pid,
+        port: local.port(),
+        started_at: now_rfc3339(),
+        version: shared::VERSION.to_string(),
+    })?;
+    tracing::info!(port = local.port(), pid, home = %home.root().display(), "bridge listening");
     let result = crate::server::run(config, listener, shutdown).await;
     pruner.abort();
     home.remove_daemon_json(pid);
