@@ -376,26 +376,31 @@ pub fn our_lines(snapshot: &str) -> Vec<OurLine> {
 #[derive(Debug, Clone)]
 pub struct Alignment {
     pub pairs: Vec<Option<usize>>,
-    /// True when pairing used the `ax-<n>` markers.
+    /// True when the snapshot showed `ax-<n>` markers (the rest was
+    /// paired by LCS).
     pub by_marker: bool,
 }
 
-/// Pairs by markers when the snapshot shows them, else by a weighted LCS
-/// over document order (same role and name 3, same role 2, same non-empty
-/// name 1; different role and name never pair).
+/// Pairs by the `ax-<n>` markers the snapshot shows, then the rest (nodes
+/// whose description the snapshot does not show, e.g. one replaced by
+/// `aria-describedby`) by a weighted LCS over document order: same role and
+/// name 3, same role 2, same non-empty name 1; different role and name
+/// never pair. Lines carrying a marker only pair by it.
 pub fn align(ax: &[AxInteractive], ours: &[OurLine]) -> Alignment {
-    if ours.iter().any(|l| l.marker.is_some()) {
-        let mut pairs = vec![None; ax.len()];
-        for (j, l) in ours.iter().enumerate() {
-            if let Some(m) = l.marker
-                && let Some(i) = ax.iter().position(|a| a.n == m)
-                && pairs[i].is_none()
-            {
-                pairs[i] = Some(j);
-            }
+    let mut pairs = vec![None; ax.len()];
+    let mut taken = vec![false; ours.len()];
+    let by_marker = ours.iter().any(|l| l.marker.is_some());
+    for (j, l) in ours.iter().enumerate() {
+        if let Some(m) = l.marker
+            && let Some(i) = ax.iter().position(|a| a.n == m)
+            && pairs[i].is_none()
+        {
+            pairs[i] = Some(j);
+            taken[j] = true;
         }
-        return Alignment { pairs, by_marker: true };
     }
+    let rest_ax: Vec<usize> = (0..ax.len()).filter(|&i| pairs[i].is_none()).collect();
+    let rest_ours: Vec<usize> = (0..ours.len()).filter(|&j| !taken[j] && ours[j].marker.is_none()).collect();
     let score = |a: &AxInteractive, o: &OurLine| -> u32 {
         let role = a.role == o.role;
         let name = names_agree(&a.name, &o.name);
@@ -406,21 +411,20 @@ pub fn align(ax: &[AxInteractive], ours: &[OurLine]) -> Alignment {
             _ => 0,
         }
     };
-    let (n, m) = (ax.len(), ours.len());
+    let (n, m) = (rest_ax.len(), rest_ours.len());
     let mut dp = vec![vec![0u32; m + 1]; n + 1];
     for i in (0..n).rev() {
         for j in (0..m).rev() {
-            let s = score(&ax[i], &ours[j]);
+            let s = score(&ax[rest_ax[i]], &ours[rest_ours[j]]);
             let take = if s > 0 { s + dp[i + 1][j + 1] } else { 0 };
             dp[i][j] = take.max(dp[i + 1][j]).max(dp[i][j + 1]);
         }
     }
-    let mut pairs = vec![None; n];
     let (mut i, mut j) = (0, 0);
     while i < n && j < m {
-        let s = score(&ax[i], &ours[j]);
+        let s = score(&ax[rest_ax[i]], &ours[rest_ours[j]]);
         if s > 0 && dp[i][j] == s + dp[i + 1][j + 1] {
-            pairs[i] = Some(j);
+            pairs[rest_ax[i]] = Some(rest_ours[j]);
             i += 1;
             j += 1;
         } else if dp[i][j] == dp[i + 1][j] {
@@ -429,7 +433,7 @@ pub fn align(ax: &[AxInteractive], ours: &[OurLine]) -> Alignment {
             j += 1;
         }
     }
-    Alignment { pairs, by_marker: false }
+    Alignment { pairs, by_marker }
 }
 
 #[cfg(test)]
@@ -464,6 +468,15 @@ mod tests {
         let al = align(&a, &ours);
         assert!(!al.by_marker);
         assert_eq!(al.pairs, vec![Some(0), None, Some(1), Some(2)]);
+    }
+
+    #[test]
+    fn markers_pair_first_and_the_rest_by_order() {
+        let a = vec![ax(0, "link", "Home"), ax(1, "textbox", "Password"), ax(2, "button", "Go")];
+        let snap = "- button \"Go\" [e3] desc=\"ax-2\"\n- link \"Start\" [e1] desc=\"ax-0\"\n- textbox \"Password\" [e2] desc=\"At least 12\"\n";
+        let al = align(&a, &our_lines(snap));
+        assert!(al.by_marker);
+        assert_eq!(al.pairs, vec![Some(1), Some(2), Some(0)]);
     }
 
     #[test]
