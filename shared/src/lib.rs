@@ -13,6 +13,7 @@ pub mod audit;
 pub mod challenge;
 pub mod error;
 pub mod limits;
+pub mod mask;
 pub mod policy;
 pub mod protocol;
 pub mod redact;

@@ -88,6 +88,188 @@ pub struct ExtractTextArgs {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StatusArgs {}
 
+/// Longest `browser_wait_for` wait, in milliseconds.
+pub const MAX_WAIT_MS: u64 = 30_000;
+/// `browser_wait_for` without `ms` waits at most this long for its text.
+pub const DEFAULT_WAIT_MS: u64 = 5_000;
+/// Longest text one `browser_type`/`fill_form` field may carry.
+pub const MAX_TYPED_CHARS: usize = 10_000;
+/// Most fields of one `browser_fill_form`.
+pub const MAX_FORM_FIELDS: usize = 50;
+/// Most options of one `browser_select_option`.
+pub const MAX_OPTIONS: usize = 50;
+
+/// Where a typed value comes from. Only a plain string literal is accepted
+/// in this version; `{"secret": "NAME"}` (resolved by the bridge at
+/// execution time) and `{"param": "NAME"}` (flows) become further variants
+/// of this enum, so the field's shape never changes for agents.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum ValueSource {
+    /// The text itself.
+    Literal(String),
+}
+
+impl ValueSource {
+    /// The literal text (every variant accepted today is a literal).
+    pub fn literal(&self) -> &str {
+        match self {
+            ValueSource::Literal(s) => s,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ClickArgs {
+    /// Element ref from the latest snapshot (e.g. `e12`).
+    #[serde(rename = "ref")]
+    pub element_ref: String,
+    /// Why you click, in a few words (shown to the person when asked).
+    #[serde(default)]
+    pub intent: Option<String>,
+    /// Tab id; the current tab when absent.
+    #[serde(default)]
+    pub tab: Option<TabId>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct TypeArgs {
+    /// Ref of a text field (e.g. `e12`).
+    #[serde(rename = "ref")]
+    pub element_ref: String,
+    /// The text that replaces the field's value.
+    pub text: ValueSource,
+    /// Press Enter afterwards (may submit the form).
+    #[serde(default)]
+    pub submit: Option<bool>,
+    /// Tab id; the current tab when absent.
+    #[serde(default)]
+    pub tab: Option<TabId>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct FormField {
+    /// Ref of a text field (e.g. `e12`).
+    #[serde(rename = "ref")]
+    pub element_ref: String,
+    /// The text that replaces the field's value.
+    pub value: ValueSource,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct FillFormArgs {
+    /// Fields in the order they are filled.
+    pub fields: Vec<FormField>,
+    /// Press Enter in the last field afterwards (may submit the form).
+    #[serde(default)]
+    pub submit: Option<bool>,
+    /// Tab id; the current tab when absent.
+    #[serde(default)]
+    pub tab: Option<TabId>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct SelectOptionArgs {
+    /// Ref of a select or listbox (e.g. `e12`).
+    #[serde(rename = "ref")]
+    pub element_ref: String,
+    /// Options to choose, by value or visible label.
+    pub values: Vec<String>,
+    /// Tab id; the current tab when absent.
+    #[serde(default)]
+    pub tab: Option<TabId>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PressKeyArgs {
+    /// A key as in `KeyboardEvent.key` (`Enter`, `Tab`, `ArrowDown`, `a`),
+    /// optionally with modifiers (`Shift+Enter`, `Control+a`).
+    pub key: String,
+    /// Element to press it on; the focused element when absent.
+    #[serde(default, rename = "ref")]
+    pub element_ref: Option<String>,
+    /// Tab id; the current tab when absent.
+    #[serde(default)]
+    pub tab: Option<TabId>,
+}
+
+/// Direction of `browser_scroll` (without a ref: by one screen).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum ScrollArgDirection {
+    Up,
+    Down,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ScrollArgs {
+    /// Element to bring into view (or to scroll inside, with `direction`).
+    #[serde(default, rename = "ref")]
+    pub element_ref: Option<String>,
+    /// `up` or `down` by one screen; into view when only `ref` is given.
+    #[serde(default)]
+    pub direction: Option<ScrollArgDirection>,
+    /// Tab id; the current tab when absent.
+    #[serde(default)]
+    pub tab: Option<TabId>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct HoverArgs {
+    /// Element ref (e.g. `e12`).
+    #[serde(rename = "ref")]
+    pub element_ref: String,
+    /// Tab id; the current tab when absent.
+    #[serde(default)]
+    pub tab: Option<TabId>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct WaitForArgs {
+    /// Wait until this text is visible on the page.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// Wait until this text is no longer visible.
+    #[serde(default)]
+    pub gone: Option<String>,
+    /// Milliseconds: with `text`/`gone` the longest wait (default 5000),
+    /// alone a plain pause. At most 30000.
+    #[serde(default)]
+    pub ms: Option<u64>,
+    /// Tab id; the current tab when absent.
+    #[serde(default)]
+    pub tab: Option<TabId>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ScreenshotArgs {
+    /// Tab id; the current tab when absent.
+    #[serde(default)]
+    pub tab: Option<TabId>,
+}
+
 /// A ref as the agent writes it: `e` followed by digits.
 pub fn is_valid_ref(r: &str) -> bool {
     r.len() >= 2 && r.len() <= 12 && r.starts_with('e') && r[1..].bytes().all(|b| b.is_ascii_digit())
@@ -103,6 +285,36 @@ mod tests {
         assert!(serde_json::from_str::<SnapshotArgs>(r#"{"risk":"low"}"#).is_err());
         let args: TabsArgs = serde_json::from_str(r#"{"action":"new","url":"http://a.b/"}"#).unwrap();
         assert_eq!(args.action, TabsAction::New);
+    }
+
+    #[test]
+    fn action_arguments_cannot_carry_risk_or_approval() {
+        for bad in [
+            r#"{"ref":"e1","risk":"low"}"#,
+            r#"{"ref":"e1","approved":true}"#,
+            r#"{"ref":"e1","skip_confirmation":true}"#,
+            r#"{"ref":"e1","decision":"allow"}"#,
+        ] {
+            assert!(serde_json::from_str::<ClickArgs>(bad).is_err(), "{bad}");
+            assert!(serde_json::from_str::<HoverArgs>(bad).is_err(), "{bad}");
+        }
+        assert!(serde_json::from_str::<FillFormArgs>(r#"{"fields":[{"ref":"e1","value":"x","risk":"low"}]}"#).is_err());
+        let a: ClickArgs = serde_json::from_str(r#"{"ref":"e1","intent":"open the menu"}"#).unwrap();
+        assert_eq!(a.element_ref, "e1");
+    }
+
+    #[test]
+    fn values_are_literals_for_now() {
+        let a: TypeArgs = serde_json::from_str(r#"{"ref":"e3","text":"hello","submit":true}"#).unwrap();
+        assert_eq!(a.text.literal(), "hello");
+        // Secrets arrive with the secret store; until then the shape is refused.
+        assert!(serde_json::from_str::<TypeArgs>(r#"{"ref":"e3","text":{"secret":"GITHUB"}}"#).is_err());
+        assert!(serde_json::from_str::<TypeArgs>(r#"{"ref":"e3","text":7}"#).is_err());
+        let f: FillFormArgs = serde_json::from_str(r#"{"fields":[{"ref":"e1","value":"a"}]}"#).unwrap();
+        assert_eq!(f.fields[0].value, ValueSource::Literal("a".into()));
+        let s: ScrollArgs = serde_json::from_str(r#"{"direction":"down"}"#).unwrap();
+        assert_eq!(s.direction, Some(ScrollArgDirection::Down));
+        assert!(serde_json::from_str::<ScrollArgs>(r#"{"direction":"left"}"#).is_err());
     }
 
     #[test]
