@@ -1,7 +1,7 @@
 //! Accessible names per W3C AccName 1.2 (with HTML-AAM's host-language
 //! rules), as Chromium computes them: aria-labelledby (hidden targets
 //! included, no second labelledby hop), embedded controls, aria-label,
-//! `<label>`, alt, legend, caption, figcaption, value of input buttons,
+//! `<label>`, alt, legend, caption, value of input buttons,
 //! title, placeholder, name from content with CSS `::before`/`::after`
 //! strings, block vs inline spacing, open shadow roots and slots.
 
@@ -122,6 +122,8 @@ struct Cx<'a> {
     /// The traversal started at a hidden referenced node: hidden content counts.
     hidden_ok: bool,
     steps: u32,
+    /// Nodes already referenced by aria-labelledby in this computation.
+    visited: Vec<Element>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -136,7 +138,7 @@ enum Mode {
 
 /// The accessible name of `el` (whitespace collapsed, not yet cut).
 pub fn accessible_name(env: &NameEnv, el: &Element, tag: &str, role: &str) -> String {
-    let mut cx = Cx { env, root: el, in_labelledby: false, hidden_ok: false, steps: 0 };
+    let mut cx = Cx { env, root: el, in_labelledby: false, hidden_ok: false, steps: 0, visited: Vec::new() };
     let raw = compute(&mut cx, el, tag, role, Mode::Root);
     collapse(&raw, NAME_SCAN)
 }
@@ -151,7 +153,7 @@ pub fn description(env: &NameEnv, el: &Element) -> Option<String> {
         return Some(collapse(&d, NAME_SCAN));
     }
     let ids = attr_nonempty(el, "aria-describedby")?;
-    let mut cx = Cx { env, root: el, in_labelledby: true, hidden_ok: false, steps: 0 };
+    let mut cx = Cx { env, root: el, in_labelledby: true, hidden_ok: false, steps: 0, visited: Vec::new() };
     let d = referenced_text(&mut cx, el, &ids);
     let d = collapse(&d, NAME_SCAN);
     (!d.is_empty()).then_some(d)
@@ -161,19 +163,46 @@ fn window_of(el: &Element) -> Option<Window> {
     el.owner_document().and_then(|d| d.default_view())
 }
 
-/// Hidden for name purposes: aria-hidden, display:none, visibility:hidden.
-fn is_hidden(el: &Element) -> bool {
+enum Hidden {
+    No,
+    /// `visibility: hidden|collapse`: own text hidden, children may show.
+    Invisible,
+    /// aria-hidden, display:none: the whole subtree.
+    Gone,
+}
+
+fn hidden_state(el: &Element) -> Hidden {
     if dom::attr_is(el, "aria-hidden", "true") {
-        return true;
+        return Hidden::Gone;
     }
-    let Some(win) = window_of(el) else { return false };
-    let Some(style) = win.get_computed_style(el).ok().flatten() else { return false };
+    let Some(win) = window_of(el) else { return Hidden::No };
+    let Some(style) = win.get_computed_style(el).ok().flatten() else { return Hidden::No };
     let display = style.get_property_value("display").unwrap_or_default();
     if display == "none" {
-        return true;
+        return Hidden::Gone;
     }
     let vis = style.get_property_value("visibility").unwrap_or_default();
-    vis == "hidden" || vis == "collapse"
+    if vis == "hidden" || vis == "collapse" { Hidden::Invisible } else { Hidden::No }
+}
+
+/// Hidden for name purposes: aria-hidden, display:none, visibility:hidden.
+fn is_hidden(el: &Element) -> bool {
+    !matches!(hidden_state(el), Hidden::No)
+}
+
+/// `aria-labelledby`, or the `aria-labeledby` spelling when that comes first.
+fn labelledby(el: &Element) -> Option<String> {
+    let a = attr_nonempty(el, "aria-labelledby");
+    let b = attr_nonempty(el, "aria-labeledby");
+    match (a, b) {
+        (Some(a), Some(b)) => {
+            let names = el.get_attribute_names();
+            let first =
+                names.iter().filter_map(|n| n.as_string()).find(|n| n == "aria-labelledby" || n == "aria-labeledby");
+            Some(if first.as_deref() == Some("aria-labeledby") { b } else { a })
+        }
+        (a, b) => a.or(b),
+    }
 }
 
 fn element_by_id(el: &Element, id: &str) -> Option<Element> {
@@ -192,6 +221,10 @@ fn referenced_text(cx: &mut Cx, el: &Element, ids: &str) -> String {
     let (outer_lb, outer_hidden) = (cx.in_labelledby, cx.hidden_ok);
     for id in ids.split_ascii_whitespace() {
         let Some(target) = element_by_id(el, id) else { continue };
+        if cx.visited.contains(&target) {
+            continue;
+        }
+        cx.visited.push(target.clone());
         cx.in_labelledby = true;
         cx.hidden_ok = is_hidden(&target);
         let tag = target.local_name();
@@ -212,15 +245,29 @@ fn compute(cx: &mut Cx, el: &Element, tag: &str, role: &str, mode: Mode) -> Stri
     if cx.steps > NAME_STEPS {
         return String::new();
     }
-    // 2A: hidden and not referenced.
-    if mode == Mode::Descendant && !cx.hidden_ok && is_hidden(el) {
+    // Already used through aria-labelledby in this computation.
+    if mode == Mode::Descendant && !cx.visited.is_empty() && cx.visited.iter().any(|v| v == el) {
         return String::new();
     }
+    // 2A: hidden and not referenced. Under `visibility: hidden`, children
+    // that are visible again still count.
+    let mut own_text = true;
+    if mode == Mode::Descendant && !cx.hidden_ok {
+        match hidden_state(el) {
+            Hidden::Gone => return String::new(),
+            Hidden::Invisible => own_text = false,
+            Hidden::No => {}
+        }
+    }
+    if !own_text {
+        return content_text(cx, el, false);
+    }
     let attrs = el.has_attributes();
-    // 2B: aria-labelledby (one hop only).
+    // 2B: aria-labelledby (one hop only; Chromium also reads the
+    // `aria-labeledby` spelling, whichever comes first).
     if attrs
         && !cx.in_labelledby
-        && let Some(ids) = attr_nonempty(el, "aria-labelledby")
+        && let Some(ids) = labelledby(el)
     {
         let t = referenced_text(cx, el, &ids);
         if !t.trim().is_empty() {
@@ -233,19 +280,22 @@ fn compute(cx: &mut Cx, el: &Element, tag: &str, role: &str, mode: Mode) -> Stri
     {
         return v;
     }
-    // 2D: aria-label.
-    if attrs && let Some(l) = attr_nonempty(el, "aria-label") {
+    // 2D: aria-label (not on slots, which have no role).
+    if attrs
+        && tag != "slot"
+        && let Some(l) = attr_nonempty(el, "aria-label")
+    {
         return l;
     }
     // 2E: host language.
-    if role != "none" || mode != Mode::Root {
-        if let Some(n) = native_name(cx, el, tag, role, mode) {
-            return n;
-        }
+    if (role != "none" || mode != Mode::Root)
+        && let Some(n) = native_name(cx, el, tag, role, mode)
+    {
+        return n;
     }
     // 2F: name from content.
     if mode != Mode::Root || roles::name_from_content(role) {
-        let t = content_text(cx, el);
+        let t = content_text(cx, el, true);
         if !t.trim().is_empty() || mode == Mode::Descendant && !attrs {
             return t;
         }
@@ -321,11 +371,11 @@ fn native_name(cx: &mut Cx, el: &Element, tag: &str, role: &str, mode: Mode) -> 
             let ty = roles::input_type(el);
             match ty.as_str() {
                 "button" | "submit" | "reset" => {
-                    if let Some(v) = attr(el, "value") {
-                        return nonempty(v).or_else(|| labels_text(cx, el));
-                    }
                     if let Some(l) = labels_text(cx, el) {
                         return Some(l);
+                    }
+                    if let Some(v) = attr(el, "value") {
+                        return nonempty(v);
                     }
                     if let Some(t) = attr_nonempty(el, "title") {
                         return Some(t);
@@ -386,30 +436,22 @@ fn native_name(cx: &mut Cx, el: &Element, tag: &str, role: &str, mode: Mode) -> 
             return None;
         }
         "img" | "area" => {
-            if let Some(a) = attr(el, "alt") {
-                if !a.trim().is_empty() || mode != Mode::Root {
-                    return Some(a);
-                }
-            }
-            return None;
+            // alt="" means "no name", even with a title.
+            return attr(el, "alt");
         }
         "fieldset" => {
-            if let Some(legend) = el.query_selector(":scope > legend").ok().flatten() {
+            if let Some(legend) = el.query_selector(":scope > legend").ok().flatten()
+                && !is_hidden(&legend)
+            {
                 return nonempty(child_text(cx, &legend));
             }
             return None;
         }
         "table" => {
-            if let Some(caption) = el.query_selector(":scope > caption").ok().flatten() {
+            if let Some(caption) = el.query_selector(":scope > caption").ok().flatten()
+                && !is_hidden(&caption)
+            {
                 return nonempty(child_text(cx, &caption));
-            }
-            return None;
-        }
-        "figure" => {
-            let first = el.first_element_child().filter(|c| c.local_name() == "figcaption");
-            let last = el.last_element_child().filter(|c| c.local_name() == "figcaption");
-            if let Some(cap) = first.or(last) {
-                return nonempty(child_text(cx, &cap));
             }
             return None;
         }
@@ -441,10 +483,11 @@ fn labels_text(cx: &mut Cx, el: &Element) -> Option<String> {
     }
     let mut parts = Vec::new();
     for i in 0..n {
-        let Ok(label) = Reflect::get_u32(&labels, i).and_then(|l| l.dyn_into::<Element>().map_err(JsValue::from))
-        else {
+        let Ok(label) = Reflect::get_u32(&labels, i).and_then(|l| l.dyn_into::<Element>()) else {
             continue;
         };
+        // Hidden labels still name their control (as WPT's
+        // comp_host_language_label expects; Chromium 156 ignores them).
         let t = child_text(cx, &label);
         let t = collapse(&t, NAME_SCAN);
         if !t.is_empty() {
@@ -461,13 +504,15 @@ fn child_text(cx: &mut Cx, el: &Element) -> String {
     if let Some(l) = attr_nonempty(el, "aria-label") {
         return l;
     }
-    content_text(cx, el)
+    content_text(cx, el, true)
 }
 
-/// 2F/2G/2H: `::before` + the flat-tree children + `::after`.
-fn content_text(cx: &mut Cx, el: &Element) -> String {
+/// 2F/2G/2H: `::before` + the flat-tree children + `::after`. Without
+/// `own_text` (under `visibility: hidden`) only element children that are
+/// visible again contribute.
+fn content_text(cx: &mut Cx, el: &Element, own_text: bool) -> String {
     let mut out = String::new();
-    let pseudo = cx.env.pseudo.may_have(el);
+    let pseudo = own_text && cx.env.pseudo.may_have(el);
     if pseudo {
         pseudo_text(el, "::before", &mut out);
     }
@@ -477,7 +522,7 @@ fn content_text(cx: &mut Cx, el: &Element) -> String {
         }
         match child.node_type() {
             web_sys::Node::TEXT_NODE => {
-                if let Some(t) = child.node_value() {
+                if own_text && let Some(t) = child.node_value() {
                     out.push_str(&t);
                 }
             }
@@ -487,7 +532,7 @@ fn content_text(cx: &mut Cx, el: &Element) -> String {
                     continue;
                 }
                 let tag = e.local_name();
-                if matches!(tag.as_str(), "script" | "style" | "template" | "noscript" | "datalist") {
+                if matches!(tag.as_str(), "script" | "style" | "template" | "noscript" | "datalist" | "rt" | "rp") {
                     continue;
                 }
                 if tag == "br" {

@@ -283,17 +283,40 @@ fn focusable(el: &Element, tag: &str) -> bool {
 pub fn role_of(el: &Element, tag: &str) -> Option<&'static str> {
     if el.has_attributes()
         && let Some(r) = attr(el, "role")
-        && let Some(role) = explicit_role(&r)
     {
-        if role == "none" {
-            if !focusable(el, tag) && !has_global_aria(el) {
-                return Some("none");
+        // The first token that names a concrete role usable here.
+        for token in r.split_ascii_whitespace() {
+            let Some(role) = explicit_role(token) else { continue };
+            if role == "none" {
+                if !focusable(el, tag) && !has_global_aria(el) {
+                    return Some("none");
+                }
+                break;
             }
-        } else if role != "generic" || !focusable(el, tag) {
-            return Some(role);
+            if role == "generic" && focusable(el, tag) {
+                break;
+            }
+            if in_required_context(el, role) {
+                return Some(role);
+            }
         }
     }
     implicit_role(el, tag)
+}
+
+/// Roles that only mean something inside their container (ARIA "required
+/// context"); orphans fall back to the implicit role, as in Chromium.
+/// `form` and `region` need an author-given name to be landmarks.
+fn in_required_context(el: &Element, role: &str) -> bool {
+    let context = match role {
+        "menuitem" | "menuitemcheckbox" | "menuitemradio" => "[role=menu],[role=menubar],[role=group]",
+        "gridcell" | "columnheader" | "rowheader" => "[role=row],tr",
+        "option" => "[role=listbox],[role=combobox],select,datalist,[role=group]",
+        "treeitem" => "[role=tree],[role=treegrid],[role=group]",
+        "form" | "region" => return named_by_author(el),
+        _ => return true,
+    };
+    el.parent_element().and_then(|p| p.closest(context).ok().flatten()).is_some()
 }
 
 /// Ancestors that scope `header`/`footer` (and unnamed `aside`) away from
@@ -368,11 +391,8 @@ pub fn implicit_role(el: &Element, tag: &str) -> Option<&'static str> {
         "hr" => "separator",
         "iframe" | "frame" => "iframe",
         "img" => {
-            if attr(el, "alt").is_some_and(|a| a.is_empty()) && !named_by_author(el) {
-                "none"
-            } else {
-                "img"
-            }
+            let labelled = attr_nonempty(el, "aria-label").is_some() || attr_nonempty(el, "aria-labelledby").is_some();
+            if attr(el, "alt").is_some_and(|a| a.is_empty()) && !labelled { "none" } else { "img" }
         }
         "svg" => {
             if named_by_author(el) || el.query_selector(":scope > title").ok().flatten().is_some() {

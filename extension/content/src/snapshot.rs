@@ -115,6 +115,8 @@ struct Walker<'a> {
     offscreen: u32,
     text: String,
     text_depth: u16,
+    /// Whether the element last described lies outside the viewport.
+    last_offscreen: bool,
 }
 
 impl<'a> Walker<'a> {
@@ -133,6 +135,7 @@ impl<'a> Walker<'a> {
             offscreen: 0,
             text: String::new(),
             text_depth: 0,
+            last_offscreen: false,
         };
         w.set_window(win.clone());
         w
@@ -220,7 +223,7 @@ impl<'a> Walker<'a> {
             match self.describe(el, &tag, role, depth, vis) {
                 Some(node) => {
                     self.flush_text();
-                    marked_offscreen = node.states.contains(&State::Offscreen);
+                    marked_offscreen = self.last_offscreen;
                     idx = Some(self.nodes.len());
                     self.nodes.push(node);
                     child_depth = depth.saturating_add(1);
@@ -286,8 +289,10 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// Removes a list item that holds exactly one line (moving that line
-    /// up), or nothing at all.
+    /// Compacts a list item: one holding exactly one line is replaced by
+    /// that line, an empty one dropped; otherwise its first text block
+    /// moves onto its own line (`- listitem: "text"`, as Playwright shows
+    /// an item's text).
     fn fold(&mut self, i: usize, role: &str) {
         if role != "listitem" || !self.nodes[i].name.is_empty() || self.nodes[i].element_ref.is_some() {
             return;
@@ -302,6 +307,15 @@ impl<'a> Walker<'a> {
             child.depth = child.depth.saturating_sub(1);
             if states.contains(&State::Offscreen) && !child.states.contains(&State::Offscreen) {
                 child.states.push(State::Offscreen);
+            }
+        } else if self.nodes[i].value.is_none() {
+            let depth = self.nodes[i].depth + 1;
+            if let Some(j) =
+                (i + 1..self.nodes.len()).find(|&j| self.nodes[j].depth == depth && self.nodes[j].role == TEXT_ROLE)
+                && self.nodes[j].name.chars().count() <= MAX_NAME_CHARS
+            {
+                let text = self.nodes.remove(j);
+                self.nodes[i].value = Some(text.name);
             }
         }
     }
@@ -337,7 +351,6 @@ impl<'a> Walker<'a> {
             "label" => !dom::prop(el, "control").is_null() && !dom::prop(el, "control").is_undefined(),
             "legend" => el.parent_element().is_some_and(|p| p.local_name() == "fieldset"),
             "caption" => true,
-            "figcaption" => true,
             _ => false,
         }
     }
@@ -393,13 +406,17 @@ impl<'a> Walker<'a> {
         } else {
             name::accessible_name(&self.env, el, tag, role)
         };
-        if name.is_empty() && matches!(role, "img" | "group" | "region") {
+        if name.is_empty() && matches!(role, "img" | "group" | "region" | "figure") {
             return None;
         }
         truncate_chars(&mut name, MAX_NAME_CHARS);
         node.name = name;
 
         // Offscreen: scrolled out of view (kept, marked once per subtree).
+        // Items of lists and rows of tables are not marked, nor is their
+        // content: long lists would pay a word a row (browser_click
+        // scrolls to its target anyway).
+        self.last_offscreen = false;
         if (interactive || self.offscreen == 0) && vis == Vis::Shown {
             let r = el.get_bounding_client_rect();
             let (w, h) = (r.width(), r.height());
@@ -416,8 +433,11 @@ impl<'a> Walker<'a> {
                 }
             }
             let out = r.bottom() <= 0.0 || r.right() <= 0.0 || r.top() >= self.view_h || r.left() >= self.view_w;
-            if out && self.offscreen == 0 && self.view_h > 0.0 {
-                node.states.push(State::Offscreen);
+            if out && self.view_h > 0.0 {
+                self.last_offscreen = true;
+                if self.offscreen == 0 && !matches!(role, "listitem" | "row") {
+                    node.states.push(State::Offscreen);
+                }
             }
         }
 
