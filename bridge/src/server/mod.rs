@@ -13,6 +13,7 @@
 //! refused with 403 except the `/ext` upgrade, where `Origin` must be one
 //! of [`ServeConfig::extension_origins`]. No CORS header is ever sent.
 
+mod actions;
 mod ext;
 mod guard;
 mod mcp;
@@ -57,6 +58,8 @@ struct Inner {
     allowed_hosts: [String; 3],
     hub: ExtHub,
     tabs: Mutex<AgentTabs>,
+    /// Per-tab action locks, last seen URLs, gate ids.
+    actions: actions::Actions,
     /// Permits for `/ext` sockets that have not said hello yet.
     unauthenticated: Arc<Semaphore>,
     ext_auth: guard::AuthLimiter,
@@ -104,6 +107,7 @@ impl AppState {
                 allowed_hosts,
                 hub: ExtHub::new(),
                 tabs: Mutex::new(AgentTabs::default()),
+                actions: actions::Actions::new(),
                 unauthenticated: Arc::new(Semaphore::new(shared::limits::MAX_UNAUTHENTICATED_SOCKETS)),
                 ext_auth: guard::AuthLimiter::new(MAX_AUTH_FAILURES, AUTH_FAILURE_WINDOW),
                 cancel: CancellationToken::new(),
@@ -149,6 +153,10 @@ impl AppState {
     pub fn agent_tabs(&self) -> (Vec<TabId>, Option<TabId>) {
         let tabs = self.tabs();
         (tabs.tabs.clone(), tabs.current)
+    }
+
+    pub(crate) fn actions(&self) -> &actions::Actions {
+        &self.inner.actions
     }
 
     pub(crate) fn tabs(&self) -> std::sync::MutexGuard<'_, AgentTabs> {

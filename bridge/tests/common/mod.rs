@@ -346,3 +346,377 @@ pub fn browser_like() -> Responder {
 pub fn silent() -> Responder {
     Box::new(|_| None)
 }
+
+// ---------------------------------------------------------------------------
+// A fake extension that answers page actions (Resolve/Act) like the real one
+// would, configurable per test.
+// ---------------------------------------------------------------------------
+
+use shared::action::{ActReport, ControlState, Effect, Fingerprint, ResolvedElement};
+use shared::audit::DecidedBy;
+use shared::error::{ErrorCode, WireError};
+use shared::protocol::TabId;
+use shared::risk::ElementFacts;
+
+/// One element the fake page knows by ref.
+#[derive(Debug, Clone)]
+pub struct FakeElement {
+    pub facts: ElementFacts,
+    /// Wire name of a sensitive kind (`token`, `password`, …).
+    pub sensitive: Option<String>,
+    pub effect: Effect,
+    /// Where the tab is after acting on it (`effect: navigated`).
+    pub navigates_to: Option<String>,
+    pub changes: Vec<String>,
+}
+
+impl FakeElement {
+    pub fn new(role: &str, name: &str) -> FakeElement {
+        FakeElement {
+            facts: ElementFacts { role: role.into(), name: name.into(), ..ElementFacts::default() },
+            sensitive: None,
+            effect: Effect::None,
+            navigates_to: None,
+            changes: Vec::new(),
+        }
+    }
+
+    pub fn fingerprint(&self, target: &str) -> Fingerprint {
+        Fingerprint { role: self.facts.role.clone(), name: self.facts.name.clone(), path: format!("/body/{target}") }
+    }
+}
+
+/// What the fake page does; tests change it between calls.
+#[derive(Debug, Clone)]
+pub struct PageConfig {
+    /// URL of each tab (set by TabNew/Navigate).
+    pub urls: std::collections::HashMap<TabId, String>,
+    /// When set, Resolve reports this page URL (the page moved on its own).
+    pub resolve_url: Option<String>,
+    pub elements: std::collections::HashMap<String, FakeElement>,
+    /// How long an Act takes (the approval, the DOM work).
+    pub act_delay: Duration,
+    /// Never answer Acts.
+    pub act_hangs: bool,
+    /// Acts fail with this (e.g. APPROVAL_DENIED, STALE_REF, STOPPED).
+    pub act_error: Option<WireError>,
+    /// Resolves fail with this (e.g. STALE_REF).
+    pub resolve_error: Option<WireError>,
+    /// Who approves a gate that says confirm (`human` or `yolo`).
+    pub approver: DecidedBy,
+    /// Visible text blocks (ExtractText).
+    pub text: Vec<String>,
+}
+
+impl Default for PageConfig {
+    fn default() -> Self {
+        PageConfig {
+            urls: Default::default(),
+            resolve_url: None,
+            elements: Default::default(),
+            act_delay: Duration::ZERO,
+            act_hangs: false,
+            act_error: None,
+            resolve_error: None,
+            approver: DecidedBy::Human,
+            text: vec!["Welcome".into()],
+        }
+    }
+}
+
+/// A shop/mail/settings-like page: a low-risk link, "Delete account", a
+/// search form with "Send", a search box, an API token field, a password
+/// field and a form's "Place order" submit.
+pub fn shop_page() -> PageConfig {
+    let mut elements = std::collections::HashMap::new();
+    let mut next = FakeElement::new("link", "Next page");
+    next.effect = Effect::Navigated;
+    next.navigates_to = Some("https://shop.example/products?page=2&session=abc".into());
+    next.changes = vec!["heading \"Products, page 2\" appeared".into()];
+    elements.insert("e1".to_string(), next);
+    let mut delete = FakeElement::new("button", "Delete account");
+    delete.effect = Effect::DialogOpened;
+    elements.insert("e2".to_string(), delete);
+    let mut send = FakeElement::new("button", "Send");
+    send.facts.is_submit_button = true;
+    send.facts.in_form = true;
+    send.facts.form_is_search = true;
+    send.effect = Effect::Navigated;
+    send.navigates_to = Some("https://shop.example/search?q=shoes".into());
+    elements.insert("e3".to_string(), send);
+    let mut search = FakeElement::new("searchbox", "Search");
+    search.facts.editable = true;
+    search.facts.in_form = true;
+    search.facts.form_is_search = true;
+    search.effect = Effect::ValueChanged;
+    elements.insert("e4".to_string(), search);
+    let mut token = FakeElement::new("textbox", "API token");
+    token.facts.editable = true;
+    token.facts.in_form = true;
+    token.sensitive = Some("token".into());
+    token.effect = Effect::ValueChanged;
+    elements.insert("e5".to_string(), token);
+    let mut password = FakeElement::new("textbox", "Password");
+    password.facts.editable = true;
+    password.facts.input_type = "password".into();
+    password.sensitive = Some("password".into());
+    elements.insert("e6".to_string(), password);
+    let mut order = FakeElement::new("button", "Place order");
+    order.facts.is_submit_button = true;
+    order.facts.in_form = true;
+    order.effect = Effect::Navigated;
+    order.navigates_to = Some("https://shop.example/orders/1".into());
+    elements.insert("e7".to_string(), order);
+    PageConfig { elements, ..PageConfig::default() }
+}
+
+/// Acts in flight, per tab and overall, and the most seen at once.
+#[derive(Debug, Default)]
+pub struct Overlap {
+    pub in_flight: std::collections::HashMap<TabId, usize>,
+    pub max_per_tab: usize,
+    pub total: usize,
+    pub max_total: usize,
+}
+
+/// An Act as the fake received it: (tab, target, action, expect, gate).
+pub type ActSeen = (TabId, Option<String>, shared::action::Action, Option<Fingerprint>, shared::action::Gate);
+
+/// The fake extension for page actions.
+pub struct PageFake {
+    pub config: Arc<Mutex<PageConfig>>,
+    pub received: Arc<Mutex<Vec<Command>>>,
+    pub overlap: Arc<Mutex<Overlap>>,
+    out: tokio::sync::mpsc::UnboundedSender<Message>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl PageFake {
+    pub async fn connect(bridge: &Bridge, config: PageConfig) -> PageFake {
+        let ws = authenticated_ws(bridge).await;
+        let (mut sink, mut stream) = ws.split();
+        let (out, mut out_rx) = tokio::sync::mpsc::unbounded_channel::<Message>();
+        let writer = tokio::spawn(async move {
+            while let Some(m) = out_rx.recv().await {
+                if sink.send(m).await.is_err() {
+                    break;
+                }
+            }
+            let _ = sink.close().await;
+        });
+        let config = Arc::new(Mutex::new(config));
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let overlap = Arc::new(Mutex::new(Overlap::default()));
+        let (cfg, rec, ov, tx) = (config.clone(), received.clone(), overlap.clone(), out.clone());
+        let reader = tokio::spawn(async move {
+            let next_tab = Arc::new(std::sync::atomic::AtomicI64::new(100));
+            while let Some(Ok(msg)) = stream.next().await {
+                let Message::Text(t) = msg else { continue };
+                let Ok(BridgeToExt::Request { id, command }) = serde_json::from_str(t.as_str()) else { continue };
+                rec.lock().unwrap().push(command.clone());
+                let (cfg, ov, tx, next_tab) = (cfg.clone(), ov.clone(), tx.clone(), next_tab.clone());
+                tokio::spawn(async move {
+                    let Some(outcome) = page_answer(&cfg, &ov, &next_tab, command).await else { return };
+                    let resp = ExtToBridge::Response { id, outcome };
+                    let _ = tx.send(Message::text(serde_json::to_string(&resp).unwrap()));
+                });
+            }
+        });
+        PageFake { config, received, overlap, out, tasks: vec![writer, reader] }
+    }
+
+    pub fn commands(&self) -> Vec<Command> {
+        self.received.lock().unwrap().clone()
+    }
+
+    pub fn resolves(&self) -> usize {
+        self.commands().iter().filter(|c| matches!(c, Command::Resolve { .. })).count()
+    }
+
+    /// Every Act received: (tab, target, action, expect, gate).
+    pub fn acts(&self) -> Vec<ActSeen> {
+        self.commands()
+            .into_iter()
+            .filter_map(|c| match c {
+                Command::Act { tab, target, action, expect, gate } => Some((tab, target, action, expect, gate)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    pub fn configure(&self, f: impl FnOnce(&mut PageConfig)) {
+        f(&mut self.config.lock().unwrap());
+    }
+
+    /// Reports the popup's controls and waits until the bridge has them.
+    pub async fn set_control(&self, bridge: &Bridge, state: ControlState) {
+        let frame = ExtToBridge::Control { state };
+        self.out.send(Message::text(serde_json::to_string(&frame).unwrap())).unwrap();
+        for _ in 0..200 {
+            if bridge.state.hub().connections().last().is_some_and(|c| c.control == state) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the bridge did not take the control state");
+    }
+
+    /// Drops the socket (the browser went away).
+    pub fn disconnect(&mut self) {
+        for t in self.tasks.drain(..) {
+            t.abort();
+        }
+    }
+}
+
+impl Drop for PageFake {
+    fn drop(&mut self) {
+        self.disconnect();
+    }
+}
+
+async fn page_answer(
+    cfg: &Mutex<PageConfig>,
+    overlap: &Mutex<Overlap>,
+    next_tab: &std::sync::atomic::AtomicI64,
+    command: Command,
+) -> Option<Outcome> {
+    let ok = |r| Some(Outcome::Ok(r));
+    match command {
+        Command::TabNew { url } => {
+            let id = next_tab.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let url = url.unwrap_or_else(|| "about:blank".into());
+            cfg.lock().unwrap().urls.insert(id, url.clone());
+            ok(CommandResult::Tab { tab: tab(id, &url) })
+        }
+        Command::Navigate { tab: t, url } => {
+            cfg.lock().unwrap().urls.insert(t, url.clone());
+            ok(CommandResult::Tab { tab: tab(t, &url) })
+        }
+        Command::TabClose { tab } => ok(CommandResult::Closed { tab }),
+        Command::TabSelect { tab: t } => {
+            let url = cfg.lock().unwrap().urls.get(&t).cloned().unwrap_or_default();
+            ok(CommandResult::Tab { tab: tab(t, &url) })
+        }
+        Command::ExtractText { tab: t, .. } => {
+            let c = cfg.lock().unwrap();
+            ok(CommandResult::Text {
+                text: shared::snapshot::PageText {
+                    url: c.urls.get(&t).cloned().unwrap_or_default(),
+                    title: "Fixture".into(),
+                    blocks: c.text.clone(),
+                },
+            })
+        }
+        Command::Resolve { tab: t, target } => {
+            let c = cfg.lock().unwrap();
+            if let Some(e) = &c.resolve_error {
+                return Some(Outcome::Err(e.clone()));
+            }
+            let Some(el) = c.elements.get(&target) else {
+                return Some(Outcome::Err(WireError::new(ErrorCode::StaleRef, format!("no element {target}"))));
+            };
+            let url = c.resolve_url.clone().or_else(|| c.urls.get(&t).cloned()).unwrap_or_default();
+            ok(CommandResult::Element {
+                element: ResolvedElement {
+                    facts: el.facts.clone(),
+                    fingerprint: el.fingerprint(&target),
+                    sensitive: el.sensitive.clone(),
+                    url,
+                },
+            })
+        }
+        Command::Act { tab: t, target, gate, .. } => {
+            let (delay, hangs) = {
+                let c = cfg.lock().unwrap();
+                (c.act_delay, c.act_hangs)
+            };
+            {
+                let mut o = overlap.lock().unwrap();
+                let n = o.in_flight.entry(t).or_default();
+                *n += 1;
+                let n = *n;
+                o.max_per_tab = o.max_per_tab.max(n);
+                o.total += 1;
+                o.max_total = o.max_total.max(o.total);
+            }
+            if hangs {
+                std::future::pending::<()>().await;
+            }
+            tokio::time::sleep(delay).await;
+            {
+                let mut o = overlap.lock().unwrap();
+                *o.in_flight.get_mut(&t).unwrap() -= 1;
+                o.total -= 1;
+            }
+            let mut c = cfg.lock().unwrap();
+            if let Some(e) = &c.act_error {
+                return Some(Outcome::Err(e.clone()));
+            }
+            let el = target.as_ref().and_then(|r| c.elements.get(r)).cloned();
+            let before = c.urls.get(&t).cloned().unwrap_or_default();
+            let url = el.as_ref().and_then(|e| e.navigates_to.clone()).unwrap_or(before);
+            c.urls.insert(t, url.clone());
+            let decided_by = match gate.decision {
+                shared::policy::Decision::Confirm => c.approver,
+                _ => DecidedBy::Policy,
+            };
+            ok(CommandResult::Acted {
+                report: ActReport {
+                    effect: el.as_ref().map_or(Effect::None, |e| e.effect),
+                    url,
+                    risk: gate.risk,
+                    reasons: gate.reasons.clone(),
+                    decided_by,
+                    changes: el.map(|e| e.changes).unwrap_or_default(),
+                },
+            })
+        }
+        Command::TabsList { tabs } => {
+            let c = cfg.lock().unwrap();
+            ok(CommandResult::Tabs {
+                tabs: tabs.iter().map(|t| tab(*t, c.urls.get(t).map_or("", |u| u.as_str()))).collect(),
+            })
+        }
+        Command::History { tab: t, .. } => {
+            let url = cfg.lock().unwrap().urls.get(&t).cloned().unwrap_or_default();
+            ok(CommandResult::Tab { tab: tab(t, &url) })
+        }
+        Command::Snapshot { .. } => {
+            Some(Outcome::Err(WireError::new(ErrorCode::Internal, "no snapshots in the page fake")))
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// An MCP client for tool tests.
+// ---------------------------------------------------------------------------
+
+pub type McpClient = rmcp::service::RunningService<rmcp::service::RoleClient, rmcp::model::ClientConfig>;
+
+pub async fn mcp_client(b: &Bridge) -> McpClient {
+    use rmcp::ServiceExt;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(format!("http://127.0.0.1:{}/mcp", b.port))
+            .auth_header(b.mcp_token()),
+    );
+    rmcp::model::ClientConfig::default().serve(transport).await.expect("MCP client connects")
+}
+
+pub async fn call_tool(c: &McpClient, tool: &'static str, args: serde_json::Value) -> rmcp::model::CallToolResult {
+    let serde_json::Value::Object(args) = args else { panic!("args must be an object") };
+    c.call_tool(rmcp::model::CallToolRequestParams::new(tool).with_arguments(args)).await.expect("tools/call answered")
+}
+
+pub fn result_text(r: &rmcp::model::CallToolResult) -> String {
+    r.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.clone()).collect::<Vec<_>>().join("\n")
+}
+
+pub fn assert_tool_error(r: &rmcp::model::CallToolResult, code: &str) {
+    assert_eq!(r.is_error, Some(true), "expected {code}, got {r:?}");
+    let s = r.structured_content.as_ref().expect("structured error");
+    assert_eq!(s["code"], code, "{s}");
+    assert!(result_text(r).starts_with(&format!("{code}: ")), "{}", result_text(r));
+}

@@ -1,0 +1,863 @@
+//! The action pipeline (DESIGN §5): every page-changing tool goes through
+//! [`run`] (or [`fill_form`]), in this order:
+//!
+//! 1. arguments validated (unknown fields were refused by `shared::tools`);
+//! 2. the tab: one the agent opened (`PERMISSION_DENIED` otherwise), then
+//!    its per-tab lock, so actions on one page run one at a time while
+//!    other tabs go on concurrently;
+//! 3. the person's controls as the connected extension last reported them:
+//!    STOP or Pause → `STOPPED`, nothing dispatched;
+//! 4. the last URL seen on that tab: a site with `access = "deny"` →
+//!    `PERMISSION_DENIED` before the extension hears of it;
+//! 5. `Command::Resolve` of the ref (`STALE_REF` comes back with a hint to
+//!    take a new snapshot); the page URL it reports is checked again;
+//! 6. typing into password, card or bank fields → `PERMISSION_DENIED`
+//!    (DESIGN §6: never filled by the agent);
+//! 7. `shared::risk::classify` on the resolved facts and URL, then
+//!    `shared::policy::decide`: `deny` → `PERMISSION_DENIED`, nothing
+//!    dispatched; `allow`/`confirm` → `Command::Act` with a [`Gate`]
+//!    (fresh request id, risk, reasons, decision, the per-risk decisions in
+//!    force for this origin, the masked summary, the approval timeout) and
+//!    the element's fingerprint as `expect`. The extension re-classifies
+//!    live and asks the person when either side says confirm; the bridge
+//!    waits the approval timeout plus [`COMMAND_TIMEOUT_MS`];
+//! 8. the report: `effect`, new URL (a denied site is not shown), live risk
+//!    and reasons, who decided, what changed — wrapped as untrusted data.
+//!
+//! # Audit
+//!
+//! Refused before dispatch: one row (`decision` deny, `decided_by` policy,
+//! or `stop` for STOP/Pause). Dispatched: one action row written *before*
+//! the `Act` (decision allow/confirm, `decided_by` policy for allow, outcome
+//! `pending`) and updated with the effect or error code afterwards; when a
+//! person (or YOLO, a timeout, STOP) decided, a second decision row
+//! (`approved`/`denied`, `decided_by` human|yolo|timeout|stop). Summaries are
+//! masked ([`shared::mask`]): a literal typed into a sensitive field is
+//! `••••` everywhere; log lines mask every literal. URLs lose their query.
+//!
+//! # Who denied an approval
+//!
+//! `APPROVAL_DENIED` from the extension says who in its message prefix:
+//! [`DENIED_BY_TIMEOUT`] (nobody answered in time) or [`DENIED_BY_STOP`]
+//! (STOP pressed while it was pending); anything else is the person's
+//! Deny. `STOPPED` is always `stop`.
+//!
+//! # fill_form
+//!
+//! Every field is resolved, classified and decided first; if any field is
+//! refused, nothing is typed. Then the fields run in order, each as its own
+//! `Act` with its own gate (an approval covers exactly one `Act` on the
+//! wire, so a form with two risky fields asks twice); `submit` presses Enter
+//! in the last field and is classified with it. The result lists every
+//! field and the merged classification.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::CallToolResult;
+use serde_json::{Value, json};
+use shared::action::{ActReport, Action, Effect, Gate, ResolvedElement, ScrollDirection};
+use shared::audit::DecidedBy;
+use shared::error::{ErrorCode, WireError};
+use shared::limits::COMMAND_TIMEOUT_MS;
+use shared::mask::{Literals, SummaryTarget, summarize};
+use shared::policy::{Decision, RiskDecisions};
+use shared::protocol::{Command, CommandResult, TabId};
+use shared::risk::{ActionKind, Classification, RiskLevel};
+use shared::sensitive::SensitiveKind;
+use shared::tools::{
+    FillFormArgs, HoverArgs, MAX_FORM_FIELDS, MAX_OPTIONS, MAX_TYPED_CHARS, PressKeyArgs, ScrollArgDirection,
+    ScrollArgs, SelectOptionArgs, TypeArgs, is_valid_ref,
+};
+
+use super::AppState;
+use super::mcp::{NOT_AGENT_TAB, untrusted_result};
+
+/// Message prefix of an `APPROVAL_DENIED` when nobody answered in time.
+pub const DENIED_BY_TIMEOUT: &str = "timeout:";
+/// Message prefix of an `APPROVAL_DENIED` when STOP denied the request.
+pub const DENIED_BY_STOP: &str = "stop:";
+
+const STALE_HINT: &str = "take a new browser_snapshot and use its refs";
+
+/// Per-tab locks, what the bridge last saw of each agent tab, and gate ids.
+pub(crate) struct Actions {
+    locks: Mutex<HashMap<TabId, Arc<tokio::sync::Mutex<()>>>>,
+    pages: Mutex<HashMap<TabId, PageMemo>>,
+    next_request: AtomicU64,
+}
+
+/// The last URL seen on a tab, and whether its last snapshot was a
+/// security challenge.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PageMemo {
+    pub(crate) url: Option<String>,
+    pub(crate) challenge: bool,
+}
+
+impl Actions {
+    pub(crate) fn new() -> Self {
+        // Gate ids stay unique across daemon restarts: start at the clock.
+        let start = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_micros() as u64)
+            .max(1);
+        Actions { locks: Mutex::default(), pages: Mutex::default(), next_request: AtomicU64::new(start) }
+    }
+
+    fn lock_for(&self, tab: TabId) -> Arc<tokio::sync::Mutex<()>> {
+        self.locks.lock().unwrap_or_else(|p| p.into_inner()).entry(tab).or_default().clone()
+    }
+
+    fn pages(&self) -> std::sync::MutexGuard<'_, HashMap<TabId, PageMemo>> {
+        self.pages.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn remember_url(&self, tab: TabId, url: &str) {
+        self.pages().entry(tab).or_default().url = Some(url.to_string());
+    }
+
+    pub(crate) fn remember_challenge(&self, tab: TabId, challenge: bool) {
+        self.pages().entry(tab).or_default().challenge = challenge;
+    }
+
+    pub(crate) fn page(&self, tab: TabId) -> PageMemo {
+        self.pages().get(&tab).cloned().unwrap_or_default()
+    }
+
+    pub(crate) fn forget(&self, tab: TabId) {
+        self.pages().remove(&tab);
+        self.locks.lock().unwrap_or_else(|p| p.into_inner()).remove(&tab);
+    }
+
+    fn next_request(&self) -> u64 {
+        self.next_request.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// Who is calling: the MCP session (a short prefix of its id) or `mcp`.
+#[derive(Debug, Clone)]
+pub(crate) struct Caller {
+    pub(crate) session: String,
+}
+
+fn err(code: ErrorCode, message: impl Into<String>) -> WireError {
+    WireError::new(code, message)
+}
+
+fn unexpected() -> WireError {
+    tracing::error!("unexpected answer kind from the extension");
+    err(ErrorCode::Internal, "unexpected answer from the browser extension")
+}
+
+fn check_ref(r: &str) -> Result<(), WireError> {
+    if is_valid_ref(r) { Ok(()) } else { Err(err(ErrorCode::InvalidRequest, "ref must be an element ref like e12")) }
+}
+
+/// The tab a tool works on: `tab` if the agent opened it, else the current one.
+pub(crate) fn target_tab(state: &AppState, tab: Option<TabId>) -> Result<TabId, WireError> {
+    let tabs = state.tabs();
+    match tab {
+        Some(t) if tabs.contains(t) => Ok(t),
+        Some(_) => Err(err(ErrorCode::PermissionDenied, NOT_AGENT_TAB)),
+        None => {
+            tabs.current.ok_or_else(|| err(ErrorCode::InvalidRequest, "no current tab: open one with browser_tabs new"))
+        }
+    }
+}
+
+/// `STOPPED` while the person has pressed STOP or Pause in the popup.
+fn check_controls(state: &AppState) -> Result<(), WireError> {
+    let control = state.hub().connections().last().map(|c| c.control).unwrap_or_default();
+    if control.stopped {
+        return Err(err(
+            ErrorCode::Stopped,
+            "the person pressed STOP; no action runs until they press Resume in the extension popup",
+        ));
+    }
+    if control.paused {
+        return Err(err(
+            ErrorCode::Stopped,
+            "the person paused Chaperone; no action runs until they resume it in the extension popup",
+        ));
+    }
+    Ok(())
+}
+
+fn denied_site(state: &AppState, url: &str) -> Option<WireError> {
+    shared::policy::denying_rule(&state.config().policy, url).map(|rule| {
+        err(
+            ErrorCode::PermissionDenied,
+            format!("the person's policy denies access to {} (config.toml, sites)", rule.origin),
+        )
+    })
+}
+
+/// The per-risk decisions in force on `url`'s origin (site overrides applied).
+fn effective_policy(state: &AppState, url: &str) -> RiskDecisions {
+    let p = &state.config().policy;
+    let d = |r| shared::policy::decide(p, url, r).0;
+    RiskDecisions { low: d(RiskLevel::Low), medium: d(RiskLevel::Medium), high: d(RiskLevel::High) }
+}
+
+/// The wire name of a sensitive kind (`ResolvedElement::sensitive`); an
+/// unknown name is treated as the strictest kind.
+fn sensitive_kind(name: &str) -> SensitiveKind {
+    match name {
+        "password" => SensitiveKind::Password,
+        "one_time_code" => SensitiveKind::OneTimeCode,
+        "pin" => SensitiveKind::Pin,
+        "token" => SensitiveKind::Token,
+        "card" => SensitiveKind::Card,
+        "bank" => SensitiveKind::Bank,
+        "national_id" => SensitiveKind::NationalId,
+        _ => SensitiveKind::Password,
+    }
+}
+
+/// Who decided, from an error the extension returned for an `Act`.
+fn denied_by(e: &WireError) -> Option<DecidedBy> {
+    match e.code {
+        ErrorCode::Stopped => Some(DecidedBy::Stop),
+        ErrorCode::ApprovalDenied if e.message.starts_with(DENIED_BY_TIMEOUT) => Some(DecidedBy::Timeout),
+        ErrorCode::ApprovalDenied if e.message.starts_with(DENIED_BY_STOP) => Some(DecidedBy::Stop),
+        ErrorCode::ApprovalDenied => Some(DecidedBy::Human),
+        _ => None,
+    }
+}
+
+/// One action as the tool asked for it.
+struct Plan {
+    tool: &'static str,
+    tab: TabId,
+    target: Option<String>,
+    action: Action,
+    /// For `fill_form` fields: classified as `FillForm`.
+    form_field: bool,
+    /// The agent's stated intent (shown to the person with the summary).
+    intent: Option<String>,
+}
+
+impl Plan {
+    fn kind(&self) -> ActionKind {
+        match &self.action {
+            Action::Click => ActionKind::Click,
+            Action::Type { submit, .. } if self.form_field => ActionKind::FillForm { submit: *submit },
+            Action::Type { submit, .. } => ActionKind::Type { submit: *submit },
+            Action::SelectOption { values } => ActionKind::SelectOption { options: values.clone() },
+            Action::PressKey { key } => ActionKind::press_key(key),
+            Action::Scroll { .. } => ActionKind::Scroll,
+            Action::Hover => ActionKind::Hover,
+        }
+    }
+
+    /// Whether a lost answer leaves the page in an unknown state.
+    fn changes_state(&self) -> bool {
+        !matches!(self.action, Action::Scroll { .. } | Action::Hover)
+    }
+}
+
+/// An action that passed every check before dispatch.
+struct Prepared {
+    plan: Plan,
+    element: Option<ResolvedElement>,
+    url: String,
+    class: Classification,
+    decision: Decision,
+    /// For the approval window and the audit row.
+    summary: String,
+    /// For log lines: every literal masked.
+    log_summary: String,
+}
+
+struct Audit<'a> {
+    state: &'a AppState,
+    caller: &'a Caller,
+}
+
+#[derive(Default)]
+struct Row<'a> {
+    tool: &'a str,
+    tab: Option<TabId>,
+    summary: &'a str,
+    url: Option<&'a str>,
+    risk: Option<RiskLevel>,
+    reasons: &'a [String],
+    decision: Option<&'a str>,
+    decided_by: Option<DecidedBy>,
+    outcome: &'a str,
+}
+
+impl Audit<'_> {
+    async fn record(&self, row: Row<'_>) -> Option<i64> {
+        let store = self.state.config().audit.clone()?;
+        let entry = crate::audit::NewEntry {
+            session: self.caller.session.clone(),
+            tab: row.tab,
+            tool: row.tool.to_string(),
+            summary: row.summary.to_string(),
+            url: row.url.map(|u| shared::url::strip_query(u).to_string()),
+            risk: row.risk.map(|r| r.as_str().to_string()),
+            reasons: row.reasons.to_vec(),
+            decision: row.decision.map(str::to_string),
+            decided_by: row.decided_by,
+            outcome: Some(row.outcome.to_string()),
+        };
+        let tool = row.tool.to_string();
+        match tokio::task::spawn_blocking(move || store.record(&entry)).await {
+            Ok(Ok(id)) => Some(id),
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, tool, "audit write failed");
+                None
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, tool, "audit write failed");
+                None
+            }
+        }
+    }
+
+    async fn set_outcome(&self, id: Option<i64>, outcome: &str) {
+        let (Some(store), Some(id)) = (self.state.config().audit.clone(), id) else { return };
+        let outcome = outcome.to_string();
+        match tokio::task::spawn_blocking(move || store.set_outcome(id, &outcome)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(error = %e, "audit write failed"),
+            Err(e) => tracing::warn!(error = %e, "audit write failed"),
+        }
+    }
+
+    /// A refusal before anything was dispatched.
+    async fn refused(
+        &self,
+        plan: &Plan,
+        summary: &str,
+        url: Option<&str>,
+        class: Option<&Classification>,
+        e: &WireError,
+    ) {
+        let decided_by = if e.code == ErrorCode::Stopped { DecidedBy::Stop } else { DecidedBy::Policy };
+        self.record(Row {
+            tool: plan.tool,
+            tab: Some(plan.tab),
+            summary,
+            url,
+            risk: class.map(|c| c.risk),
+            reasons: class.map_or(&[][..], |c| &c.reasons),
+            decision: Some("deny"),
+            decided_by: Some(decided_by),
+            outcome: e.code.as_str(),
+        })
+        .await;
+    }
+}
+
+/// A summary before the element is known (`click [e12]`).
+fn early_summary(plan: &Plan, literals: Literals) -> String {
+    let t = plan.target.as_deref().map(|r| SummaryTarget { role: "", name: "", element_ref: r });
+    summarize(&plan.action, t.as_ref(), false, literals)
+}
+
+/// Steps 3–7 of the pipeline for one action (the caller holds the tab lock).
+async fn prepare(state: &AppState, audit: &Audit<'_>, plan: Plan) -> Result<Prepared, WireError> {
+    if let Err(e) = check_controls(state) {
+        audit.refused(&plan, &early_summary(&plan, Literals::UnlessSensitive), None, None, &e).await;
+        return Err(e);
+    }
+    let known = state.actions().page(plan.tab).url;
+    if let Some(url) = &known
+        && let Some(e) = denied_site(state, url)
+    {
+        audit.refused(&plan, &early_summary(&plan, Literals::UnlessSensitive), Some(url), None, &e).await;
+        return Err(e);
+    }
+    let element = match &plan.target {
+        Some(target) => {
+            let command = Command::Resolve { tab: plan.tab, target: target.clone() };
+            match state.hub().call(command, Duration::from_millis(COMMAND_TIMEOUT_MS)).await {
+                Ok(CommandResult::Element { element }) => Some(element),
+                Ok(_) => return Err(unexpected()),
+                Err(e) if matches!(e.code, ErrorCode::StaleRef | ErrorCode::NotFound) => {
+                    let e = err(e.code, format!("{}; {STALE_HINT}", e.message.trim_end_matches('.')));
+                    audit
+                        .record(Row {
+                            tool: plan.tool,
+                            tab: Some(plan.tab),
+                            summary: &early_summary(&plan, Literals::UnlessSensitive),
+                            url: known.as_deref(),
+                            outcome: e.code.as_str(),
+                            ..Row::default()
+                        })
+                        .await;
+                    return Err(e);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        None => None,
+    };
+    let url = element.as_ref().map(|e| e.url.clone()).or(known).unwrap_or_default();
+    if element.is_some() {
+        state.actions().remember_url(plan.tab, &url);
+    }
+    let sensitive = element.as_ref().and_then(|e| e.sensitive.as_deref()).map(sensitive_kind);
+    let target = element.as_ref().map(|e| SummaryTarget {
+        role: &e.facts.role,
+        name: &e.facts.name,
+        element_ref: plan.target.as_deref().unwrap_or(""),
+    });
+    let mut summary = summarize(&plan.action, target.as_ref(), sensitive.is_some(), Literals::UnlessSensitive);
+    if let Some(intent) = plan.intent.as_deref().map(str::trim).filter(|i| !i.is_empty()) {
+        let mut i = intent.to_string();
+        shared::limits::truncate_chars(&mut i, 120);
+        summary.push_str(" — agent's intent: ");
+        shared::snapshot::quote(&i, &mut summary);
+    }
+    let log_summary = summarize(&plan.action, target.as_ref(), sensitive.is_some(), Literals::Masked);
+
+    if let Some(e) = denied_site(state, &url) {
+        audit.refused(&plan, &summary, Some(&url), None, &e).await;
+        return Err(e);
+    }
+    if matches!(plan.action, Action::Type { .. })
+        && let Some(kind) = sensitive.filter(|k| k.agent_may_never_fill())
+    {
+        let e = err(
+            ErrorCode::PermissionDenied,
+            format!(
+                "the agent never types into {} fields; the person enters those themselves",
+                match kind {
+                    SensitiveKind::Card => "card",
+                    SensitiveKind::Bank => "bank",
+                    _ => "password",
+                }
+            ),
+        );
+        audit.refused(&plan, &summary, Some(&url), None, &e).await;
+        return Err(e);
+    }
+    let class = shared::risk::classify(&plan.kind(), element.as_ref().map(|e| &e.facts), &url, sensitive);
+    let (decision, why) = shared::policy::decide(&state.config().policy, &url, class.risk);
+    if decision == Decision::Deny {
+        let e = err(ErrorCode::PermissionDenied, format!("refused by the person's policy ({why})"));
+        audit.refused(&plan, &summary, Some(&url), Some(&class), &e).await;
+        return Err(e);
+    }
+    Ok(Prepared { plan, element, url, class, decision, summary, log_summary })
+}
+
+/// Step 7–8: the `Act`, its audit rows, and the URL check afterwards.
+async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<ActReport, WireError> {
+    let policy = &state.config().policy;
+    let gate = Gate {
+        request: state.actions().next_request(),
+        risk: p.class.risk,
+        reasons: p.class.reasons.clone(),
+        decision: p.decision,
+        policy: effective_policy(state, &p.url),
+        summary: p.summary.clone(),
+        timeout_secs: policy.approval_timeout_secs,
+    };
+    let row = audit
+        .record(Row {
+            tool: p.plan.tool,
+            tab: Some(p.plan.tab),
+            summary: &p.summary,
+            url: Some(&p.url),
+            risk: Some(p.class.risk),
+            reasons: &p.class.reasons,
+            decision: Some(p.decision.as_str()),
+            decided_by: (p.decision == Decision::Allow).then_some(DecidedBy::Policy),
+            outcome: "pending",
+        })
+        .await;
+    tracing::info!(
+        tool = p.plan.tool,
+        tab = p.plan.tab,
+        request = gate.request,
+        risk = p.class.risk.as_str(),
+        decision = p.decision.as_str(),
+        action = %p.log_summary,
+        "action started"
+    );
+    let command = Command::Act {
+        tab: p.plan.tab,
+        target: p.plan.target.clone(),
+        action: p.plan.action.clone(),
+        expect: p.element.as_ref().map(|e| e.fingerprint.clone()),
+        gate,
+    };
+    let wait = Duration::from_secs(u64::from(policy.approval_timeout_secs)) + Duration::from_millis(COMMAND_TIMEOUT_MS);
+    let answer = match state.hub().call(command, wait).await {
+        Ok(CommandResult::Acted { report }) => Ok(report),
+        Ok(_) => Err(unexpected()),
+        Err(e) if p.plan.changes_state() && lost_answer(&e) => Err(err(
+            ErrorCode::EffectUnknown,
+            format!(
+                "{}; the action may or may not have run. Look at the page (browser_snapshot) before doing anything \
+                 else, and do not repeat it blindly",
+                e.message.trim_end_matches('.')
+            ),
+        )),
+        Err(e) if e.code == ErrorCode::StaleRef => Err(err(e.code, format!("{}; {STALE_HINT}", e.message))),
+        Err(e) => Err(e),
+    };
+    match &answer {
+        Ok(report) => {
+            let effect = effect_str(report.effect);
+            audit.set_outcome(row, effect).await;
+            if report.decided_by != DecidedBy::Policy {
+                audit
+                    .record(Row {
+                        tool: p.plan.tool,
+                        tab: Some(p.plan.tab),
+                        summary: &p.summary,
+                        url: Some(&p.url),
+                        risk: Some(report.risk),
+                        reasons: &report.reasons,
+                        decision: Some("approved"),
+                        decided_by: Some(report.decided_by),
+                        outcome: effect,
+                    })
+                    .await;
+            }
+            state.actions().remember_url(p.plan.tab, &report.url);
+            tracing::info!(
+                tool = p.plan.tool,
+                tab = p.plan.tab,
+                effect,
+                decided_by = report.decided_by.as_str(),
+                "action done"
+            );
+        }
+        Err(e) => {
+            audit.set_outcome(row, e.code.as_str()).await;
+            if let Some(by) = denied_by(e) {
+                audit
+                    .record(Row {
+                        tool: p.plan.tool,
+                        tab: Some(p.plan.tab),
+                        summary: &p.summary,
+                        url: Some(&p.url),
+                        risk: Some(p.class.risk),
+                        reasons: &p.class.reasons,
+                        decision: Some("denied"),
+                        decided_by: Some(by),
+                        outcome: e.code.as_str(),
+                    })
+                    .await;
+            }
+            tracing::info!(tool = p.plan.tool, tab = p.plan.tab, code = e.code.as_str(), "action failed");
+        }
+    }
+    let report = answer?;
+    if let Some(e) = denied_site(state, &report.url) {
+        return Err(err(
+            ErrorCode::PermissionDenied,
+            format!("the action ran, but the tab is now on a site the person's policy denies ({})", e.message),
+        ));
+    }
+    Ok(report)
+}
+
+/// The hub's errors that leave an `Act` without an answer after it may have
+/// been delivered.
+fn lost_answer(e: &WireError) -> bool {
+    e.code == ErrorCode::Timeout
+        || (e.code == ErrorCode::ExtensionDisconnected && e.message.contains("before answering"))
+}
+
+fn effect_str(e: Effect) -> &'static str {
+    match e {
+        Effect::Navigated => "navigated",
+        Effect::ValueChanged => "value_changed",
+        Effect::DialogOpened => "dialog_opened",
+        Effect::None => "none",
+        Effect::Unknown => "unknown",
+    }
+}
+
+/// `Clicked button "Delete account" [e12]`
+fn done_line(p: &Prepared) -> String {
+    // From the fully masked summary: the result never repeats a typed value.
+    let mut s = p.log_summary.clone();
+    let verb_end = s.find(' ').unwrap_or(s.len());
+    let past = match &s[..verb_end] {
+        "click" => "Clicked",
+        "type" => "Typed",
+        "select" => "Selected",
+        "press" => "Pressed",
+        "scroll" => "Scrolled",
+        "hover" => "Hovered",
+        other => other,
+    }
+    .to_string();
+    s.replace_range(..verb_end, &past);
+    s
+}
+
+fn effect_text(report: &ActReport) -> String {
+    match report.effect {
+        Effect::Navigated => {
+            let mut s = "navigated to ".to_string();
+            shared::snapshot::quote(&report.url, &mut s);
+            s
+        }
+        Effect::ValueChanged => "the value changed".into(),
+        Effect::DialogOpened => "a dialog opened".into(),
+        Effect::None => "no visible change".into(),
+        Effect::Unknown => {
+            "effect unknown: look at the page (browser_snapshot) before doing anything else; do not repeat it blindly"
+                .into()
+        }
+    }
+}
+
+fn report_json(p: &Prepared, report: &ActReport) -> Value {
+    json!({
+        "tab": p.plan.tab,
+        "ref": p.plan.target,
+        "effect": report.effect,
+        "url": report.url,
+        "risk": report.risk,
+        "reasons": report.reasons,
+        "decided_by": report.decided_by,
+        "changes": report.changes,
+    })
+}
+
+fn render(p: &Prepared, report: &ActReport) -> CallToolResult {
+    let mut text = format!("{}: {}", done_line(p), effect_text(report));
+    for c in report.changes.iter().take(20) {
+        text.push_str("\n- ");
+        let mut c = c.clone();
+        shared::limits::truncate_chars(&mut c, shared::limits::MAX_NAME_CHARS);
+        text.push_str(&c);
+    }
+    if report.decided_by != DecidedBy::Policy {
+        text.push_str(&format!("\n(approved: {})", report.decided_by.as_str()));
+    }
+    untrusted_result(&text, report_json(p, report))
+}
+
+/// Runs one action through the whole pipeline.
+async fn run(state: &AppState, caller: &Caller, plan: Plan) -> Result<CallToolResult, WireError> {
+    let lock = state.actions().lock_for(plan.tab);
+    let _serial = lock.lock().await;
+    let audit = Audit { state, caller };
+    let prepared = prepare(state, &audit, plan).await?;
+    let report = execute(state, &audit, &prepared).await?;
+    Ok(render(&prepared, &report))
+}
+
+fn literal(v: &shared::tools::ValueSource) -> Result<String, WireError> {
+    let s = v.literal();
+    if s.chars().count() > MAX_TYPED_CHARS {
+        return Err(err(ErrorCode::InvalidRequest, format!("text longer than {MAX_TYPED_CHARS} characters")));
+    }
+    Ok(s.to_string())
+}
+
+pub(crate) async fn click(
+    state: &AppState,
+    caller: &Caller,
+    args: shared::tools::ClickArgs,
+) -> Result<CallToolResult, WireError> {
+    check_ref(&args.element_ref)?;
+    let tab = target_tab(state, args.tab)?;
+    let plan = Plan {
+        tool: "browser_click",
+        tab,
+        target: Some(args.element_ref),
+        action: Action::Click,
+        form_field: false,
+        intent: args.intent,
+    };
+    run(state, caller, plan).await
+}
+
+pub(crate) async fn type_text(state: &AppState, caller: &Caller, args: TypeArgs) -> Result<CallToolResult, WireError> {
+    check_ref(&args.element_ref)?;
+    let text = literal(&args.text)?;
+    let tab = target_tab(state, args.tab)?;
+    let plan = Plan {
+        tool: "browser_type",
+        tab,
+        target: Some(args.element_ref),
+        action: Action::Type { text, submit: args.submit.unwrap_or(false) },
+        form_field: false,
+        intent: None,
+    };
+    run(state, caller, plan).await
+}
+
+pub(crate) async fn select_option(
+    state: &AppState,
+    caller: &Caller,
+    args: SelectOptionArgs,
+) -> Result<CallToolResult, WireError> {
+    check_ref(&args.element_ref)?;
+    if args.values.is_empty() || args.values.len() > MAX_OPTIONS {
+        return Err(err(ErrorCode::InvalidRequest, format!("values must list 1 to {MAX_OPTIONS} options")));
+    }
+    let tab = target_tab(state, args.tab)?;
+    let plan = Plan {
+        tool: "browser_select_option",
+        tab,
+        target: Some(args.element_ref),
+        action: Action::SelectOption { values: args.values },
+        form_field: false,
+        intent: None,
+    };
+    run(state, caller, plan).await
+}
+
+pub(crate) async fn press_key(
+    state: &AppState,
+    caller: &Caller,
+    args: PressKeyArgs,
+) -> Result<CallToolResult, WireError> {
+    if let Some(r) = &args.element_ref {
+        check_ref(r)?;
+    }
+    let key = args.key.trim();
+    if key.is_empty() || key.chars().count() > 40 || key.chars().any(char::is_control) {
+        return Err(err(ErrorCode::InvalidRequest, "key must be a key name like Enter, Tab, ArrowDown or a"));
+    }
+    let tab = target_tab(state, args.tab)?;
+    let plan = Plan {
+        tool: "browser_press_key",
+        tab,
+        target: args.element_ref,
+        action: Action::PressKey { key: key.to_string() },
+        form_field: false,
+        intent: None,
+    };
+    run(state, caller, plan).await
+}
+
+pub(crate) async fn scroll(state: &AppState, caller: &Caller, args: ScrollArgs) -> Result<CallToolResult, WireError> {
+    if let Some(r) = &args.element_ref {
+        check_ref(r)?;
+    }
+    let direction = match (args.direction, &args.element_ref) {
+        (Some(ScrollArgDirection::Up), _) => ScrollDirection::Up,
+        (Some(ScrollArgDirection::Down), _) => ScrollDirection::Down,
+        (None, Some(_)) => ScrollDirection::IntoView,
+        (None, None) => return Err(err(ErrorCode::InvalidRequest, "give a ref, a direction, or both")),
+    };
+    let tab = target_tab(state, args.tab)?;
+    let plan = Plan {
+        tool: "browser_scroll",
+        tab,
+        target: args.element_ref,
+        action: Action::Scroll { direction },
+        form_field: false,
+        intent: None,
+    };
+    run(state, caller, plan).await
+}
+
+pub(crate) async fn hover(state: &AppState, caller: &Caller, args: HoverArgs) -> Result<CallToolResult, WireError> {
+    check_ref(&args.element_ref)?;
+    let tab = target_tab(state, args.tab)?;
+    let plan = Plan {
+        tool: "browser_hover",
+        tab,
+        target: Some(args.element_ref),
+        action: Action::Hover,
+        form_field: false,
+        intent: None,
+    };
+    run(state, caller, plan).await
+}
+
+/// `browser_fill_form`: every field checked first, then typed in order, each
+/// behind its own gate (see the module docs).
+pub(crate) async fn fill_form(
+    state: &AppState,
+    caller: &Caller,
+    args: FillFormArgs,
+) -> Result<CallToolResult, WireError> {
+    if args.fields.is_empty() || args.fields.len() > MAX_FORM_FIELDS {
+        return Err(err(ErrorCode::InvalidRequest, format!("fields must list 1 to {MAX_FORM_FIELDS} fields")));
+    }
+    let mut texts = Vec::with_capacity(args.fields.len());
+    for (i, f) in args.fields.iter().enumerate() {
+        check_ref(&f.element_ref)?;
+        if args.fields[..i].iter().any(|g| g.element_ref == f.element_ref) {
+            return Err(err(ErrorCode::InvalidRequest, format!("{} appears twice", f.element_ref)));
+        }
+        texts.push(literal(&f.value)?);
+    }
+    let tab = target_tab(state, args.tab)?;
+    let lock = state.actions().lock_for(tab);
+    let _serial = lock.lock().await;
+    let audit = Audit { state, caller };
+    let last = args.fields.len() - 1;
+    let mut prepared = Vec::with_capacity(args.fields.len());
+    for (i, (f, text)) in args.fields.into_iter().zip(texts).enumerate() {
+        let plan = Plan {
+            tool: "browser_fill_form",
+            tab,
+            target: Some(f.element_ref),
+            action: Action::Type { text, submit: i == last && args.submit.unwrap_or(false) },
+            form_field: true,
+            intent: None,
+        };
+        prepared.push(prepare(state, &audit, plan).await?);
+    }
+    let mut lines = Vec::new();
+    let mut fields = Vec::new();
+    let mut merged: Option<Classification> = None;
+    for (i, p) in prepared.iter().enumerate() {
+        let report = match check_controls(state) {
+            Ok(()) => execute(state, &audit, p).await,
+            Err(e) => Err(e),
+        };
+        let report = match report {
+            Ok(r) => r,
+            Err(e) if i > 0 => {
+                return Err(err(e.code, format!("{} (the first {i} field(s) were filled)", e.message)));
+            }
+            Err(e) => return Err(e),
+        };
+        lines.push(format!("{}: {}", done_line(p), effect_text(&report)));
+        fields.push(report_json(p, &report));
+        let c = Classification { risk: report.risk, reasons: report.reasons.clone() };
+        merged = Some(match merged {
+            Some(m) => m.merge(c),
+            None => c,
+        });
+    }
+    let merged = merged.expect("at least one field");
+    let url = fields.last().and_then(|f| f["url"].as_str()).unwrap_or_default().to_string();
+    let text = lines.join("\n");
+    Ok(untrusted_result(
+        &text,
+        json!({ "tab": tab, "url": url, "risk": merged.risk, "reasons": merged.reasons, "fields": fields }),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approval_denials_name_who_denied() {
+        let e = |code, m: &str| WireError::new(code, m);
+        assert_eq!(denied_by(&e(ErrorCode::ApprovalDenied, "the person denied it")), Some(DecidedBy::Human));
+        assert_eq!(denied_by(&e(ErrorCode::ApprovalDenied, "timeout: no answer in 120 s")), Some(DecidedBy::Timeout));
+        assert_eq!(denied_by(&e(ErrorCode::ApprovalDenied, "stop: STOP pressed")), Some(DecidedBy::Stop));
+        assert_eq!(denied_by(&e(ErrorCode::Stopped, "STOP")), Some(DecidedBy::Stop));
+        assert_eq!(denied_by(&e(ErrorCode::StaleRef, "gone")), None);
+    }
+
+    #[test]
+    fn unknown_sensitive_kinds_are_the_strictest() {
+        assert_eq!(sensitive_kind("token"), SensitiveKind::Token);
+        assert!(sensitive_kind("something-new").agent_may_never_fill());
+    }
+}
