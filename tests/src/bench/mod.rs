@@ -50,6 +50,9 @@ pub struct Bench {
     /// build` cannot change it under the benchmark).
     pub extension_dir: PathBuf,
     pub config: Config,
+    /// `(warm-up, runs)` when the current page was found too slow for the
+    /// configured counts.
+    pub adapted: Option<(usize, usize)>,
     _site: tempfile::TempDir,
     _extension: tempfile::TempDir,
 }
@@ -73,7 +76,17 @@ impl Bench {
         .await?;
         tests::wait_for_extension(&daemon).await;
         let mcp = BenchMcp::connect(daemon.port(), &daemon.mcp_token).await?;
-        Ok(Bench { mcp, browser, daemon, server, extension_dir, config, _site: site, _extension: extension })
+        Ok(Bench {
+            mcp,
+            browser,
+            daemon,
+            server,
+            extension_dir,
+            config,
+            adapted: None,
+            _site: site,
+            _extension: extension,
+        })
     }
 
     pub fn url(&self, path: &str) -> String {

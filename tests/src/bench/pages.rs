@@ -90,9 +90,8 @@ pub fn form_page() -> String {
         }
         h.push_str("</select></p>\n");
     }
-    for (i, label) in ["Newsletter", "Product updates", "Security alerts", "Weekly digest", "Beta features"]
-        .iter()
-        .enumerate()
+    for (i, label) in
+        ["Newsletter", "Product updates", "Security alerts", "Weekly digest", "Beta features"].iter().enumerate()
     {
         let checked = if i % 2 == 0 { " checked" } else { "" };
         let _ = writeln!(h, "<p><label><input type=\"checkbox\" name=\"c{i}\"{checked}> {label}</label></p>");
@@ -166,7 +165,9 @@ mod tests {
     #[test]
     fn form_has_28_controls() {
         let f = form_page();
-        let controls = f.matches("<input").count() + f.matches("<select").count() + f.matches("<textarea").count()
+        let controls = f.matches("<input").count()
+            + f.matches("<select").count()
+            + f.matches("<textarea").count()
             + f.matches("<button").count();
         assert_eq!(controls, FORM_CONTROLS);
     }

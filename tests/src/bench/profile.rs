@@ -32,8 +32,8 @@ pub async fn content_world(cdp: &Cdp, page: &CdpSession) -> Result<i64> {
         }
         let ctx = &ev["params"]["context"];
         let isolated = ctx["auxData"]["type"] == "isolated";
-        let ours = ctx["origin"].as_str().is_some_and(|o| o.starts_with("chrome-extension://"))
-            || ctx["name"] == "Chaperone";
+        let ours =
+            ctx["origin"].as_str().is_some_and(|o| o.starts_with("chrome-extension://")) || ctx["name"] == "Chaperone";
         let main_frame = ctx["auxData"]["frameId"] == json!(page.target_id);
         if isolated && ours && main_frame {
             found = ctx["id"].as_i64();
@@ -111,7 +111,8 @@ pub fn categorise(profile: &Value) -> Vec<(String, f64)> {
         } else if file.ends_with(".wasm.js") {
             format!("wasm2js code ({file})")
         } else if file.ends_with("_bg.js") || (url.contains("chrome-extension://") && file.ends_with(".js")) {
-            format!("wasm-bindgen glue / loader ({file})")
+            let line = n["callFrame"]["lineNumber"].as_i64().unwrap_or(-1) + 1;
+            if f.is_empty() { format!("glue {file}: (anonymous, line {line})") } else { format!("glue {file}: {f}") }
         } else if url.starts_with("wasm://") {
             "wasm code".to_string()
         } else if url.is_empty() {
@@ -133,4 +134,16 @@ pub fn categorise(profile: &Value) -> Vec<(String, f64)> {
     let mut v: Vec<(String, f64)> = total.into_iter().collect();
     v.sort_by(|a, b| b.1.total_cmp(&a.1));
     v
+}
+
+/// Waits (≤ ~90 s) until the page at `url` runs script again: a snapshot
+/// that timed out in the bridge may still be walking the page.
+pub async fn wait_page_idle(cdp: &Cdp, url: &str) {
+    let Ok(page) = attach_page(cdp, url).await else { return };
+    for _ in 0..3 {
+        if page.evaluate("1").await.is_ok() {
+            break;
+        }
+    }
+    let _ = cdp.call("Target.detachFromTarget", json!({ "sessionId": page.session_id })).await;
 }

@@ -61,7 +61,13 @@ pub struct Suite {
 }
 
 pub fn fmt_num(v: f64) -> String {
-    if v >= 100.0 { format!("{v:.0}") } else if v >= 10.0 { format!("{v:.1}") } else { format!("{v:.2}") }
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
 }
 
 /// Prints the suite's table, checks and references.
