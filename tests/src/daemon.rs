@@ -22,8 +22,17 @@ pub struct Daemon {
 impl Daemon {
     /// Starts the daemon and waits (≤ 20 s) until it wrote `daemon.json`.
     pub async fn start() -> Result<Daemon> {
+        Daemon::start_with_config(None).await
+    }
+
+    /// Like [`Daemon::start`], with `config` written to `home/config.toml`
+    /// first (policy, approval timeout…).
+    pub async fn start_with_config(config: Option<&str>) -> Result<Daemon> {
         let home = crate::temp_dir("home");
         let logs = crate::temp_dir("daemon-logs");
+        if let Some(text) = config {
+            std::fs::write(home.path().join("config.toml"), text).context("write config.toml")?;
+        }
         let child = Command::new(crate::chaperone_bin())
             .arg("serve")
             .arg("--home")

@@ -19,8 +19,13 @@ pub struct Stack {
 
 impl Stack {
     pub async fn start() -> Result<Stack> {
+        Stack::start_with_config(None).await
+    }
+
+    /// The stack with the daemon's `config.toml` set to `config`.
+    pub async fn start_with_config(config: Option<&str>) -> Result<Stack> {
         let server = FixtureServer::start();
-        let daemon = Daemon::start().await?;
+        let daemon = Daemon::start_with_config(config).await?;
         let browser = Browser::with_extension(daemon.home()).await?;
         let connected = crate::wait_for_extension(&daemon).await;
         let mcp = daemon.mcp().await?;

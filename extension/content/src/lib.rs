@@ -17,8 +17,10 @@ use shared::protocol::{CommandResult, Outcome};
 use shared::snapshot::{SnapshotRequest, TextRequest};
 use wasm_bindgen::prelude::*;
 
+mod act;
 mod challenge;
 mod dom;
+mod facts;
 mod name;
 mod refs;
 mod roles;
@@ -40,6 +42,10 @@ enum ContentRequest {
     /// `history.go(delta)`: used when `chrome.tabs.goBack/goForward` refuse
     /// entries that Chrome's history intervention marks as skippable.
     History { delta: i32 },
+    /// Facts about the element behind a ref (or the focused element).
+    Resolve { target: Option<String> },
+    /// One action the service worker has gated.
+    Act { target: Option<String>, action: shared::action::Action, expect: Option<shared::action::Fingerprint> },
 }
 
 /// Entry point for `static/content.js`: answers one message with a Promise
@@ -47,6 +53,8 @@ enum ContentRequest {
 #[wasm_bindgen]
 pub fn handle_message(msg: JsValue) -> Promise {
     let outcome = match parse(&msg) {
+        Ok(ContentRequest::Act { target, action, expect }) => return act::act(target, action, expect),
+        Ok(ContentRequest::Resolve { target }) => act::resolve(target.as_deref()),
         Ok(ContentRequest::Snapshot { request }) => match snapshot::take(&request) {
             Ok(mut snapshot) => {
                 snapshot.challenge = challenge::detect();

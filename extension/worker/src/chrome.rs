@@ -58,6 +58,20 @@ extern "C" {
     // ---- windows
     #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = update, catch)]
     pub async fn windows_update(window_id: f64, props: &Object) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = create, catch)]
+    pub async fn windows_create(props: &Object) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = remove, catch)]
+    pub async fn windows_remove(window_id: f64) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "windows", "onRemoved"], js_name = addListener)]
+    pub fn windows_on_removed_add_listener(cb: &Function);
+
+    // ---- action (toolbar button)
+    #[wasm_bindgen(js_namespace = ["chrome", "action"], js_name = setBadgeText, catch)]
+    pub async fn action_set_badge_text(details: &Object) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "action"], js_name = setBadgeBackgroundColor, catch)]
+    pub async fn action_set_badge_background_color(details: &Object) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "action"], js_name = setTitle, catch)]
+    pub async fn action_set_title(details: &Object) -> Result<JsValue, JsValue>;
 
     // ---- scripting
     #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = executeScript, catch)]
@@ -68,6 +82,10 @@ extern "C" {
     pub async fn storage_session_set(items: &Object) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "storage", "session"], js_name = get, catch)]
     pub async fn storage_session_get(keys: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "local"], js_name = set, catch)]
+    pub async fn storage_local_set(items: &Object) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "local"], js_name = get, catch)]
+    pub async fn storage_local_get(keys: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "storage", "onChanged"], js_name = addListener)]
     pub fn storage_on_changed_add_listener(cb: &Function);
 

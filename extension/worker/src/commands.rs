@@ -23,11 +23,10 @@ pub async fn run(command: Command) -> Outcome {
         Command::History { tab, step } => history(tab, step).await,
         Command::Snapshot { tab, request } => snapshot(tab, &request).await,
         Command::ExtractText { tab, request } => extract_text(tab, &request).await,
-        // Page actions arrive with the approval window; until then the
-        // extension refuses them, whatever the bridge says.
-        Command::Resolve { .. } | Command::Act { .. } => {
-            Err(wire(ErrorCode::PermissionDenied, "page actions are not available in this version of the extension"))
-        }
+        Command::Resolve { tab, target } => crate::gate::resolve(tab, &target).await,
+        // Every action goes through the gate: STOP/Pause, live
+        // re-classification, the person's approval (crate::gate).
+        Command::Act { tab, target, action, expect, gate } => crate::gate::act(tab, target, action, expect, gate).await,
     };
     match result {
         Ok(r) => Outcome::Ok(r),
@@ -67,6 +66,11 @@ fn tab_error(tab: TabId, e: &JsValue) -> WireError {
 async fn get_tab(tab: TabId) -> Result<Tab, WireError> {
     let id = tab_id(tab)?;
     chrome::tabs_get(id).await.map(JsCast::unchecked_into).map_err(|e| tab_error(tab, &e))
+}
+
+/// The tab's URL (its pending URL while a navigation starts).
+pub(crate) async fn tab_url(tab: TabId) -> Result<String, WireError> {
+    Ok(info(&get_tab(tab).await?).url)
 }
 
 async fn tabs_list(tabs: &[TabId]) -> CmdResult {
@@ -186,7 +190,7 @@ async fn extract_text(tab: TabId, request: &TextRequest) -> CmdResult {
 }
 
 /// Only http(s) pages have our content script.
-async fn require_web_page(tab: TabId) -> Result<(), WireError> {
+pub(crate) async fn require_web_page(tab: TabId) -> Result<(), WireError> {
     let page = get_tab(tab).await?;
     let url = page.url().unwrap_or_default().to_ascii_lowercase();
     if url.starts_with("http://") || url.starts_with("https://") {
@@ -198,7 +202,7 @@ async fn require_web_page(tab: TabId) -> Result<(), WireError> {
 
 /// Sends `msg` to the content script of `tab` (injecting it once if the
 /// tab has none yet) and decodes its `Outcome`.
-async fn ask_page(tab: TabId, msg: &JsValue) -> CmdResult {
+pub(crate) async fn ask_page(tab: TabId, msg: &JsValue) -> CmdResult {
     let id = tab_id(tab)?;
     let reply = match ask_content(id, msg).await {
         Err(e) if no_receiver(&e) => {
@@ -313,13 +317,13 @@ fn on_updated(tab_id: JsValue, change: JsValue, _tab: JsValue) {
 }
 
 /// Waits for `tabs.onUpdated` to report the tab's next complete load.
-struct LoadWaiter {
+pub(crate) struct LoadWaiter {
     key: u64,
     promise: Promise,
 }
 
 impl LoadWaiter {
-    fn register(tab: TabId, seen_loading: bool) -> LoadWaiter {
+    pub(crate) fn register(tab: TabId, seen_loading: bool) -> LoadWaiter {
         install_listeners();
         let key = LOADS.with(|l| {
             let mut l = l.borrow_mut();
@@ -332,12 +336,21 @@ impl LoadWaiter {
         LoadWaiter { key, promise }
     }
 
-    fn cancel(&self) {
+    pub(crate) fn cancel(&self) {
         LOADS.with(|l| l.borrow_mut().waiting.retain(|w| w.key != self.key));
     }
 
+    /// A load started (or already finished) since registration.
+    pub(crate) fn seen_loading(&self) -> bool {
+        LOADS.with(|l| l.borrow().waiting.iter().find(|w| w.key == self.key).is_none_or(|w| w.seen_loading))
+    }
+
     async fn wait(self, tab: TabId) -> Result<(), WireError> {
-        let r = with_timeout(self.promise.clone(), NAVIGATION_TIMEOUT_MS as u32).await;
+        self.wait_ms(tab, NAVIGATION_TIMEOUT_MS as u32).await
+    }
+
+    pub(crate) async fn wait_ms(self, tab: TabId, ms: u32) -> Result<(), WireError> {
+        let r = with_timeout(self.promise.clone(), ms).await;
         self.cancel();
         match r {
             Ok(Some(_)) => Ok(()),

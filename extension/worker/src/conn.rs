@@ -178,6 +178,7 @@ async fn connect_once() -> Result<(), String> {
     });
     web_sys::console::info_1(&JsValue::from_str(&format!("chaperone: connected to bridge on port {port}")));
     publish();
+    send(generation, &ExtToBridge::Control { state: crate::gate::control_state() });
     spawn_local(heartbeat(generation));
     Ok(())
 }
@@ -287,6 +288,18 @@ fn send(generation: u64, frame: &ExtToBridge) {
             web_sys::console::warn_1(&JsValue::from_str("chaperone: could not send a frame"));
         }
     });
+}
+
+/// Tells the bridge about the person's controls (informational: the
+/// extension enforces them itself).
+pub fn send_control(state: shared::action::ControlState) {
+    let current = STATE.with(|s| {
+        let s = s.borrow();
+        s.connected.then_some(s.generation)
+    });
+    if let Some(generation) = current {
+        send(generation, &ExtToBridge::Control { state });
+    }
 }
 
 async fn heartbeat(generation: u64) {

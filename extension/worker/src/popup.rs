@@ -1,15 +1,23 @@
-//! The toolbar popup: connection state (DESIGN §5, first version).
+//! The toolbar popup (DESIGN §5): connection state, pending requests
+//! (approve/deny), STOP, Pause/Resume, the YOLO switch (only this page can
+//! set it), the chime switch, and the approval history (export, clear).
 
 use std::cell::RefCell;
 
 use js_sys::Array;
+use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
 use crate::chrome;
-use crate::util::{get, obj};
+use crate::gate::HistoryEntry;
+use crate::ui::{self, by_id, el, on, send, set_hidden, set_text};
+use crate::util::{from_js, get, obj};
 
 type ChangedListener = Closure<dyn FnMut(JsValue, JsValue)>;
+
+/// History rows shown in the popup (the export holds all of them).
+const HISTORY_SHOWN: usize = 50;
 
 thread_local! {
     /// The storage listener lives as long as the popup page.
@@ -17,13 +25,15 @@ thread_local! {
 }
 
 pub fn start() {
-    let cb = ChangedListener::new(|_changes: JsValue, area: JsValue| {
-        if area.as_string().as_deref() == Some("session") {
-            spawn_local(refresh());
-        }
+    let cb = ChangedListener::new(|changes: JsValue, area: JsValue| match area.as_string().as_deref() {
+        Some("session") => spawn_local(refresh()),
+        Some("local") if !get(&changes, "history").is_undefined() => spawn_local(refresh_history()),
+        _ => {}
     });
     chrome::storage_on_changed_add_listener(cb.as_ref().unchecked_ref());
     ON_CHANGED.with(|c| *c.borrow_mut() = Some(cb));
+    wire_controls();
+    ui::on_gate_change(|state| render_gate(&state));
     spawn_local(async {
         refresh().await;
         // Wakes the service worker (it reconnects if needed) and shows its view.
@@ -31,6 +41,142 @@ pub fn start() {
             Ok(reply) if !get(&reply, "connected").is_undefined() => render(&reply),
             Ok(_) => {}
             Err(e) => web_sys::console::warn_1(&e),
+        }
+        let state = send(&[("type", JsValue::from_str("state"))]).await;
+        if !get(&state, "control").is_undefined() {
+            render_gate(&state);
+        }
+        refresh_history().await;
+    });
+}
+
+fn control(action: &'static str) {
+    spawn_local(async move {
+        send(&[("type", JsValue::from_str("control")), ("action", JsValue::from_str(action))]).await;
+    });
+}
+
+fn wire_controls() {
+    let click = |id: &str, f: fn()| {
+        if let Some(b) = by_id(id) {
+            on(&b, "click", move |_| f());
+        }
+    };
+    click("stop", || control("stop"));
+    click("pause", || control("pause"));
+    click("resume", || control("resume"));
+    click("yolo-off", || set_yolo(false));
+    click("export", export_history);
+    click("clear-history", || {
+        spawn_local(async {
+            send(&[("type", JsValue::from_str("clear_history"))]).await;
+            refresh_history().await;
+        })
+    });
+    if let Some(b) = by_id("yolo") {
+        let input = b.clone();
+        on(&b, "change", move |_| set_yolo(get(&input, "checked").is_truthy()));
+    }
+    if let Some(b) = by_id("chime") {
+        let input = b.clone();
+        on(&b, "change", move |_| {
+            let on = get(&input, "checked").is_truthy();
+            spawn_local(async move {
+                let settings = obj(&[("chime", JsValue::from_bool(on))]);
+                send(&[("type", JsValue::from_str("settings")), ("settings", settings.into())]).await;
+            });
+        });
+    }
+}
+
+fn set_yolo(on: bool) {
+    spawn_local(async move {
+        send(&[("type", JsValue::from_str("yolo")), ("on", JsValue::from_bool(on))]).await;
+    });
+}
+
+fn render_gate(state: &JsValue) {
+    let control = get(state, "control");
+    let stopped = get(&control, "stopped").is_truthy();
+    let paused = get(&control, "paused").is_truthy();
+    let yolo = get(&control, "yolo").is_truthy();
+    let chime = get(state, "chime").as_bool().unwrap_or(true);
+    set_text(
+        "control-state",
+        if stopped {
+            "STOPPED: every agent action is refused until you press Resume."
+        } else if paused {
+            "Paused: agent actions are refused until you press Resume."
+        } else {
+            "Running: risky actions wait for your approval."
+        },
+    );
+    if let Some(e) = by_id("control-state") {
+        e.set_class_name(if stopped {
+            "control stopped"
+        } else if paused {
+            "control paused"
+        } else {
+            "control running"
+        });
+    }
+    set_hidden("stop", stopped);
+    set_hidden("pause", stopped || paused);
+    set_hidden("resume", !(stopped || paused));
+    set_hidden("yolo-banner", !yolo);
+    if let Some(b) = by_id("yolo") {
+        let _ = js_sys::Reflect::set(&b, &JsValue::from_str("checked"), &JsValue::from_bool(yolo));
+    }
+    if let Some(b) = by_id("chime") {
+        let _ = js_sys::Reflect::set(&b, &JsValue::from_str("checked"), &JsValue::from_bool(chime));
+    }
+    if let Some(list) = by_id("pending") {
+        ui::render_requests(&list, &ui::pending_of(state), "No requests are waiting.");
+    }
+}
+
+async fn load_history() -> Vec<HistoryEntry> {
+    let items = chrome::storage_local_get(&Array::of1(&JsValue::from_str("history")).into()).await;
+    items.ok().and_then(|i| from_js(&get(&i, "history")).ok()).unwrap_or_default()
+}
+
+async fn refresh_history() {
+    let history = load_history().await;
+    let Some(table) = by_id("history-rows") else { return };
+    ui::clear(&table);
+    set_text("history-count", &format!("{} entries", history.len()));
+    for h in history.iter().rev().take(HISTORY_SHOWN) {
+        let tr = el("tr", "history-entry", None);
+        let time = h.time.get(11..19).unwrap_or(&h.time).to_string();
+        for (class, text) in
+            [("time", time.as_str()), ("summary", &h.summary), ("risk", &h.risk), ("decision", &h.decision)]
+        {
+            tr.append_child(&el("td", class, Some(text))).ok();
+        }
+        table.append_child(&tr).ok();
+    }
+}
+
+/// Puts the whole history as JSON into the textarea and offers it as a
+/// download.
+fn export_history() {
+    spawn_local(async {
+        let history = load_history().await;
+        let json = serde_json::to_string_pretty(&history).unwrap_or_else(|_| "[]".into());
+        if let Some(t) = by_id("history-json") {
+            let _ = js_sys::Reflect::set(&t, &JsValue::from_str("value"), &JsValue::from_str(&json));
+            let _ = t.remove_attribute("hidden");
+        }
+        let parts = Array::of1(&JsValue::from_str(&json));
+        let opts = web_sys::BlobPropertyBag::new();
+        opts.set_type("application/json");
+        let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts) else { return };
+        let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else { return };
+        let a = el("a", "", None);
+        let _ = a.set_attribute("href", &url);
+        let _ = a.set_attribute("download", "chaperone-approvals.json");
+        if let Some(h) = a.dyn_ref::<web_sys::HtmlElement>() {
+            h.click();
         }
     });
 }
@@ -60,8 +206,7 @@ fn render(state: &JsValue) {
 }
 
 fn show(text: &str, connected: bool) {
-    let Some(doc) = web_sys::window().and_then(|w| w.document()) else { return };
-    if let Some(el) = doc.get_element_by_id("status") {
+    if let Some(el) = by_id("status") {
         el.set_text_content(Some(text));
         el.set_class_name(if connected { "status connected" } else { "status disconnected" });
     }

@@ -1,0 +1,645 @@
+//! Carrying out one approved action with real DOM operations (focus, the
+//! native value setter with input/change events, `click()`, option
+//! selection, keyboard events, scrolling, mouse-over events) and telling
+//! what changed. Never evaluates a string.
+//!
+//! The service worker has already gated the action (STOP, policy, the
+//! person's approval); this module re-checks that the element is the one
+//! that was resolved (role, name, position) and refuses otherwise.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use js_sys::{Array, Function, Object, Promise, Reflect};
+use shared::action::{ActReport, Action, Effect, Fingerprint, ScrollDirection};
+use shared::audit::DecidedBy;
+use shared::error::{ErrorCode, WireError};
+use shared::protocol::{CommandResult, Outcome};
+use shared::risk::RiskLevel;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use web_sys::{Element, HtmlElement};
+
+use crate::dom;
+use crate::facts::{self, call, form_of};
+
+/// How long to watch for a navigation, a dialog or a late value change.
+const SETTLE_MS: i32 = 40;
+
+fn err(code: ErrorCode, msg: impl Into<String>) -> WireError {
+    WireError::new(code, msg)
+}
+
+fn encode(outcome: &Outcome) -> JsValue {
+    JsValue::from_str(
+        &serde_json::to_string(outcome)
+            .unwrap_or_else(|_| r#"{"err":{"code":"INTERNAL","message":"could not encode the reply"}}"#.to_string()),
+    )
+}
+
+/// `resolve`: facts of the element behind `target`, or of the focused
+/// element when `target` is absent (NOT_FOUND when nothing is focused).
+pub fn resolve(target: Option<&str>) -> Outcome {
+    let el = match target {
+        Some(t) => facts::element(t),
+        None => facts::focused().ok_or_else(|| err(ErrorCode::NotFound, "no element has the focus")),
+    };
+    match el.and_then(|el| facts::resolve(&el)) {
+        Ok(element) => Outcome::Ok(CommandResult::Element { element }),
+        Err(e) => Outcome::Err(e),
+    }
+}
+
+/// What the page looked like before acting.
+struct Before {
+    el: Option<Element>,
+    value: Option<String>,
+    dialogs: Vec<Element>,
+    href: String,
+    unloading: Rc<Cell<bool>>,
+    listener: JsValue,
+}
+
+/// `act`: a Promise of the JSON `Outcome` (an `Acted` report whose risk
+/// and decision fields the worker fills in).
+pub fn act(target: Option<String>, action: Action, expect: Option<Fingerprint>) -> Promise {
+    let before = match start(target.as_deref(), &action, expect.as_ref()) {
+        Ok(b) => b,
+        Err(e) => return Promise::resolve(&encode(&Outcome::Err(e))),
+    };
+    let wait = Promise::new(&mut |resolve, _| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, SETTLE_MS);
+        } else {
+            let _ = resolve.call0(&JsValue::NULL);
+        }
+    });
+    let finish = Closure::once_into_js(move |_: JsValue| -> JsValue { encode(&finish(before)) });
+    call(&wait, "then", &[finish]).map(JsCast::unchecked_into).unwrap_or(wait)
+}
+
+fn start(target: Option<&str>, action: &Action, expect: Option<&Fingerprint>) -> Result<Before, WireError> {
+    let el = match target {
+        Some(t) => Some(facts::element(t)?),
+        None => facts::focused(),
+    };
+    if let (Some(el), Some(want)) = (el.as_ref(), expect) {
+        let live = facts::resolve(el)?;
+        let fp = &live.fingerprint;
+        if fp.role != want.role || fp.name != want.name || fp.path != want.path {
+            return Err(err(
+                ErrorCode::StaleRef,
+                format!(
+                    "{} is not the element that was resolved any more (now {} \"{}\"); take a new browser_snapshot",
+                    target.unwrap_or("the focused element"),
+                    fp.role,
+                    fp.name
+                ),
+            ));
+        }
+        if matches!(action, Action::Type { .. })
+            && (live.facts.input_type == "password" || live.sensitive.as_deref() == Some("password"))
+        {
+            return Err(err(
+                ErrorCode::PermissionDenied,
+                "Chaperone never types into password fields: ask the person to log in by hand in this tab",
+            ));
+        }
+    } else if target.is_some() && expect.is_none() {
+        return Err(err(ErrorCode::InvalidRequest, "an action on a ref needs the fingerprint it was resolved with"));
+    }
+    if matches!(action, Action::Click | Action::Type { .. } | Action::SelectOption { .. } | Action::Hover)
+        && el.is_none()
+    {
+        return Err(err(ErrorCode::InvalidRequest, "this action needs a ref"));
+    }
+
+    let win = web_sys::window().ok_or_else(|| err(ErrorCode::Internal, "no window"))?;
+    let unloading = Rc::new(Cell::new(false));
+    let flag = unloading.clone();
+    let listener = Closure::<dyn FnMut(JsValue)>::new(move |_: JsValue| flag.set(true)).into_js_value();
+    for ev in ["beforeunload", "pagehide"] {
+        let _ = call(&win, "addEventListener", &[JsValue::from_str(ev), listener.clone()]);
+    }
+    let before = Before {
+        value: el.as_ref().map(value_state),
+        dialogs: open_dialogs(),
+        href: win.location().href().unwrap_or_default(),
+        el: el.clone(),
+        unloading,
+        listener,
+    };
+    let r = perform(el.as_ref(), action);
+    if r.is_err() {
+        remove_listener(&before);
+    }
+    r.map(|()| before)
+}
+
+fn remove_listener(b: &Before) {
+    if let Some(win) = web_sys::window() {
+        for ev in ["beforeunload", "pagehide"] {
+            let _ = call(&win, "removeEventListener", &[JsValue::from_str(ev), b.listener.clone()]);
+        }
+    }
+}
+
+fn finish(b: Before) -> Outcome {
+    remove_listener(&b);
+    let href = web_sys::window().and_then(|w| w.location().href().ok()).unwrap_or_default();
+    let mut changes = Vec::new();
+    let new_dialogs: Vec<Element> = open_dialogs().into_iter().filter(|d| !b.dialogs.contains(d)).collect();
+    for d in &new_dialogs {
+        let name = dom::attr_nonempty(d, "aria-label")
+            .or_else(|| d.query_selector("h1, h2, h3, h4, h5, h6").ok().flatten().and_then(|h| h.text_content()))
+            .map(|n| dom::collapse(&n, 120))
+            .unwrap_or_default();
+        changes.push(if name.is_empty() { "dialog opened".to_string() } else { format!("dialog \"{name}\" opened") });
+    }
+    let effect = if b.unloading.get() || href != b.href {
+        Effect::Navigated
+    } else if !new_dialogs.is_empty() {
+        Effect::DialogOpened
+    } else if let (Some(el), Some(v)) = (b.el.as_ref(), b.value.as_ref()) {
+        if el.is_connected() && value_state(el) != *v {
+            Effect::ValueChanged
+        } else if !el.is_connected() {
+            changes.push("the element is gone".to_string());
+            Effect::None
+        } else {
+            Effect::None
+        }
+    } else {
+        Effect::None
+    };
+    Outcome::Ok(CommandResult::Acted {
+        report: ActReport {
+            effect,
+            url: href,
+            risk: RiskLevel::Low,
+            reasons: Vec::new(),
+            decided_by: DecidedBy::Policy,
+            changes,
+        },
+    })
+}
+
+/// A comparable picture of an element's value: field value, checked
+/// state, selected options, or the text of an editor.
+fn value_state(el: &Element) -> String {
+    let v = dom::prop(el, "value").as_string().unwrap_or_default();
+    let checked = dom::prop_bool(el, "checked");
+    let aria = dom::attr(el, "aria-checked").unwrap_or_default();
+    let text =
+        if dom::prop_bool(el, "isContentEditable") { el.text_content().unwrap_or_default() } else { String::new() };
+    let mut selected = String::new();
+    if el.local_name() == "select" {
+        let opts = dom::prop(el, "selectedOptions");
+        let n = dom::prop_f64(&opts, "length").unwrap_or(0.0) as u32;
+        for i in 0..n {
+            if let Ok(o) = Reflect::get_u32(&opts, i) {
+                selected.push_str(&dom::prop(&o, "value").as_string().unwrap_or_default());
+                selected.push('\u{0}');
+            }
+        }
+    }
+    format!("{v}\u{1}{checked}\u{1}{aria}\u{1}{text}\u{1}{selected}")
+}
+
+/// Open dialogs: `<dialog open>`, `role=dialog|alertdialog`,
+/// `aria-modal=true`, that are rendered.
+fn open_dialogs() -> Vec<Element> {
+    let Ok(doc) = facts::document() else { return Vec::new() };
+    let Ok(list) = doc.query_selector_all("dialog[open], [role=dialog], [role=alertdialog], [aria-modal=true]") else {
+        return Vec::new();
+    };
+    let vis = dom::Visibility::new();
+    let mut out = Vec::new();
+    for i in 0..list.length().min(200) {
+        if let Some(el) = list.item(i).and_then(|n| n.dyn_into::<Element>().ok())
+            && vis.check(&el)
+        {
+            out.push(el);
+        }
+    }
+    out
+}
+
+// ------------------------------------------------------------------ actions
+
+fn perform(el: Option<&Element>, action: &Action) -> Result<(), WireError> {
+    match action {
+        Action::Click => click(el.expect("checked above")),
+        Action::Type { text, submit } => {
+            let el = el.expect("checked above");
+            type_text(el, text)?;
+            if *submit {
+                press_key(Some(el), "Enter")?;
+            }
+            Ok(())
+        }
+        Action::SelectOption { values } => select(el.expect("checked above"), values),
+        Action::PressKey { key } => press_key(el, key),
+        Action::Scroll { direction } => scroll(el, *direction),
+        Action::Hover => {
+            hover(el.expect("checked above"));
+            Ok(())
+        }
+    }
+}
+
+fn global_ctor(name: &str) -> Result<Function, WireError> {
+    Reflect::get(&js_sys::global(), &JsValue::from_str(name))
+        .ok()
+        .and_then(|c| c.dyn_into::<Function>().ok())
+        .ok_or_else(|| err(ErrorCode::Internal, format!("no {name} here")))
+}
+
+/// `new <ctor>(type, init)` dispatched on `target`; true when not cancelled.
+fn dispatch(target: &JsValue, ctor: &str, kind: &str, init: &Object) -> bool {
+    let Ok(c) = global_ctor(ctor) else { return true };
+    let Ok(ev) = Reflect::construct(&c, &Array::of2(&JsValue::from_str(kind), init)) else { return true };
+    call(target, "dispatchEvent", &[ev]).map(|v| v.as_bool().unwrap_or(true)).unwrap_or(true)
+}
+
+fn init(pairs: &[(&str, JsValue)]) -> Object {
+    let o = Object::new();
+    for (k, v) in pairs {
+        let _ = Reflect::set(&o, &JsValue::from_str(k), v);
+    }
+    o
+}
+
+fn bubbling() -> Object {
+    init(&[("bubbles", JsValue::TRUE), ("cancelable", JsValue::TRUE), ("composed", JsValue::TRUE)])
+}
+
+fn scroll_into_view(el: &Element, block: &str) {
+    let opts = init(&[("block", JsValue::from_str(block)), ("inline", JsValue::from_str("nearest"))]);
+    let _ = call(el, "scrollIntoView", &[opts.into()]);
+}
+
+fn center(el: &Element) -> (f64, f64) {
+    let r = el.get_bounding_client_rect();
+    (r.x() + r.width() / 2.0, r.y() + r.height() / 2.0)
+}
+
+fn mouse_init(el: &Element, bubbles: bool) -> Object {
+    let (x, y) = center(el);
+    init(&[
+        ("bubbles", JsValue::from_bool(bubbles)),
+        ("cancelable", JsValue::from_bool(bubbles)),
+        ("composed", JsValue::TRUE),
+        ("clientX", JsValue::from_f64(x)),
+        ("clientY", JsValue::from_f64(y)),
+        ("button", JsValue::from_f64(0.0)),
+        ("view", web_sys::window().map(JsValue::from).unwrap_or(JsValue::NULL)),
+    ])
+}
+
+fn focus(el: &Element) {
+    if let Some(h) = el.dyn_ref::<HtmlElement>() {
+        let _ = h.focus();
+    }
+}
+
+fn click(el: &Element) -> Result<(), WireError> {
+    scroll_into_view(el, "nearest");
+    let t: &JsValue = el.as_ref();
+    dispatch(t, "PointerEvent", "pointerdown", &mouse_init(el, true));
+    dispatch(t, "MouseEvent", "mousedown", &mouse_init(el, true));
+    focus(el);
+    dispatch(t, "PointerEvent", "pointerup", &mouse_init(el, true));
+    dispatch(t, "MouseEvent", "mouseup", &mouse_init(el, true));
+    if let Some(h) = el.dyn_ref::<HtmlElement>() {
+        h.click();
+    } else {
+        dispatch(t, "MouseEvent", "click", &mouse_init(el, true));
+    }
+    Ok(())
+}
+
+fn hover(el: &Element) {
+    scroll_into_view(el, "nearest");
+    let t: &JsValue = el.as_ref();
+    dispatch(t, "PointerEvent", "pointerover", &mouse_init(el, true));
+    dispatch(t, "PointerEvent", "pointerenter", &mouse_init(el, false));
+    dispatch(t, "MouseEvent", "mouseover", &mouse_init(el, true));
+    dispatch(t, "MouseEvent", "mouseenter", &mouse_init(el, false));
+    dispatch(t, "PointerEvent", "pointermove", &mouse_init(el, true));
+    dispatch(t, "MouseEvent", "mousemove", &mouse_init(el, true));
+}
+
+/// The prototype's `value` setter (bypasses instance-level overrides the
+/// way a person's typing does).
+fn set_value(el: &Element, value: &str) -> Result<(), WireError> {
+    let proto_name = match el.local_name().as_str() {
+        "input" => "HTMLInputElement",
+        "textarea" => "HTMLTextAreaElement",
+        "select" => "HTMLSelectElement",
+        _ => return Err(err(ErrorCode::InvalidRequest, "this element has no value to set")),
+    };
+    let ctor = global_ctor(proto_name)?;
+    let proto = Reflect::get(&ctor, &JsValue::from_str("prototype")).unwrap_or(JsValue::UNDEFINED);
+    let desc = Object::get_own_property_descriptor(proto.unchecked_ref::<Object>(), &JsValue::from_str("value"));
+    let setter =
+        dom::prop(&desc, "set").dyn_into::<Function>().map_err(|_| err(ErrorCode::Internal, "no value setter"))?;
+    setter.call1(el, &JsValue::from_str(value)).map_err(|_| err(ErrorCode::Internal, "the value could not be set"))?;
+    Ok(())
+}
+
+fn input_events(el: &Element, data: Option<&str>) {
+    let i = bubbling();
+    let _ = Reflect::set(&i, &JsValue::from_str("inputType"), &JsValue::from_str("insertText"));
+    if let Some(d) = data {
+        let _ = Reflect::set(&i, &JsValue::from_str("data"), &JsValue::from_str(d));
+    }
+    dispatch(el, "InputEvent", "input", &i);
+}
+
+fn change_event(el: &Element) {
+    dispatch(el, "Event", "change", &init(&[("bubbles", JsValue::TRUE)]));
+}
+
+fn type_text(el: &Element, text: &str) -> Result<(), WireError> {
+    scroll_into_view(el, "nearest");
+    focus(el);
+    if dom::prop_bool(el, "disabled") || dom::prop_bool(el, "readOnly") {
+        return Err(err(ErrorCode::InvalidRequest, "the field is disabled or read-only"));
+    }
+    match el.local_name().as_str() {
+        "input" | "textarea" => {
+            set_value(el, text)?;
+            input_events(el, Some(text));
+            change_event(el);
+            Ok(())
+        }
+        _ if dom::prop_bool(el, "isContentEditable") => {
+            // Select the editor's content and insert, as typing over a selection does.
+            let doc = facts::document()?;
+            if let Ok(range) = call(&doc, "createRange", &[]) {
+                let _ = call(&range, "selectNodeContents", &[el.clone().into()]);
+                if let Some(win) = web_sys::window()
+                    && let Ok(sel) = call(&win, "getSelection", &[])
+                    && !sel.is_null()
+                {
+                    let _ = call(&sel, "removeAllRanges", &[]);
+                    let _ = call(&sel, "addRange", &[range]);
+                }
+            }
+            let inserted = call(&doc, "execCommand", &[JsValue::from_str("insertText"), JsValue::FALSE, text.into()])
+                .map(|v| v.is_truthy())
+                .unwrap_or(false);
+            if !inserted {
+                el.set_text_content(Some(text));
+                input_events(el, Some(text));
+            }
+            Ok(())
+        }
+        _ => Err(err(ErrorCode::InvalidRequest, "this element does not take typed text")),
+    }
+}
+
+fn select(el: &Element, values: &[String]) -> Result<(), WireError> {
+    if el.local_name() != "select" {
+        return Err(err(ErrorCode::InvalidRequest, "browser_select_option works on <select> elements"));
+    }
+    if dom::prop_bool(el, "disabled") {
+        return Err(err(ErrorCode::InvalidRequest, "the list is disabled"));
+    }
+    let multiple = dom::prop_bool(el, "multiple");
+    if !multiple && values.len() > 1 {
+        return Err(err(ErrorCode::InvalidRequest, "this list takes one option"));
+    }
+    let opts = dom::prop(el, "options");
+    let n = dom::prop_f64(&opts, "length").unwrap_or(0.0) as u32;
+    let mut chosen = Vec::new();
+    for want in values {
+        let mut found = None;
+        for i in 0..n {
+            let o = Reflect::get_u32(&opts, i).unwrap_or(JsValue::UNDEFINED);
+            let v = dom::prop(&o, "value").as_string().unwrap_or_default();
+            let label = dom::collapse(&dom::prop(&o, "label").as_string().unwrap_or_default(), 400);
+            let text = dom::collapse(&dom::prop(&o, "text").as_string().unwrap_or_default(), 400);
+            if (v == *want || label == want.trim() || text == want.trim()) && !dom::prop_bool(&o, "disabled") {
+                found = Some(i);
+                break;
+            }
+        }
+        match found {
+            Some(i) => chosen.push(i),
+            None => return Err(err(ErrorCode::InvalidRequest, format!("no enabled option \"{want}\" in this list"))),
+        }
+    }
+    focus(el);
+    for i in 0..n {
+        let o = Reflect::get_u32(&opts, i).unwrap_or(JsValue::UNDEFINED);
+        let on = chosen.contains(&i);
+        if on || multiple {
+            let _ = Reflect::set(&o, &JsValue::from_str("selected"), &JsValue::from_bool(on));
+        }
+    }
+    input_events(el, None);
+    change_event(el);
+    Ok(())
+}
+
+/// `Shift+Enter` → ("Enter", shift, ctrl, alt, meta).
+fn parse_combo(combo: &str) -> (String, bool, bool, bool, bool) {
+    let parts: Vec<&str> = if combo == "+" { vec!["+"] } else { combo.split('+').collect() };
+    let (key, mods) = parts.split_last().map(|(k, m)| (*k, m.to_vec())).unwrap_or(("", Vec::new()));
+    let has = |names: &[&str]| mods.iter().any(|m| names.contains(&m.to_ascii_lowercase().as_str()));
+    let key = match key {
+        "Space" | "space" => " ".to_string(),
+        "Esc" => "Escape".to_string(),
+        k => k.to_string(),
+    };
+    (
+        key,
+        has(&["shift"]),
+        has(&["ctrl", "control"]),
+        has(&["alt", "option"]),
+        has(&["meta", "cmd", "command", "super"]),
+    )
+}
+
+fn key_code(key: &str) -> String {
+    match key {
+        " " => "Space".into(),
+        k if k.chars().count() == 1 => {
+            let c = k.chars().next().unwrap_or(' ');
+            if c.is_ascii_alphabetic() {
+                format!("Key{}", c.to_ascii_uppercase())
+            } else if c.is_ascii_digit() {
+                format!("Digit{c}")
+            } else {
+                String::new()
+            }
+        }
+        k => k.to_string(),
+    }
+}
+
+fn press_key(el: Option<&Element>, combo: &str) -> Result<(), WireError> {
+    let (key, shift, ctrl, alt, meta) = parse_combo(combo);
+    if key.is_empty() {
+        return Err(err(ErrorCode::InvalidRequest, "no key given"));
+    }
+    let doc = facts::document()?;
+    let target: Element = match el {
+        Some(e) => {
+            focus(e);
+            e.clone()
+        }
+        None => facts::focused()
+            .or_else(|| doc.body().map(Into::into))
+            .ok_or_else(|| err(ErrorCode::NotFound, "no element to type into"))?,
+    };
+    let key_init = || {
+        let o = bubbling();
+        for (k, v) in [
+            ("key", JsValue::from_str(&key)),
+            ("code", JsValue::from_str(&key_code(&key))),
+            ("shiftKey", JsValue::from_bool(shift)),
+            ("ctrlKey", JsValue::from_bool(ctrl)),
+            ("altKey", JsValue::from_bool(alt)),
+            ("metaKey", JsValue::from_bool(meta)),
+            ("view", web_sys::window().map(JsValue::from).unwrap_or(JsValue::NULL)),
+        ] {
+            let _ = Reflect::set(&o, &JsValue::from_str(k), &v);
+        }
+        o
+    };
+    let t: &JsValue = target.as_ref();
+    let printable = key.chars().count() == 1;
+    let not_cancelled = dispatch(t, "KeyboardEvent", "keydown", &key_init());
+    let mut proceed = not_cancelled;
+    if proceed && (printable || key == "Enter") && !ctrl && !meta && !alt {
+        proceed = dispatch(t, "KeyboardEvent", "keypress", &key_init());
+    }
+    if proceed && target.is_connected() {
+        default_action(&target, &key, shift, ctrl || meta || alt)?;
+    }
+    dispatch(t, "KeyboardEvent", "keyup", &key_init());
+    Ok(())
+}
+
+/// What the browser would do for an uncancelled key press.
+fn default_action(target: &Element, key: &str, shift: bool, other_modifier: bool) -> Result<(), WireError> {
+    let tag = target.local_name();
+    let editor = dom::prop_bool(target, "isContentEditable");
+    if key == "Enter" && !other_modifier {
+        if tag == "textarea" {
+            let v = dom::prop(target, "value").as_string().unwrap_or_default();
+            set_value(target, &format!("{v}\n"))?;
+            input_events(target, None);
+            return Ok(());
+        }
+        if editor {
+            let doc = facts::document()?;
+            let cmd = if shift { "insertLineBreak" } else { "insertParagraph" };
+            let _ = call(&doc, "execCommand", &[JsValue::from_str(cmd), JsValue::FALSE, JsValue::from_str("")]);
+            return Ok(());
+        }
+        if tag == "input" && !shift {
+            implicit_submit(target);
+            return Ok(());
+        }
+        if (tag == "button"
+            || tag == "a"
+            || dom::attr_is(target, "role", "button")
+            || dom::attr_is(target, "role", "link"))
+            && let Some(h) = target.dyn_ref::<HtmlElement>()
+        {
+            h.click();
+        }
+        return Ok(());
+    }
+    if key == " " && !other_modifier && (tag == "button" || dom::attr_is(target, "role", "button")) {
+        if let Some(h) = target.dyn_ref::<HtmlElement>() {
+            h.click();
+        }
+        return Ok(());
+    }
+    if key.chars().count() == 1 && !other_modifier {
+        if matches!(tag.as_str(), "input" | "textarea") && !dom::prop_bool(target, "readOnly") {
+            let v = dom::prop(target, "value").as_string().unwrap_or_default();
+            set_value(target, &format!("{v}{key}"))?;
+            input_events(target, Some(key));
+        } else if editor {
+            let doc = facts::document()?;
+            let _ =
+                call(&doc, "execCommand", &[JsValue::from_str("insertText"), JsValue::FALSE, JsValue::from_str(key)]);
+        }
+    }
+    Ok(())
+}
+
+/// HTML implicit submission: the form's default button is clicked; with
+/// no submit button, a form with a single text field is submitted.
+fn implicit_submit(input: &Element) {
+    let Some(form) = form_of(input) else { return };
+    let elements = dom::prop(&form, "elements");
+    let n = dom::prop_f64(&elements, "length").unwrap_or(0.0) as u32;
+    let mut fields = 0;
+    for i in 0..n {
+        let Ok(e) = Reflect::get_u32(&elements, i).and_then(|e| e.dyn_into::<Element>()) else {
+            continue;
+        };
+        let tag = e.local_name();
+        let t = dom::attr(&e, "type").unwrap_or_default().to_ascii_lowercase();
+        let submit =
+            (tag == "button" && (t.is_empty() || t == "submit")) || (tag == "input" && (t == "submit" || t == "image"));
+        if submit {
+            // The default button: disabled means nothing happens.
+            if !dom::prop_bool(&e, "disabled")
+                && let Some(h) = e.dyn_ref::<HtmlElement>()
+            {
+                h.click();
+            }
+            return;
+        }
+        if tag == "input"
+            && matches!(
+                t.as_str(),
+                "" | "text"
+                    | "search"
+                    | "email"
+                    | "url"
+                    | "tel"
+                    | "password"
+                    | "number"
+                    | "date"
+                    | "time"
+                    | "month"
+                    | "week"
+                    | "datetime-local"
+            )
+        {
+            fields += 1;
+        }
+    }
+    if fields == 1 {
+        let _ = call(&form, "requestSubmit", &[]);
+    }
+}
+
+fn scroll(el: Option<&Element>, direction: ScrollDirection) -> Result<(), WireError> {
+    let win = web_sys::window().ok_or_else(|| err(ErrorCode::Internal, "no window"))?;
+    let step = win.inner_height().ok().and_then(|h| h.as_f64()).unwrap_or(600.0) * 0.8;
+    match (direction, el) {
+        (ScrollDirection::IntoView, Some(el)) => scroll_into_view(el, "center"),
+        (ScrollDirection::IntoView, None) => {
+            return Err(err(ErrorCode::InvalidRequest, "scrolling into view needs a ref"));
+        }
+        (d, target) => {
+            let dy = if d == ScrollDirection::Up { -step } else { step };
+            let scroller: JsValue = match target {
+                Some(e) if e.scroll_height() > e.client_height() + 1 => e.clone().into(),
+                _ => win.into(),
+            };
+            let _ = call(&scroller, "scrollBy", &[JsValue::from_f64(0.0), JsValue::from_f64(dy)]);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,324 @@
+//! What the risk classifier needs to know about one element
+//! (`shared::risk::ElementFacts`), its identity (`Fingerprint`) and whether
+//! it is a sensitive field (`shared::sensitive`). Read from the live DOM;
+//! roles and names come from the snapshot engine's public functions so a
+//! resolved element reads like its snapshot line.
+
+use js_sys::{Function, Reflect};
+use shared::action::{Fingerprint, ResolvedElement};
+use shared::error::{ErrorCode, WireError};
+use shared::limits::{MAX_NAME_CHARS, truncate_chars};
+use shared::risk::ElementFacts;
+use shared::sensitive::{FieldFacts, SensitiveKind, classify_field};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use web_sys::{Document, Element};
+
+use crate::dom::{self, attr, attr_is, collapse, has};
+use crate::name::{self, NameEnv, Pseudo};
+use crate::{refs, roles};
+
+/// Context labels kept per element.
+const MAX_CONTEXT: usize = 4;
+/// Headings looked at when searching the nearest one above an element.
+const MAX_HEADINGS: u32 = 2_000;
+
+/// The wire name of a sensitive-field kind (`ResolvedElement::sensitive`).
+pub fn kind_name(k: SensitiveKind) -> &'static str {
+    match k {
+        SensitiveKind::Password => "password",
+        SensitiveKind::OneTimeCode => "one_time_code",
+        SensitiveKind::Pin => "pin",
+        SensitiveKind::Token => "token",
+        SensitiveKind::Card => "card",
+        SensitiveKind::Bank => "bank",
+        SensitiveKind::NationalId => "national_id",
+    }
+}
+
+pub fn document() -> Result<Document, WireError> {
+    web_sys::window().and_then(|w| w.document()).ok_or_else(|| WireError::new(ErrorCode::Internal, "no document"))
+}
+
+pub fn stale(target: &str) -> WireError {
+    WireError::new(
+        ErrorCode::StaleRef,
+        format!("ref {target} is not on the page any more (or was never given out here); take a new browser_snapshot"),
+    )
+}
+
+/// The live element behind a ref.
+pub fn element(target: &str) -> Result<Element, WireError> {
+    refs::lookup(target).ok_or_else(|| stale(target))
+}
+
+/// The focused element, when it is not the body.
+pub fn focused() -> Option<Element> {
+    let doc = document().ok()?;
+    let mut el = doc.active_element()?;
+    // Into open shadow roots and same-origin frames are not followed: the
+    // focused host is what a person sees as focused.
+    if let Some(sr) = el.shadow_root()
+        && let Some(inner) = dom::prop(&sr, "activeElement").dyn_into::<Element>().ok()
+    {
+        el = inner;
+    }
+    let tag = el.local_name();
+    (tag != "body" && tag != "html").then_some(el)
+}
+
+/// Everything the bridge and the worker classify on.
+pub fn resolve(el: &Element) -> Result<ResolvedElement, WireError> {
+    let doc = document()?;
+    let pseudo = Pseudo::scan(&doc);
+    let env = NameEnv { pseudo: &pseudo };
+    let tag = el.local_name();
+    let role = role_of(el, &tag);
+    let mut name = name::accessible_name(&env, el, &tag, &role);
+    truncate_chars(&mut name, MAX_NAME_CHARS);
+
+    let input_type = match tag.as_str() {
+        "input" => roles::input_type(el),
+        "button" => {
+            attr(el, "type").map(|t| t.trim().to_ascii_lowercase()).filter(|t| !t.is_empty()).unwrap_or("submit".into())
+        }
+        _ => String::new(),
+    };
+    let content_editable = dom::prop_bool(el, "isContentEditable");
+    let editable = content_editable
+        || tag == "textarea"
+        || (tag == "input" && TEXT_INPUTS.contains(&input_type.as_str()))
+        || (role == "textbox" || role == "searchbox") && !matches!(tag.as_str(), "input" | "select");
+    let form = form_of(el);
+    let is_submit_button = form.is_some()
+        && match tag.as_str() {
+            "button" => input_type == "submit",
+            "input" => input_type == "submit" || input_type == "image",
+            _ => false,
+        };
+    let in_form = form.is_some();
+    let form_is_search = in_search(el) || form.as_ref().is_some_and(is_search_form);
+    let is_rich_text = content_editable || (role == "textbox" && attr_is(el, "aria-multiline", "true"));
+    let consent_hint = consent_hint(el, &tag, &input_type);
+    let context = context(&env, el);
+
+    let sensitive = if matches!(tag.as_str(), "input" | "textarea" | "select") || content_editable {
+        let autocomplete = attr(el, "autocomplete").unwrap_or_default();
+        let n = attr(el, "name").unwrap_or_default();
+        let id = el.id();
+        let placeholder = attr(el, "placeholder").unwrap_or_default();
+        classify_field(&FieldFacts {
+            input_type: &input_type,
+            autocomplete: &autocomplete,
+            name: &n,
+            id: &id,
+            label: &name,
+            placeholder: &placeholder,
+        })
+        .map(|k| kind_name(k).to_string())
+    } else {
+        None
+    };
+
+    let url = web_sys::window().and_then(|w| w.location().href().ok()).unwrap_or_default();
+    Ok(ResolvedElement {
+        fingerprint: Fingerprint { role: role.clone(), name: name.clone(), path: path_of(el) },
+        facts: ElementFacts {
+            role,
+            name,
+            input_type,
+            editable,
+            is_submit_button,
+            in_form,
+            form_is_search,
+            is_rich_text,
+            consent_hint,
+            context,
+        },
+        sensitive,
+        url,
+    })
+}
+
+const TEXT_INPUTS: &[&str] = &["text", "search", "email", "url", "tel", "password", "number", ""];
+
+fn role_of(el: &Element, tag: &str) -> String {
+    roles::role_of(el, tag).unwrap_or("generic").to_string()
+}
+
+/// `el.form` for form-associated elements, else the nearest `<form>`.
+pub fn form_of(el: &Element) -> Option<Element> {
+    let f = dom::prop(el, "form");
+    if let Ok(f) = f.dyn_into::<Element>() {
+        return Some(f);
+    }
+    el.closest("form").ok().flatten()
+}
+
+fn in_search(el: &Element) -> bool {
+    el.closest("[role=search], search").ok().flatten().is_some()
+}
+
+/// `role=search` on the form, or its only text field is a search box.
+fn is_search_form(form: &Element) -> bool {
+    if attr_is(form, "role", "search") || in_search(form) {
+        return true;
+    }
+    let Ok(fields) = form.query_selector_all("input, textarea") else { return false };
+    let mut text_fields = Vec::new();
+    for i in 0..fields.length() {
+        let Some(f) = fields.item(i).and_then(|n| n.dyn_into::<Element>().ok()) else { continue };
+        let t = if f.local_name() == "textarea" { "textarea".to_string() } else { roles::input_type(&f) };
+        if TEXT_INPUTS.contains(&t.as_str()) || t == "textarea" {
+            text_fields.push((f, t));
+        }
+    }
+    if text_fields.len() != 1 {
+        return false;
+    }
+    let (f, t) = &text_fields[0];
+    if t == "search" {
+        return true;
+    }
+    let words = [attr(f, "name"), Some(f.id()), attr(f, "aria-label"), attr(f, "placeholder")];
+    words.into_iter().flatten().any(|w| {
+        shared::sensitive::words(&w)
+            .iter()
+            .any(|w| matches!(w.as_str(), "q" | "query" | "search" | "suche" | "recherche"))
+    })
+}
+
+fn consent_hint(el: &Element, tag: &str, input_type: &str) -> bool {
+    let checkbox = (tag == "input" && input_type == "checkbox") || attr_is(el, "role", "checkbox");
+    if !checkbox {
+        return false;
+    }
+    let id_words = [attr(el, "name"), Some(el.id())];
+    let named = id_words.into_iter().flatten().any(|w| {
+        shared::sensitive::words(&w).iter().any(|w| {
+            matches!(w.as_str(), "terms" | "tos" | "consent" | "gdpr" | "agree" | "privacy" | "conditions" | "legal")
+        })
+    });
+    if named {
+        return true;
+    }
+    // A label that links somewhere (terms, privacy).
+    let labels = dom::prop(el, "labels");
+    let n = dom::prop_f64(&labels, "length").unwrap_or(0.0) as u32;
+    for i in 0..n {
+        if let Ok(l) = Reflect::get_u32(&labels, i)
+            && let Ok(l) = l.dyn_into::<Element>()
+            && l.query_selector("a[href]").ok().flatten().is_some()
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// Names of the enclosing dialog, form, fieldset/region and the nearest
+/// heading above, innermost first.
+fn context(env: &NameEnv, el: &Element) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |s: String| {
+        let mut s = collapse(&s, 400);
+        truncate_chars(&mut s, MAX_NAME_CHARS);
+        if !s.is_empty() && !out.contains(&s) && out.len() < MAX_CONTEXT {
+            out.push(s);
+        }
+    };
+    let mut cur = el.parent_element();
+    let mut steps = 0;
+    while let Some(a) = cur {
+        steps += 1;
+        if steps > 200 {
+            break;
+        }
+        let tag = a.local_name();
+        let role = attr(&a, "role").unwrap_or_default().to_ascii_lowercase();
+        if tag == "dialog" || role == "dialog" || role == "alertdialog" {
+            push(name::accessible_name(env, &a, &tag, "dialog"));
+        } else if tag == "form" || role == "form" {
+            push(name::accessible_name(env, &a, &tag, "form"));
+        } else if tag == "fieldset" {
+            if let Some(legend) = a.query_selector(":scope > legend").ok().flatten() {
+                push(legend.text_content().unwrap_or_default());
+            }
+        } else if (tag == "section" || role == "region") && (has(&a, "aria-label") || has(&a, "aria-labelledby")) {
+            push(name::accessible_name(env, &a, &tag, "region"));
+        }
+        cur = a.parent_element();
+    }
+    if let Some(h) = heading_above(el) {
+        push(h.text_content().unwrap_or_default());
+    }
+    out
+}
+
+/// The last heading before `el` in document order.
+fn heading_above(el: &Element) -> Option<Element> {
+    let doc = el.owner_document()?;
+    let hs = doc.query_selector_all("h1, h2, h3, h4, h5, h6, [role=heading]").ok()?;
+    let mut best = None;
+    for i in 0..hs.length().min(MAX_HEADINGS) {
+        let Some(h) = hs.item(i).and_then(|n| n.dyn_into::<Element>().ok()) else { continue };
+        // DOCUMENT_POSITION_FOLLOWING (4): `el` follows `h`.
+        if h.compare_document_position(el) & 4 != 0 && !h.contains(Some(el)) {
+            best = Some(h);
+        } else {
+            break;
+        }
+    }
+    best
+}
+
+/// The element's position in the tree: tag and index among element
+/// siblings from the root, through shadow hosts; hashed (FNV-1a).
+pub fn path_of(el: &Element) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur = Some(el.clone());
+    let mut steps = 0;
+    while let Some(e) = cur {
+        steps += 1;
+        if steps > 1_000 {
+            break;
+        }
+        let mut index = 0;
+        let mut sib = e.previous_element_sibling();
+        while let Some(s) = sib {
+            index += 1;
+            sib = s.previous_element_sibling();
+        }
+        parts.push(format!("{}:{index}", e.local_name()));
+        cur = match e.parent_element() {
+            Some(p) => Some(p),
+            None => {
+                // The top of a shadow tree: continue at its host.
+                let root = e.parent_node();
+                let host = root.as_ref().map(|r| dom::prop(r, "host")).and_then(|h| h.dyn_into::<Element>().ok());
+                if host.is_some() {
+                    parts.push("#shadow".into());
+                }
+                host
+            }
+        };
+    }
+    parts.reverse();
+    let joined = parts.join(">");
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in joined.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// Calls `obj[method](...args)` when it is a function.
+pub fn call(obj: &JsValue, method: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
+    let f: Function = Reflect::get(obj, &JsValue::from_str(method))?.dyn_into()?;
+    let arr = js_sys::Array::new();
+    for a in args {
+        arr.push(a);
+    }
+    f.apply(obj, &arr)
+}

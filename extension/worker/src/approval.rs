@@ -1,0 +1,120 @@
+//! The approval window (`approval.html`): every pending request with
+//! Approve / Deny; Enter approves the first, Esc denies it; an optional
+//! chime when a new request arrives.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+
+use js_sys::{Array, Function, Reflect};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::spawn_local;
+
+use crate::gate::PendingView;
+use crate::ui;
+use crate::util::get;
+
+#[derive(Default)]
+struct Page {
+    pending: Vec<PendingView>,
+    seen: HashSet<u64>,
+    chime: bool,
+}
+
+thread_local! {
+    static PAGE: RefCell<Page> = RefCell::new(Page::default());
+}
+
+pub fn start() {
+    if let Some(doc) = ui::document() {
+        ui::on(&doc, "keydown", |ev: JsValue| {
+            let key = get(&ev, "key").as_string().unwrap_or_default();
+            let approve = match key.as_str() {
+                "Enter" => true,
+                "Escape" => false,
+                _ => return,
+            };
+            let first = PAGE.with(|p| p.borrow().pending.first().map(|r| r.request));
+            if let Some(id) = first {
+                if let Ok(f) = Reflect::get(&ev, &JsValue::from_str("preventDefault"))
+                    && let Ok(f) = f.dyn_into::<Function>()
+                {
+                    let _ = f.call0(&ev);
+                }
+                ui::decide(id, approve);
+            }
+        });
+    }
+    ui::on_gate_change(render);
+    spawn_local(async {
+        let state = ui::send(&[("type", JsValue::from_str("state"))]).await;
+        if !get(&state, "pending").is_undefined() {
+            render(state);
+        }
+    });
+}
+
+fn render(state: JsValue) {
+    let pending = ui::pending_of(&state);
+    let chime = get(&state, "chime").as_bool().unwrap_or(true);
+    let new = PAGE.with(|p| {
+        let mut p = p.borrow_mut();
+        p.chime = chime;
+        let mut new = false;
+        for r in &pending {
+            new |= p.seen.insert(r.request);
+        }
+        p.pending = pending.clone();
+        new
+    });
+    if let Some(list) = ui::by_id("requests") {
+        ui::render_requests(&list, &pending, "No requests are waiting.");
+    }
+    ui::set_text(
+        "count",
+        &match pending.len() {
+            0 => "Nothing to approve".to_string(),
+            1 => "1 request waits for you".to_string(),
+            n => format!("{n} requests wait for you"),
+        },
+    );
+    if let Some(first) = pending.first()
+        && let Some(b) = ui::by_id(&format!("approve-{}", first.request))
+        && let Some(h) = b.dyn_ref::<web_sys::HtmlElement>()
+    {
+        let _ = h.focus();
+    }
+    if new && chime {
+        beep();
+    }
+}
+
+/// A short WebAudio tone (no sound file). Browsers may refuse audio
+/// before a user gesture; then it is silently skipped.
+fn beep() {
+    let global = js_sys::global();
+    let Ok(ctor) = Reflect::get(&global, &JsValue::from_str("AudioContext")) else { return };
+    let Ok(ctor) = ctor.dyn_into::<Function>() else { return };
+    let Ok(ctx) = Reflect::construct(&ctor, &Array::new()) else { return };
+    let call = |o: &JsValue, m: &str, args: &[JsValue]| -> Option<JsValue> {
+        let f: Function = Reflect::get(o, &JsValue::from_str(m)).ok()?.dyn_into().ok()?;
+        let a = Array::new();
+        for x in args {
+            a.push(x);
+        }
+        f.apply(o, &a).ok()
+    };
+    let Some(osc) = call(&ctx, "createOscillator", &[]) else { return };
+    let Some(gain) = call(&ctx, "createGain", &[]) else { return };
+    let now = Reflect::get(&ctx, &JsValue::from_str("currentTime")).ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
+    let _ = Reflect::set(&osc, &JsValue::from_str("type"), &JsValue::from_str("sine"));
+    let freq = Reflect::get(&osc, &JsValue::from_str("frequency")).unwrap_or(JsValue::UNDEFINED);
+    let _ = Reflect::set(&freq, &JsValue::from_str("value"), &JsValue::from_f64(880.0));
+    let g = Reflect::get(&gain, &JsValue::from_str("gain")).unwrap_or(JsValue::UNDEFINED);
+    let _ = Reflect::set(&g, &JsValue::from_str("value"), &JsValue::from_f64(0.15));
+    let dest = Reflect::get(&ctx, &JsValue::from_str("destination")).unwrap_or(JsValue::UNDEFINED);
+    call(&osc, "connect", std::slice::from_ref(&gain));
+    call(&gain, "connect", &[dest]);
+    call(&osc, "start", &[JsValue::from_f64(now)]);
+    call(&osc, "stop", &[JsValue::from_f64(now + 0.18)]);
+}

@@ -1,0 +1,154 @@
+//! DOM helpers for the extension's own pages (popup, approval window).
+//! Everything is built with `createElement` + `textContent`: text from
+//! pages, the bridge or the agent can never become markup.
+
+use js_sys::Function;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use web_sys::{Document, Element};
+
+use crate::chrome;
+use crate::gate::PendingView;
+use crate::util::{get, obj};
+
+pub fn document() -> Option<Document> {
+    web_sys::window().and_then(|w| w.document())
+}
+
+pub fn by_id(id: &str) -> Option<Element> {
+    document()?.get_element_by_id(id)
+}
+
+/// `<tag class=…>text</tag>`.
+pub fn el(tag: &str, class: &str, text: Option<&str>) -> Element {
+    let doc = document().expect("a page has a document");
+    let e = doc.create_element(tag).expect("createElement");
+    if !class.is_empty() {
+        e.set_class_name(class);
+    }
+    if let Some(t) = text {
+        e.set_text_content(Some(t));
+    }
+    e
+}
+
+pub fn clear(e: &Element) {
+    e.set_text_content(None);
+}
+
+pub fn set_text(id: &str, text: &str) {
+    if let Some(e) = by_id(id) {
+        e.set_text_content(Some(text));
+    }
+}
+
+pub fn set_hidden(id: &str, hidden: bool) {
+    if let Some(e) = by_id(id) {
+        if hidden {
+            let _ = e.set_attribute("hidden", "");
+        } else {
+            let _ = e.remove_attribute("hidden");
+        }
+    }
+}
+
+/// Adds a listener that lives as long as the page.
+pub fn on(target: &JsValue, event: &str, f: impl FnMut(JsValue) + 'static) {
+    let cb = Closure::<dyn FnMut(JsValue)>::new(f).into_js_value();
+    if let Ok(add) = js_sys::Reflect::get(target, &JsValue::from_str("addEventListener"))
+        && let Ok(add) = add.dyn_into::<Function>()
+    {
+        let _ = add.call2(target, &JsValue::from_str(event), &cb);
+    }
+}
+
+/// Sends one message to the service worker; the reply or `undefined`.
+pub async fn send(msg: &[(&str, JsValue)]) -> JsValue {
+    match chrome::runtime_send_message(&obj(msg).into()).await {
+        Ok(v) => v,
+        Err(e) => {
+            web_sys::console::warn_1(&e);
+            JsValue::UNDEFINED
+        }
+    }
+}
+
+/// Approve or deny one request.
+pub fn decide(request: u64, approve: bool) {
+    wasm_bindgen_futures::spawn_local(async move {
+        send(&[
+            ("type", JsValue::from_str("decide")),
+            ("request", JsValue::from_f64(request as f64)),
+            ("approve", JsValue::from_bool(approve)),
+        ])
+        .await;
+    });
+}
+
+/// One pending request with its Approve / Deny buttons
+/// (`#approve-<id>`, `#deny-<id>`, classes `approve` / `deny`).
+pub fn request_card(p: &PendingView) -> Element {
+    let card = el("section", &format!("request risk-{}", p.risk), None);
+    card.set_id(&format!("request-{}", p.request));
+    let _ = card.set_attribute("data-request", &p.request.to_string());
+    card.append_child(&el("h2", "summary", Some(&p.summary))).ok();
+    card.append_child(&el("p", "risk", Some(&format!("Risk: {}", p.risk)))).ok();
+    if !p.reasons.is_empty() {
+        let ul = el("ul", "reasons", None);
+        for r in &p.reasons {
+            ul.append_child(&el("li", "", Some(r))).ok();
+        }
+        card.append_child(&ul).ok();
+    }
+    let element = if p.role.is_empty() && p.name.is_empty() {
+        "Element: (the focused element or the page)".to_string()
+    } else {
+        format!("Element: {} \u{201c}{}\u{201d}", p.role, p.name)
+    };
+    card.append_child(&el("p", "element", Some(&element))).ok();
+    card.append_child(&el("p", "url", Some(&format!("Page: {}", p.url)))).ok();
+    let secs = ((p.deadline - js_sys::Date::now()) / 1000.0).max(0.0).round();
+    card.append_child(&el("p", "deadline", Some(&format!("Denied automatically in {secs} s without an answer")))).ok();
+    let buttons = el("div", "buttons", None);
+    let approve = el("button", "approve", Some("Approve"));
+    approve.set_id(&format!("approve-{}", p.request));
+    let deny = el("button", "deny", Some("Deny"));
+    deny.set_id(&format!("deny-{}", p.request));
+    let id = p.request;
+    on(&approve, "click", move |_| decide(id, true));
+    on(&deny, "click", move |_| decide(id, false));
+    buttons.append_child(&approve).ok();
+    buttons.append_child(&deny).ok();
+    card.append_child(&buttons).ok();
+    card
+}
+
+/// Pending requests out of a page-state object.
+pub fn pending_of(state: &JsValue) -> Vec<PendingView> {
+    crate::util::from_js(&get(state, "pending")).unwrap_or_default()
+}
+
+/// Re-renders a list of requests into `container`.
+pub fn render_requests(container: &Element, pending: &[PendingView], empty: &str) {
+    clear(container);
+    if pending.is_empty() {
+        container.append_child(&el("p", "empty", Some(empty))).ok();
+    }
+    for p in pending {
+        container.append_child(&request_card(p)).ok();
+    }
+}
+
+/// Listens for the worker's published state (`storage.session` key `gate`).
+pub fn on_gate_change(mut f: impl FnMut(JsValue) + 'static) {
+    let cb = Closure::<dyn FnMut(JsValue, JsValue)>::new(move |changes: JsValue, area: JsValue| {
+        if area.as_string().as_deref() == Some("session") {
+            let gate = get(&changes, "gate");
+            if !gate.is_undefined() {
+                f(get(&gate, "newValue"));
+            }
+        }
+    })
+    .into_js_value();
+    chrome::storage_on_changed_add_listener(cb.unchecked_ref());
+}

@@ -1,0 +1,150 @@
+//! Playing the human: real (trusted) mouse clicks and key presses in the
+//! extension's own pages — the approval window the service worker opens
+//! (`chrome-extension://<id>/approval.html`, a page target in headless
+//! Chromium) and the popup opened in a tab.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow};
+use serde_json::Value;
+
+use crate::{Cdp, CdpSession};
+
+/// The person at the browser.
+pub struct Human {
+    cdp: Cdp,
+    popup: Option<CdpSession>,
+}
+
+pub fn approval_url() -> String {
+    format!("chrome-extension://{}/approval.html", shared::EXTENSION_ID)
+}
+
+pub fn popup_url() -> String {
+    format!("chrome-extension://{}/popup.html", shared::EXTENSION_ID)
+}
+
+/// One request as the approval window shows it.
+#[derive(Debug, Clone)]
+pub struct ShownRequest {
+    pub request: u64,
+    /// The card's whole text (summary, risk, reasons, element, page).
+    pub text: String,
+}
+
+impl Human {
+    pub fn new(cdp: &Cdp) -> Human {
+        Human { cdp: cdp.clone(), popup: None }
+    }
+
+    /// The approval window, once the extension has opened it.
+    pub async fn approval_window(&self, within: Duration) -> Result<CdpSession> {
+        let want = approval_url();
+        let t = self
+            .cdp
+            .wait_for_target(within, |t| t.kind == "page" && t.url.starts_with(&want))
+            .await
+            .context("the approval window did not open")?;
+        let s = self.cdp.attach(&t.target_id).await?;
+        s.call("Page.enable", serde_json::json!({})).await?;
+        Ok(s)
+    }
+
+    /// Whether an approval window is open now.
+    pub async fn approval_window_open(&self) -> bool {
+        let want = approval_url();
+        self.cdp
+            .targets()
+            .await
+            .map(|ts| ts.iter().any(|t| t.kind == "page" && t.url.starts_with(&want)))
+            .unwrap_or(false)
+    }
+
+    /// Waits until `page` (approval window or popup) lists a request.
+    pub async fn wait_for_request(&self, page: &CdpSession, within: Duration) -> Result<ShownRequest> {
+        let found = crate::poll(within, Duration::from_millis(100), || async {
+            let v = page
+                .evaluate(
+                    "(() => { const c = document.querySelector('section.request'); \
+                     return c ? [c.dataset.request, c.textContent] : null; })()",
+                )
+                .await
+                .ok()?;
+            let id = v.get(0)?.as_str()?.parse::<u64>().ok()?;
+            Some(ShownRequest { request: id, text: v.get(1)?.as_str().unwrap_or_default().to_string() })
+        })
+        .await;
+        found.ok_or_else(|| anyhow!("no request was shown within {within:?}"))
+    }
+
+    /// Ids of the requests `page` lists now.
+    pub async fn shown_requests(&self, page: &CdpSession) -> Vec<u64> {
+        let v = page
+            .evaluate("[...document.querySelectorAll('section.request')].map(c => c.dataset.request)")
+            .await
+            .unwrap_or(Value::Null);
+        v.as_array().map(|a| a.iter().filter_map(|x| x.as_str()?.parse().ok()).collect()).unwrap_or_default()
+    }
+
+    /// Waits for the approval window and its first request.
+    pub async fn next_request(&self, within: Duration) -> Result<(CdpSession, ShownRequest)> {
+        let page = self.approval_window(within).await?;
+        let r = self.wait_for_request(&page, within).await?;
+        Ok((page, r))
+    }
+
+    pub async fn approve(&self, page: &CdpSession, request: u64) -> Result<()> {
+        page.click_selector(&format!("#approve-{request}")).await
+    }
+
+    pub async fn deny(&self, page: &CdpSession, request: u64) -> Result<()> {
+        page.click_selector(&format!("#deny-{request}")).await
+    }
+
+    /// The popup in a tab (opened once).
+    pub async fn popup(&mut self) -> Result<CdpSession> {
+        if let Some(p) = &self.popup {
+            return Ok(p.clone());
+        }
+        let p = self.cdp.new_page(&popup_url()).await?;
+        // Wait until the Rust side has rendered the controls.
+        crate::poll(Duration::from_secs(10), Duration::from_millis(100), || async {
+            let v = p.evaluate("document.getElementById('control-state').textContent").await.ok()?;
+            v.as_str().filter(|t| *t != "Running").map(|_| ())
+        })
+        .await;
+        self.popup = Some(p.clone());
+        Ok(p)
+    }
+
+    /// Clicks a control in the popup (`stop`, `pause`, `resume`, `yolo`, `chime`…).
+    pub async fn click_in_popup(&mut self, id: &str) -> Result<()> {
+        let p = self.popup().await?;
+        p.click_selector(&format!("#{id}")).await
+    }
+
+    /// The popup's control line (`STOPPED: …`, `Paused: …`, `Running: …`).
+    pub async fn popup_control_state(&mut self) -> Result<String> {
+        let p = self.popup().await?;
+        let v = p.evaluate("document.getElementById('control-state').textContent").await?;
+        Ok(v.as_str().unwrap_or_default().to_string())
+    }
+
+    /// Waits until the popup's control line starts with `prefix`.
+    pub async fn wait_popup_state(&mut self, prefix: &str) -> Result<()> {
+        let p = self.popup().await?;
+        let ok = crate::poll(Duration::from_secs(10), Duration::from_millis(100), || async {
+            let v = p.evaluate("document.getElementById('control-state').textContent").await.ok()?;
+            v.as_str().filter(|t| t.starts_with(prefix)).map(|_| ())
+        })
+        .await;
+        ok.ok_or_else(|| anyhow!("the popup never showed {prefix:?}"))
+    }
+
+    /// The approval history as the popup exports it.
+    pub async fn history(&mut self) -> Result<Vec<Value>> {
+        let p = self.popup().await?;
+        let v = p.evaluate("chrome.storage.local.get('history').then(i => JSON.stringify(i.history || []))").await?;
+        Ok(serde_json::from_str(v.as_str().unwrap_or("[]"))?)
+    }
+}
