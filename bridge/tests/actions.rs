@@ -146,7 +146,7 @@ async fn a_low_risk_click_runs_under_policy_and_reports_what_changed() {
     assert_eq!(rows[0].outcome.as_deref(), Some("navigated"));
     assert_eq!(rows[0].url.as_deref(), Some("https://shop.example/products"), "no query string");
     assert_eq!(rows[1].url.as_deref(), Some("https://shop.example/products"));
-    assert!(rows[0].session.starts_with("mcp"), "{}", rows[0].session);
+    assert!(rows[0].session.starts_with("mcp:") && rows[0].session.len() == 12, "{}", rows[0].session);
     assert_eq!(rows[0].tab, Some(100));
 }
 

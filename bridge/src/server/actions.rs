@@ -27,9 +27,10 @@
 //! # Audit
 //!
 //! Refused before dispatch: one row (`decision` deny, `decided_by` policy,
-//! or `stop` for STOP/Pause). Dispatched: one action row written *before*
-//! the `Act` (decision allow/confirm, `decided_by` policy for allow, outcome
-//! `pending`) and updated with the effect or error code afterwards; when a
+//! or `stop` for STOP/Pause). Dispatched: one action row (decision
+//! allow/confirm, `decided_by` policy for allow) with the effect or error
+//! code as outcome. A `confirm` row is written *before* the `Act` (outcome
+//! `pending`) and updated afterwards; an `allow` row once, afterwards. When a
 //! person (or YOLO, a timeout, STOP) decided, a second decision row
 //! (`approved`/`denied`, `decided_by` human|yolo|timeout|stop). Summaries are
 //! masked ([`shared::mask`]): a literal typed into a sensitive field is
@@ -379,8 +380,14 @@ async fn prepare(state: &AppState, audit: &Audit<'_>, plan: Plan) -> Result<Prep
             match state.hub().call(command, Duration::from_millis(COMMAND_TIMEOUT_MS)).await {
                 Ok(CommandResult::Element { element }) => Some(element),
                 Ok(_) => return Err(unexpected()),
-                Err(e) if matches!(e.code, ErrorCode::StaleRef | ErrorCode::NotFound) => {
-                    let e = err(e.code, format!("{}; {STALE_HINT}", e.message.trim_end_matches('.')));
+                Err(e) => {
+                    let e = match e.code {
+                        ErrorCode::StaleRef => {
+                            err(e.code, format!("{}; {STALE_HINT}", e.message.trim_end_matches('.')))
+                        }
+                        _ => e,
+                    };
+                    // Nothing was decided or dispatched: no decision, just the outcome.
                     audit
                         .record(Row {
                             tool: plan.tool,
@@ -393,7 +400,6 @@ async fn prepare(state: &AppState, audit: &Audit<'_>, plan: Plan) -> Result<Prep
                         .await;
                     return Err(e);
                 }
-                Err(e) => return Err(e),
             }
         }
         None => None,
@@ -460,19 +466,32 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
         summary: p.summary.clone(),
         timeout_secs: policy.approval_timeout_secs,
     };
-    let row = audit
-        .record(Row {
-            tool: p.plan.tool,
-            tab: Some(p.plan.tab),
-            summary: &p.summary,
-            url: Some(&p.url),
-            risk: Some(p.class.risk),
-            reasons: &p.class.reasons,
-            decision: Some(p.decision.as_str()),
-            decided_by: (p.decision == Decision::Allow).then_some(DecidedBy::Policy),
-            outcome: "pending",
-        })
-        .await;
+    let action_row = |outcome| Row {
+        tool: p.plan.tool,
+        tab: Some(p.plan.tab),
+        summary: &p.summary,
+        url: Some(&p.url),
+        risk: Some(p.class.risk),
+        reasons: &p.class.reasons,
+        decision: Some(p.decision.as_str()),
+        decided_by: (p.decision == Decision::Allow).then_some(DecidedBy::Policy),
+        outcome,
+    };
+    // A consequential action is on record before it is dispatched; an
+    // allowed one is written once, with its outcome (one fsync less on the
+    // fast path).
+    let row = match p.decision {
+        Decision::Allow => None,
+        _ => audit.record(action_row("pending")).await,
+    };
+    let finish = |outcome: &'static str| async move {
+        match row {
+            Some(_) => audit.set_outcome(row, outcome).await,
+            None => {
+                audit.record(action_row(outcome)).await;
+            }
+        }
+    };
     tracing::info!(
         tool = p.plan.tool,
         tab = p.plan.tab,
@@ -507,7 +526,7 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
     match &answer {
         Ok(report) => {
             let effect = effect_str(report.effect);
-            audit.set_outcome(row, effect).await;
+            finish(effect).await;
             if report.decided_by != DecidedBy::Policy {
                 audit
                     .record(Row {
@@ -533,7 +552,7 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
             );
         }
         Err(e) => {
-            audit.set_outcome(row, e.code.as_str()).await;
+            finish(e.code.as_str()).await;
             if let Some(by) = denied_by(e) {
                 audit
                     .record(Row {
