@@ -62,6 +62,12 @@ async fn risky_actions_wait_for_the_person() {
     assert_eq!(status_line(&shop_page).await, "Added to cart (1)");
     assert!(!human.approval_window_open().await, "a low-risk click opened the approval window");
 
+    // ---- a link click reports the navigation and the new URL
+    let cart = find_ref(&mut s, "link", "Cart").await;
+    let r = s.mcp.ok("browser_click", json!({ "ref": cart })).await.expect_untrusted();
+    assert_eq!(r.data()["effect"], json!("navigated"), "{}", r.raw);
+    assert_eq!(r.data()["url"], json!(s.url("/shop/cart.html")), "{}", r.raw);
+
     // ---- "Delete account": the window asks; approve → runs once
     let account = s.url("/settings/account/");
     s.mcp.ok("browser_navigate", json!({ "url": account })).await;
@@ -178,11 +184,12 @@ async fn risky_actions_wait_for_the_person() {
     .await
     .expect("the YOLO banner goes away");
 
-    // ---- "Place order" asks again once YOLO is off; approve → placed once
+    // ---- "Place order" asks again once YOLO is off; Enter in the window
+    // approves the first request → placed once
     let place = find_ref(&mut s, "button", "Place order").await;
     let (r, _) = tokio::join!(s.mcp.call("browser_click", json!({ "ref": place })), async {
-        let (win, req) = human.next_request(SHOW_WITHIN).await.expect("Place order asks");
-        human.approve(&win, req.request).await.expect("click Approve");
+        let (win, _req) = human.next_request(SHOW_WITHIN).await.expect("Place order asks");
+        win.press_key("Enter").await.expect("press Enter in the approval window");
     });
     let r = r.expect("browser_click").expect_untrusted();
     assert_eq!(r.data()["decided_by"], json!("human"), "{}", r.raw);
