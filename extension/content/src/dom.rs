@@ -16,33 +16,68 @@ extern "C" {
     fn check_visibility_js(this: &VisElement, opts: &JsValue) -> bool;
 }
 
-pub fn attr(el: &Element, name: &str) -> Option<String> {
-    el.get_attribute(wasm_bindgen::intern(name))
+#[wasm_bindgen]
+extern "C" {
+    /// An element seen through attribute methods taking JS strings, so
+    /// attribute names cross into JS once per snapshot, not once per call.
+    type AttrElement;
+    #[wasm_bindgen(method, js_name = getAttribute)]
+    fn get_attribute_js(this: &AttrElement, name: &JsValue) -> Option<String>;
+    #[wasm_bindgen(method, js_name = hasAttribute)]
+    fn has_attribute_js(this: &AttrElement, name: &JsValue) -> bool;
 }
 
-pub fn has(el: &Element, name: &str) -> bool {
-    el.has_attribute(wasm_bindgen::intern(name))
+thread_local! {
+    /// JS strings for the attribute and property names this crate uses.
+    static NAMES: std::cell::RefCell<Vec<(&'static str, JsValue)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `name` as a JS string, cached (decoding a string from wasm memory costs
+/// more than the DOM call it is passed to).
+fn js_name(name: &'static str) -> JsValue {
+    NAMES.with(|n| {
+        let mut n = n.borrow_mut();
+        if let Some((_, v)) = n.iter().find(|(k, _)| std::ptr::eq(k.as_ptr(), name.as_ptr()) && k.len() == name.len()) {
+            return v.clone();
+        }
+        if let Some((_, v)) = n.iter().find(|(k, _)| k.len() == name.len() && *k == name) {
+            return v.clone();
+        }
+        let v = JsValue::from_str(name);
+        if n.len() < 256 {
+            n.push((name, v.clone()));
+        }
+        v
+    })
+}
+
+pub fn attr(el: &Element, name: &'static str) -> Option<String> {
+    el.unchecked_ref::<AttrElement>().get_attribute_js(&js_name(name))
+}
+
+pub fn has(el: &Element, name: &'static str) -> bool {
+    el.unchecked_ref::<AttrElement>().has_attribute_js(&js_name(name))
 }
 
 /// The attribute trimmed, `None` when absent or blank.
-pub fn attr_nonempty(el: &Element, name: &str) -> Option<String> {
+pub fn attr_nonempty(el: &Element, name: &'static str) -> Option<String> {
     attr(el, name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
 }
 
-pub fn attr_is(el: &Element, name: &str, value: &str) -> bool {
+pub fn attr_is(el: &Element, name: &'static str, value: &str) -> bool {
     attr(el, name).is_some_and(|v| v.trim().eq_ignore_ascii_case(value))
 }
 
 /// A JS property of `obj` (`el.labels`, `input.checked`, …).
-pub fn prop(obj: &JsValue, name: &str) -> JsValue {
-    Reflect::get(obj, &JsValue::from_str(wasm_bindgen::intern(name))).unwrap_or(JsValue::UNDEFINED)
+pub fn prop(obj: &JsValue, name: &'static str) -> JsValue {
+    Reflect::get(obj, &js_name(name)).unwrap_or(JsValue::UNDEFINED)
 }
 
-pub fn prop_bool(obj: &JsValue, name: &str) -> bool {
+pub fn prop_bool(obj: &JsValue, name: &'static str) -> bool {
     prop(obj, name).is_truthy()
 }
 
-pub fn prop_f64(obj: &JsValue, name: &str) -> Option<f64> {
+pub fn prop_f64(obj: &JsValue, name: &'static str) -> Option<f64> {
     prop(obj, name).as_f64()
 }
 

@@ -21,7 +21,13 @@ const NAME_STEPS: u32 = 2_000;
 /// Which elements may carry `::before`/`::after` content: decided once per
 /// snapshot from the page's style sheets so most elements need no
 /// pseudo-element style lookup at all.
-pub enum Pseudo {
+pub struct Pseudo {
+    /// The document whose sheets were read.
+    doc: Document,
+    kind: PseudoKind,
+}
+
+enum PseudoKind {
     /// No rule in the document's sheets creates pseudo-elements.
     Never,
     /// Elements matching this selector list may have them.
@@ -32,14 +38,18 @@ pub enum Pseudo {
 
 impl Pseudo {
     pub fn scan(doc: &Document) -> Pseudo {
+        Pseudo { doc: doc.clone(), kind: Self::kind(doc) }
+    }
+
+    fn kind(doc: &Document) -> PseudoKind {
         let sheets = dom::prop(doc, "styleSheets");
         let mut selectors: Vec<String> = Vec::new();
         let n = dom::prop_f64(&sheets, "length").unwrap_or(0.0) as u32;
         for i in 0..n {
             let sheet = Reflect::get_u32(&sheets, i).unwrap_or(JsValue::UNDEFINED);
-            let Ok(rules) = Reflect::get(&sheet, &JsValue::from_str("cssRules")) else { return Pseudo::Always };
+            let Ok(rules) = Reflect::get(&sheet, &JsValue::from_str("cssRules")) else { return PseudoKind::Always };
             if !collect(&rules, &mut selectors, 0) {
-                return Pseudo::Always;
+                return PseudoKind::Always;
             }
         }
         let adopted = dom::prop(doc, "adoptedStyleSheets");
@@ -47,22 +57,22 @@ impl Pseudo {
             for sheet in arr.iter() {
                 let rules = dom::prop(&sheet, "cssRules");
                 if !collect(&rules, &mut selectors, 0) {
-                    return Pseudo::Always;
+                    return PseudoKind::Always;
                 }
             }
         }
-        if selectors.is_empty() { Pseudo::Never } else { Pseudo::Matching(selectors.join(",")) }
+        if selectors.is_empty() { PseudoKind::Never } else { PseudoKind::Matching(selectors.join(",")) }
     }
 
     fn may_have(&self, el: &Element) -> bool {
-        // Shadow trees bring their own sheets.
-        if el.get_root_node().dyn_ref::<Document>().is_none() {
+        // Shadow trees and frames bring their own sheets.
+        if matches!(self.kind, PseudoKind::Always) || !self.doc.contains(Some(el)) {
             return true;
         }
-        match self {
-            Pseudo::Never => false,
-            Pseudo::Always => true,
-            Pseudo::Matching(sel) => el.matches(sel).unwrap_or(true),
+        match &self.kind {
+            PseudoKind::Never => false,
+            PseudoKind::Always => true,
+            PseudoKind::Matching(sel) => el.matches(sel).unwrap_or(true),
         }
     }
 }
@@ -112,6 +122,11 @@ fn collect(rules: &JsValue, out: &mut Vec<String>, depth: u32) -> bool {
 /// What a name computation needs from the snapshot.
 pub struct NameEnv<'a> {
     pub pseudo: &'a Pseudo,
+}
+
+thread_local! {
+    /// The label index of the snapshot being taken (see [`Labels::install`]).
+    static LABELS: std::cell::RefCell<Option<Labels>> = const { std::cell::RefCell::new(None) };
 }
 
 struct Cx<'a> {
@@ -474,18 +489,19 @@ fn native_name(cx: &mut Cx, el: &Element, tag: &str, role: &str, mode: Mode) -> 
 }
 
 /// The text of `el`'s `<label>`s, each as a content traversal that skips
-/// the labelled control itself.
+/// the labelled control itself. (`el.labels` is not used: Chromium builds
+/// it by scanning the whole tree scope, per call.)
 fn labels_text(cx: &mut Cx, el: &Element) -> Option<String> {
-    let labels = dom::prop(el, "labels");
-    let n = dom::prop_f64(&labels, "length").unwrap_or(0.0) as u32;
-    if n == 0 {
+    let labels = LABELS.with(|l| l.borrow().as_ref().map(|l| l.of(el))).unwrap_or_else(|| {
+        let list = dom::prop(el, "labels");
+        let n = dom::prop_f64(&list, "length").unwrap_or(0.0) as u32;
+        (0..n).filter_map(|i| Reflect::get_u32(&list, i).ok().and_then(|l| l.dyn_into::<Element>().ok())).collect()
+    });
+    if labels.is_empty() {
         return None;
     }
     let mut parts = Vec::new();
-    for i in 0..n {
-        let Ok(label) = Reflect::get_u32(&labels, i).and_then(|l| l.dyn_into::<Element>()) else {
-            continue;
-        };
+    for label in labels {
         // Hidden labels still name their control (as WPT's
         // comp_host_language_label expects; Chromium 156 ignores them).
         let t = child_text(cx, &label);
@@ -496,6 +512,96 @@ fn labels_text(cx: &mut Cx, el: &Element) -> Option<String> {
     }
     let joined = parts.join(" ");
     (!joined.is_empty()).then_some(joined)
+}
+
+/// `label[for]` elements of the top document by the id they point at,
+/// gathered once per snapshot.
+pub struct Labels {
+    doc: Document,
+    any: bool,
+    by_for: Vec<(String, Element)>,
+}
+
+impl Labels {
+    pub fn scan(doc: &Document) -> Labels {
+        let mut by_for = Vec::new();
+        let any = doc.query_selector("label").ok().flatten().is_some();
+        if any && let Ok(list) = doc.query_selector_all("label[for]") {
+            for i in 0..list.length() {
+                if let Some(l) = list.item(i).and_then(|n| n.dyn_into::<Element>().ok()) {
+                    by_for.push((attr(&l, "for").unwrap_or_default(), l));
+                }
+            }
+            by_for.sort_by(|a, b| a.0.cmp(&b.0));
+        }
+        Labels { doc: doc.clone(), any, by_for }
+    }
+
+    /// Makes this index the one names use until [`Labels::uninstall`]
+    /// (a snapshot names thousands of controls; one scan serves them all).
+    pub fn install(self) {
+        LABELS.with(|l| *l.borrow_mut() = Some(self));
+    }
+
+    pub fn uninstall() {
+        LABELS.with(|l| *l.borrow_mut() = None);
+    }
+
+    /// The labels whose control is `el`, in document order.
+    fn of(&self, el: &Element) -> Vec<Element> {
+        let mut found: Vec<Element> = Vec::new();
+        let in_top = el.owner_document().is_some_and(|d| d == self.doc);
+        if in_top && !self.any {
+            return found;
+        }
+        let is_control = |l: &Element| dom::prop(l, "control") == JsValue::from(el.clone());
+        if let Ok(Some(wrapping)) = el.closest("label")
+            && is_control(&wrapping)
+        {
+            found.push(wrapping);
+        }
+        let id = el.id();
+        if id.is_empty() {
+            return found;
+        }
+        if in_top && el.get_root_node().dyn_ref::<Document>().is_some() {
+            let start = self.by_for.partition_point(|(k, _)| k.as_str() < id.as_str());
+            for (k, l) in &self.by_for[start..] {
+                if *k != id {
+                    break;
+                }
+                if !found.contains(l) && is_control(l) {
+                    found.push(l.clone());
+                }
+            }
+        } else {
+            // Shadow trees and frames: ask their own scope.
+            let root = el.get_root_node();
+            let list = dom::prop(&root, "querySelectorAll");
+            if let Ok(f) = list.dyn_into::<js_sys::Function>()
+                && let Ok(nodes) = f.call1(&root, &JsValue::from_str("label[for]"))
+            {
+                let n = dom::prop_f64(&nodes, "length").unwrap_or(0.0) as u32;
+                for i in 0..n {
+                    let Ok(l) = Reflect::get_u32(&nodes, i).and_then(|l| l.dyn_into::<Element>()) else { continue };
+                    if attr(&l, "for").as_deref() == Some(id.as_str()) && !found.contains(&l) && is_control(&l) {
+                        found.push(l);
+                    }
+                }
+            }
+        }
+        if found.len() > 1 {
+            found.sort_by(|a, b| {
+                let pos = a.compare_document_position(b);
+                if pos & web_sys::Node::DOCUMENT_POSITION_FOLLOWING != 0 {
+                    std::cmp::Ordering::Less
+                } else {
+                    std::cmp::Ordering::Greater
+                }
+            });
+        }
+        found
+    }
 }
 
 /// The text of a label-like element (label, legend, caption, figcaption):
@@ -604,7 +710,7 @@ fn pseudo_text(el: &Element, which: &str, out: &mut String) {
             'a' if src.contains("attr(") => {
                 let rest: String = std::iter::once(c).chain(chars.clone()).collect();
                 if let Some(inner) = rest.strip_prefix("attr(").and_then(|r| r.split_once(')')) {
-                    if let Some(v) = attr(el, inner.0.trim()) {
+                    if let Some(v) = el.get_attribute(inner.0.trim()) {
                         text.push_str(&v);
                     }
                     for _ in 0..inner.0.len() + 5 {

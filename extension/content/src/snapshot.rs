@@ -25,7 +25,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{Document, Element, HtmlIFrameElement, HtmlInputElement, HtmlSelectElement, HtmlTextAreaElement, Window};
 
 use crate::dom::{self, Vis, attr, attr_is, attr_nonempty, has};
-use crate::name::{self, NameEnv, Pseudo};
+use crate::name::{self, Labels, NameEnv, Pseudo};
 use crate::refs;
 use crate::roles;
 
@@ -41,8 +41,21 @@ const RICH: &str = "a[href],button,input,select,textarea,img,svg,iframe,h1,h2,h3
 pub fn take(req: &SnapshotRequest) -> Result<PageSnapshot, WireError> {
     let window = web_sys::window().ok_or_else(|| internal("no window"))?;
     let document = window.document().ok_or_else(|| internal("no document"))?;
+    reserve_memory(&document);
     let pseudo = Pseudo::scan(&document);
-    let mut w = Walker::new(&window, &document, &pseudo, req.interactive_only);
+    Labels::scan(&document).install();
+    let result = walk(req, &window, &document, &pseudo);
+    Labels::uninstall();
+    result
+}
+
+fn walk(
+    req: &SnapshotRequest,
+    window: &Window,
+    document: &Document,
+    pseudo: &Pseudo,
+) -> Result<PageSnapshot, WireError> {
+    let mut w = Walker::new(window, document, pseudo, req.interactive_only);
     match &req.scope {
         Some(r) => {
             let el = refs::lookup(r)
@@ -69,6 +82,17 @@ pub fn take(req: &SnapshotRequest) -> Result<PageSnapshot, WireError> {
     let mut title = document.title();
     truncate_chars(&mut title, MAX_TEXT_CHARS);
     Ok(PageSnapshot { url, title, nodes: w.nodes, challenge: None })
+}
+
+/// wasm2js grows memory a page at a time, copying the whole heap each
+/// time: a big snapshot allocating piecemeal would copy it thousands of
+/// times. Growing once up front, by an estimate from the page's element
+/// count, leaves the allocator free space to carve from.
+fn reserve_memory(doc: &Document) {
+    let elements = doc.get_elements_by_tag_name("*").length() as usize;
+    let want = (elements * 1_200).clamp(2 << 20, 96 << 20);
+    let v: Vec<u8> = Vec::with_capacity(want);
+    drop(std::hint::black_box(v));
 }
 
 fn internal(msg: &str) -> WireError {
@@ -259,19 +283,14 @@ impl<'a> Walker<'a> {
                     self.offscreen += 1;
                 }
                 let collect = shown && self.consuming == 0;
-                for child in dom::flat_children(el) {
-                    match child.node_type() {
-                        web_sys::Node::ELEMENT_NODE => {
-                            let c: Element = child.unchecked_into();
-                            self.visit(&c, child_depth, nesting + 1);
-                        }
-                        web_sys::Node::TEXT_NODE if collect => {
-                            if let Some(t) = child.node_value() {
-                                self.push_text(&t, child_depth);
-                            }
-                        }
-                        _ => {}
+                if let Some(shadow) = el.shadow_root() {
+                    self.visit_children(shadow.first_child(), collect, child_depth, nesting);
+                } else if tag == "slot" {
+                    for child in dom::flat_children(el) {
+                        self.visit_node(child, collect, child_depth, nesting);
                     }
+                } else {
+                    self.visit_children(el.first_child(), collect, child_depth, nesting);
                 }
                 if consume {
                     self.consuming -= 1;
@@ -286,6 +305,30 @@ impl<'a> Walker<'a> {
         }
         if let Some(i) = idx {
             self.fold(i, role);
+        }
+    }
+
+    /// Visits `first` and its following siblings.
+    fn visit_children(&mut self, first: Option<web_sys::Node>, collect: bool, depth: u16, nesting: u32) {
+        let mut next = first;
+        while let Some(child) = next {
+            next = child.next_sibling();
+            self.visit_node(child, collect, depth, nesting);
+        }
+    }
+
+    fn visit_node(&mut self, child: web_sys::Node, collect: bool, depth: u16, nesting: u32) {
+        match child.node_type() {
+            web_sys::Node::ELEMENT_NODE => {
+                let c: Element = child.unchecked_into();
+                self.visit(&c, depth, nesting + 1);
+            }
+            web_sys::Node::TEXT_NODE if collect => {
+                if let Some(t) = child.node_value() {
+                    self.push_text(&t, depth);
+                }
+            }
+            _ => {}
         }
     }
 
@@ -417,7 +460,7 @@ impl<'a> Walker<'a> {
         // content: long lists would pay a word a row (browser_click
         // scrolls to its target anyway).
         self.last_offscreen = false;
-        if (interactive || self.offscreen == 0) && vis == Vis::Shown {
+        if self.offscreen == 0 && vis == Vis::Shown {
             let r = el.get_bounding_client_rect();
             let (w, h) = (r.width(), r.height());
             if w == 0.0 && h == 0.0 && interactive {
@@ -521,9 +564,9 @@ fn list_items(el: &Element, tag: &str) -> Option<u32> {
 
 fn states_of(el: &Element, tag: &str, role: &str, focused: Option<&Element>, s: &mut Vec<State>) {
     let attrs = el.has_attributes();
-    if let Some(input) = el.dyn_ref::<HtmlInputElement>()
+    if tag == "input"
         && matches!(role, "checkbox" | "radio" | "switch" | "menuitemcheckbox" | "menuitemradio")
-        && tag == "input"
+        && let Some(input) = el.dyn_ref::<HtmlInputElement>()
     {
         if input.indeterminate() {
             s.push(State::Mixed);
