@@ -542,3 +542,132 @@ async fn a_click_that_lands_on_a_denied_site_does_not_show_it() {
     assert_eq!(s.fake.resolves(), 1);
     let _ = Effect::None;
 }
+
+// ---------------------------------------------------------------- browser_screenshot
+
+#[tokio::test]
+async fn a_screenshot_is_an_image_block_with_the_tab_and_url_and_one_audit_row() {
+    let s = setup("shot", "", shop_page()).await;
+    let r = call_tool(&s.client, "browser_screenshot", json!({})).await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    let image = r.content.iter().find_map(|c| c.as_image()).expect("an image block");
+    assert_eq!(image.mime_type, "image/png");
+    assert_eq!(image.data, FAKE_PNG_BASE64);
+    assert!(result_text(&r).starts_with(shared::untrusted::NOTICE), "{}", result_text(&r));
+    let d = data(&r);
+    assert_eq!(d["tab"], 100);
+    assert_eq!(d["url"], SHOP);
+    assert!(s.fake.commands().contains(&Command::Screenshot { tab: 100 }));
+    let rows = rows_of(&s, "browser_screenshot");
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].decision.as_deref(), Some("allow"));
+    assert_eq!(rows[0].decided_by, Some(DecidedBy::Policy));
+    assert_eq!(rows[0].outcome.as_deref(), Some("ok"));
+    assert_eq!(rows[0].url.as_deref(), Some("https://shop.example/products"), "no query string");
+
+    // Only the agent's tabs; unknown fields refused.
+    let r = call_tool(&s.client, "browser_screenshot", json!({"tab": 555})).await;
+    assert_tool_error(&r, "PERMISSION_DENIED");
+    let r = call_tool(&s.client, "browser_screenshot", json!({"approved": true})).await;
+    assert_tool_error(&r, "INVALID_REQUEST");
+}
+
+#[tokio::test]
+async fn a_screenshot_of_a_challenge_or_a_denied_site_is_refused() {
+    let toml = "[[sites]]\norigin = \"https://*.bank.example\"\naccess = \"deny\"\n";
+    let s = setup("shotdeny", toml, shop_page()).await;
+    // The extension sees a challenge: refused, and remembered.
+    s.fake.configure(|c| c.challenge = true);
+    let r = call_tool(&s.client, "browser_screenshot", json!({})).await;
+    assert_tool_error(&r, "SECURITY_CHALLENGE");
+    let shots = |s: &Setup| s.fake.commands().iter().filter(|c| matches!(c, Command::Screenshot { .. })).count();
+    assert_eq!(shots(&s), 1);
+    let r = call_tool(&s.client, "browser_screenshot", json!({})).await;
+    assert_tool_error(&r, "SECURITY_CHALLENGE");
+    assert_eq!(shots(&s), 1, "a known challenge is refused before dispatch");
+
+    // A tab on a denied site: nothing dispatched.
+    let r = call_tool(&s.client, "browser_tabs", json!({"action": "new", "url": "https://shop.example/b"})).await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    s.fake.configure(|c| {
+        c.challenge = false;
+        c.urls.insert(101, "https://www.bank.example/x?y=1".into());
+    });
+    // The page moved there on its own; reading it tells the bridge.
+    let r = call_tool(&s.client, "browser_extract_text", json!({"tab": 101})).await;
+    assert_tool_error(&r, "PERMISSION_DENIED");
+    let r = call_tool(&s.client, "browser_screenshot", json!({"tab": 101})).await;
+    assert_tool_error(&r, "PERMISSION_DENIED");
+    assert_eq!(shots(&s), 1);
+
+    let rows = rows_of(&s, "browser_screenshot");
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    for (row, code) in rows.iter().zip(["SECURITY_CHALLENGE", "SECURITY_CHALLENGE", "PERMISSION_DENIED"]) {
+        assert_eq!(row.decision.as_deref(), Some("deny"));
+        assert_eq!(row.outcome.as_deref(), Some(code));
+    }
+    assert_eq!(rows[2].url.as_deref(), Some("https://www.bank.example/x"));
+}
+
+// ---------------------------------------------------------------- closing the person's tabs
+
+#[tokio::test]
+async fn closing_a_tab_the_agent_did_not_open_goes_through_the_gate() {
+    let s = setup("closeother", "", shop_page()).await;
+    s.fake.configure(|c| {
+        c.urls.insert(555, "https://mail.example/inbox?token=abc".into());
+    });
+    let r = call_tool(&s.client, "browser_tabs", json!({"action": "close", "tab": 555})).await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    assert!(!result_text(&r).contains("mail.example"), "the person's tab URL is not shown: {}", result_text(&r));
+    let acts = s.fake.acts();
+    assert_eq!(acts.len(), 1);
+    let (tab, target, action, expect, gate) = &acts[0];
+    assert_eq!((*tab, target, action, expect), (555, &None, &Action::CloseTab, &None));
+    assert_eq!(gate.decision, Decision::Confirm);
+    assert_eq!(gate.risk, RiskLevel::High);
+    assert!(gate.reasons.iter().any(|r| r.contains("did not open")), "{:?}", gate.reasons);
+    assert!(!s.fake.commands().contains(&Command::TabClose { tab: 555 }), "never closed without the gate");
+    let rows = rows_of(&s, "browser_tabs");
+    let rows: Vec<_> = rows.iter().filter(|r| r.tab == Some(555)).collect();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[0].decision.as_deref(), Some("confirm"));
+    assert_eq!(rows[0].risk.as_deref(), Some("high"));
+    assert_eq!(rows[0].url.as_deref(), Some("https://mail.example/inbox"), "no query string");
+    assert_eq!(rows[1].decision.as_deref(), Some("approved"));
+    assert_eq!(rows[1].decided_by, Some(DecidedBy::Human));
+
+    // Denied by the person.
+    s.fake.configure(|c| c.act_error = Some(WireError::new(ErrorCode::ApprovalDenied, "the person denied it")));
+    let r = call_tool(&s.client, "browser_tabs", json!({"action": "close", "tab": 555})).await;
+    assert_tool_error(&r, "APPROVAL_DENIED");
+    let last = s.rows().into_iter().last().unwrap();
+    assert_eq!((last.decision.as_deref(), last.decided_by), (Some("denied"), Some(DecidedBy::Human)));
+    s.fake.configure(|c| c.act_error = None);
+
+    // No such tab: NOT_FOUND, nothing dispatched.
+    let r = call_tool(&s.client, "browser_tabs", json!({"action": "close", "tab": 777})).await;
+    assert_tool_error(&r, "NOT_FOUND");
+    assert_eq!(s.fake.acts().len(), 2);
+
+    // The agent's own tab closes without asking.
+    let r = call_tool(&s.client, "browser_tabs", json!({"action": "close", "tab": 100})).await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    assert!(s.fake.commands().contains(&Command::TabClose { tab: 100 }));
+    assert_eq!(s.fake.acts().len(), 2);
+}
+
+#[tokio::test]
+async fn closing_the_persons_tab_obeys_stop_and_the_policy() {
+    let toml = "[risk]\nhigh = \"deny\"\n";
+    let s = setup("closepolicy", toml, shop_page()).await;
+    s.fake.configure(|c| {
+        c.urls.insert(555, "https://mail.example/inbox".into());
+    });
+    let r = call_tool(&s.client, "browser_tabs", json!({"action": "close", "tab": 555})).await;
+    assert_tool_error(&r, "PERMISSION_DENIED");
+    s.fake.set_control(&s.bridge, ControlState { stopped: true, paused: false, yolo: false, pending: 0 }).await;
+    let r = call_tool(&s.client, "browser_tabs", json!({"action": "close", "tab": 555})).await;
+    assert_tool_error(&r, "STOPPED");
+    assert!(s.fake.acts().is_empty());
+}

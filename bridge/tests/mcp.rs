@@ -141,7 +141,6 @@ async fn only_tabs_the_agent_opened_can_be_used() {
     let ext = FakeExt::connect(&b, browser_like()).await;
     let c = client(&b).await;
     for (tool, args) in [
-        ("browser_tabs", json!({"action": "close", "tab": 7})),
         ("browser_tabs", json!({"action": "select", "tab": 7})),
         ("browser_navigate", json!({"url": "https://a.example/", "tab": 7})),
         ("browser_snapshot", json!({"tab": 7})),
@@ -178,6 +177,18 @@ async fn only_tabs_the_agent_opened_can_be_used() {
             Command::TabClose { tab: 100 },
         ]
     );
+
+    // Closing a tab the agent did not open goes through the gate (an Act
+    // the extension asks the person about), never a plain TabClose.
+    let before = ext.commands().len();
+    call(&c, "browser_tabs", json!({"action": "close", "tab": 7})).await;
+    let sent = ext.commands()[before..].to_vec();
+    assert_eq!(sent[0], Command::TabsList { tabs: vec![7] });
+    assert!(
+        matches!(&sent[1], Command::Act { tab: 7, target: None, action: shared::action::Action::CloseTab, .. }),
+        "{sent:?}"
+    );
+    assert!(!sent.contains(&Command::TabClose { tab: 7 }));
     c.cancel().await.unwrap();
 }
 

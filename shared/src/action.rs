@@ -41,6 +41,11 @@ pub enum Action {
         direction: ScrollDirection,
     },
     Hover,
+    /// Close the tab (`target` is `None`). Only sent for a tab the agent did
+    /// not open: the extension classifies it high risk
+    /// (`ActionKind::CloseTab { opened_by_agent: false }`), asks the person
+    /// per the gate and then removes the tab with `chrome.tabs.remove`.
+    CloseTab,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -142,6 +142,7 @@ pub fn summarize(action: &Action, target: Option<&SummaryTarget<'_>>, sensitive:
                 element(t, &mut out);
             }
         }
+        Action::CloseTab => out.push_str("close a tab the agent did not open"),
     }
     out
 }

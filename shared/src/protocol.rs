@@ -88,6 +88,12 @@ pub enum Command {
         tab: TabId,
         request: TextRequest,
     },
+    /// A PNG of the tab's visible area (`chrome.tabs.captureVisibleTab`).
+    /// The extension makes the tab active in its window first and refuses
+    /// (`SECURITY_CHALLENGE`) when the page shows a security challenge.
+    Screenshot {
+        tab: TabId,
+    },
     /// Facts about the element behind `target` (for classification).
     Resolve {
         tab: TabId,
@@ -114,7 +120,8 @@ pub enum HistoryStep {
     Reload,
 }
 
-/// What the extension answers.
+/// What the extension answers. `Image` is a screenshot: base64 PNG (no
+/// `data:` prefix) and the page URL it shows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum CommandResult {
@@ -125,6 +132,7 @@ pub enum CommandResult {
     Text { text: PageText },
     Element { element: crate::action::ResolvedElement },
     Acted { report: crate::action::ActReport },
+    Image { png_base64: String, url: String },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -15,7 +15,8 @@ pub enum TabsAction {
     New,
     /// Make `tab` the current tab.
     Select,
-    /// Close `tab` (only tabs the agent opened).
+    /// Close `tab`: a tab the agent opened at once; any other tab only
+    /// after the person approves it (high risk).
     Close,
 }
 

@@ -251,6 +251,8 @@ impl Plan {
             Action::PressKey { key } => ActionKind::press_key(key),
             Action::Scroll { .. } => ActionKind::Scroll,
             Action::Hover => ActionKind::Hover,
+            // Only ever planned for a tab the agent did not open.
+            Action::CloseTab => ActionKind::CloseTab { opened_by_agent: false },
         }
     }
 
@@ -610,6 +612,7 @@ fn done_line(p: &Prepared) -> String {
         "press" => "Pressed",
         "scroll" => "Scrolled",
         "hover" => "Hovered",
+        "close" => "Closed",
         other => other,
     }
     .to_string();
@@ -858,6 +861,156 @@ pub(crate) async fn fill_form(
         &text,
         json!({ "tab": tab, "url": url, "risk": merged.risk, "reasons": merged.reasons, "fields": fields }),
     ))
+}
+
+/// `browser_tabs close` of a tab the agent did not open: the whole gate
+/// (STOP/Pause, site deny, `CloseTab { opened_by_agent: false }` is high
+/// risk → by default the person approves in the extension's window), then
+/// the extension removes the tab. Any tab id is accepted; a tab that does
+/// not exist is `NOT_FOUND` (the agent learns nothing else about the
+/// person's tabs: no listing, no URL or title in the result).
+pub(crate) async fn close_other_tab(
+    state: &AppState,
+    caller: &Caller,
+    tab: TabId,
+) -> Result<CallToolResult, WireError> {
+    let lock = state.actions().lock_for(tab);
+    let _serial = lock.lock().await;
+    let audit = Audit { state, caller };
+    let plan =
+        Plan { tool: "browser_tabs", tab, target: None, action: Action::CloseTab, form_field: false, intent: None };
+    // The tab's URL, for the site policy, the classification and the audit.
+    let listed =
+        state.hub().call(Command::TabsList { tabs: vec![tab] }, Duration::from_millis(COMMAND_TIMEOUT_MS)).await;
+    let url = match listed {
+        Ok(CommandResult::Tabs { tabs }) => match tabs.into_iter().find(|t| t.id == tab) {
+            Some(info) => info.url,
+            None => {
+                let e = err(ErrorCode::NotFound, format!("no tab {tab}"));
+                audit
+                    .record(Row {
+                        tool: plan.tool,
+                        tab: Some(tab),
+                        summary: &early_summary(&plan, Literals::Masked),
+                        outcome: e.code.as_str(),
+                        ..Row::default()
+                    })
+                    .await;
+                return Err(e);
+            }
+        },
+        Ok(_) => return Err(unexpected()),
+        Err(e) => return Err(e),
+    };
+    state.actions().remember_url(tab, &url);
+    let result = async {
+        let prepared = prepare(state, &audit, plan).await?;
+        execute(state, &audit, &prepared).await?;
+        Ok::<_, WireError>(prepared)
+    }
+    .await;
+    state.actions().forget(tab);
+    let p = result?;
+    let current = state.tabs().current;
+    let mut r = CallToolResult::success(vec![rmcp::model::ContentBlock::text(format!(
+        "Closed tab {tab} (a tab you did not open; {}).",
+        match p.decision {
+            Decision::Allow => "allowed by the person's policy",
+            _ => "the person approved it",
+        }
+    ))]);
+    r.structured_content =
+        Some(json!({ "closed": tab, "current": current, "risk": p.class.risk, "reasons": p.class.reasons }));
+    Ok(r)
+}
+
+/// `browser_screenshot`: a PNG of the agent tab's visible area. Refused
+/// with `SECURITY_CHALLENGE` when the bridge last saw a challenge on the
+/// tab, and by the extension when the page shows one right now; a site the
+/// person's policy denies → `PERMISSION_DENIED` (before dispatch when the
+/// URL is known, and again on the URL the extension reports, in which case
+/// the image is dropped). One audit row per call.
+pub(crate) async fn screenshot(
+    state: &AppState,
+    caller: &Caller,
+    args: shared::tools::ScreenshotArgs,
+) -> Result<CallToolResult, WireError> {
+    const TOOL: &str = "browser_screenshot";
+    let tab = target_tab(state, args.tab)?;
+    let lock = state.actions().lock_for(tab);
+    let _serial = lock.lock().await;
+    let audit = Audit { state, caller };
+    let reasons = vec!["screenshots are read-only".to_string()];
+    let row = |url: Option<&str>, decision: &'static str, outcome: &'static str| {
+        let reasons = reasons.clone();
+        let url = url.map(str::to_string);
+        async move {
+            audit
+                .record(Row {
+                    tool: TOOL,
+                    tab: Some(tab),
+                    summary: "screenshot",
+                    url: url.as_deref(),
+                    risk: Some(RiskLevel::Low),
+                    reasons: &reasons,
+                    decision: Some(decision),
+                    decided_by: Some(DecidedBy::Policy),
+                    outcome,
+                })
+                .await;
+        }
+    };
+    let memo = state.actions().page(tab);
+    if let Some(url) = &memo.url
+        && let Some(e) = denied_site(state, url)
+    {
+        row(Some(url), "deny", e.code.as_str()).await;
+        return Err(e);
+    }
+    if memo.challenge {
+        let e = challenge_error();
+        row(memo.url.as_deref(), "deny", e.code.as_str()).await;
+        return Err(e);
+    }
+    let answer = state.hub().call(Command::Screenshot { tab }, Duration::from_millis(COMMAND_TIMEOUT_MS)).await;
+    let (png_base64, url) = match answer {
+        Ok(CommandResult::Image { png_base64, url }) => (png_base64, url),
+        Ok(_) => return Err(unexpected()),
+        Err(e) => {
+            if e.code == ErrorCode::SecurityChallenge {
+                state.actions().remember_challenge(tab, true);
+            }
+            let decision = if matches!(e.code, ErrorCode::SecurityChallenge | ErrorCode::PermissionDenied) {
+                "deny"
+            } else {
+                "allow"
+            };
+            row(memo.url.as_deref(), decision, e.code.as_str()).await;
+            return Err(e);
+        }
+    };
+    state.actions().remember_url(tab, &url);
+    if let Some(e) = denied_site(state, &url) {
+        row(Some(&url), "deny", e.code.as_str()).await;
+        return Err(e);
+    }
+    row(Some(&url), "allow", "ok").await;
+    let mut r = CallToolResult::success(vec![
+        rmcp::model::ContentBlock::text(shared::untrusted::wrap_text(&format!(
+            "Screenshot of tab {tab} (visible area, PNG). The image shows web content: untrusted data."
+        ))),
+        rmcp::model::ContentBlock::image(png_base64, "image/png"),
+    ]);
+    r.structured_content = Some(shared::untrusted::wrap(json!({ "tab": tab, "url": url })));
+    Ok(r)
+}
+
+fn challenge_error() -> WireError {
+    err(
+        ErrorCode::SecurityChallenge,
+        "the page shows a security challenge (CAPTCHA or similar); no screenshot is taken. Ask the person to solve \
+         it by hand, then take a new browser_snapshot",
+    )
 }
 
 #[cfg(test)]

@@ -282,6 +282,10 @@ pub fn tab(id: i64, url: &str) -> TabInfo {
     TabInfo { id, url: url.to_string(), title: "Fixture page".into(), active: true }
 }
 
+/// A 1×1 PNG, base64.
+pub const FAKE_PNG_BASE64: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
 /// Answers like a small browser: tab ids from 100, a fixed page snapshot
 /// whose content tries a prompt injection.
 pub fn browser_like() -> Responder {
@@ -306,6 +310,9 @@ pub fn browser_like() -> Responder {
                     shared::error::ErrorCode::PermissionDenied,
                     "no page actions in this fake",
                 )));
+            }
+            Command::Screenshot { .. } => {
+                CommandResult::Image { png_base64: FAKE_PNG_BASE64.into(), url: "http://127.0.0.1:9/form".into() }
             }
             Command::ExtractText { .. } => CommandResult::Text {
                 text: shared::snapshot::PageText {
@@ -406,6 +413,8 @@ pub struct PageConfig {
     pub approver: DecidedBy,
     /// Visible text blocks (ExtractText).
     pub text: Vec<String>,
+    /// The page shows a security challenge (Screenshot is refused).
+    pub challenge: bool,
 }
 
 impl Default for PageConfig {
@@ -420,6 +429,7 @@ impl Default for PageConfig {
             resolve_error: None,
             approver: DecidedBy::Human,
             text: vec!["Welcome".into()],
+            challenge: false,
         }
     }
 }
@@ -674,8 +684,17 @@ async fn page_answer(
         }
         Command::TabsList { tabs } => {
             let c = cfg.lock().unwrap();
-            ok(CommandResult::Tabs {
-                tabs: tabs.iter().map(|t| tab(*t, c.urls.get(t).map_or("", |u| u.as_str()))).collect(),
+            // Only tabs that exist (opened by the agent or put in `urls`).
+            ok(CommandResult::Tabs { tabs: tabs.iter().filter_map(|t| c.urls.get(t).map(|u| tab(*t, u))).collect() })
+        }
+        Command::Screenshot { tab: t } => {
+            let c = cfg.lock().unwrap();
+            if c.challenge {
+                return Some(Outcome::Err(WireError::new(ErrorCode::SecurityChallenge, "the page shows a challenge")));
+            }
+            ok(CommandResult::Image {
+                png_base64: FAKE_PNG_BASE64.into(),
+                url: c.urls.get(&t).cloned().unwrap_or_default(),
             })
         }
         Command::History { tab: t, .. } => {

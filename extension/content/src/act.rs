@@ -245,6 +245,7 @@ fn perform(el: Option<&Element>, action: &Action) -> Result<(), WireError> {
             hover(el.expect("checked above"));
             Ok(())
         }
+        Action::CloseTab => Err(err(ErrorCode::InvalidRequest, "closing a tab is not a page action")),
     }
 }
 

@@ -47,6 +47,9 @@ extern "C" {
     pub async fn tabs_go_forward(tab_id: f64) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = reload, catch)]
     pub async fn tabs_reload(tab_id: f64) -> Result<JsValue, JsValue>;
+    /// `chrome.tabs.captureVisibleTab(windowId, options)`: a `data:` URL.
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = captureVisibleTab, catch)]
+    pub async fn tabs_capture_visible_tab(window_id: f64, options: &Object) -> Result<JsValue, JsValue>;
     /// Returns a Promise so callers can race it against a timeout.
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = sendMessage, catch)]
     pub fn tabs_send_message(tab_id: f64, message: &JsValue) -> Result<Promise, JsValue>;

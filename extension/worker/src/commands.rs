@@ -23,6 +23,7 @@ pub async fn run(command: Command) -> Outcome {
         Command::History { tab, step } => history(tab, step).await,
         Command::Snapshot { tab, request } => snapshot(tab, &request).await,
         Command::ExtractText { tab, request } => extract_text(tab, &request).await,
+        Command::Screenshot { tab } => screenshot(tab).await,
         Command::Resolve { tab, target } => crate::gate::resolve(tab, &target).await,
         // Every action goes through the gate: STOP/Pause, live
         // re-classification, the person's approval (crate::gate).
@@ -187,6 +188,45 @@ async fn extract_text(tab: TabId, request: &TextRequest) -> CmdResult {
         r @ CommandResult::Text { .. } => Ok(r),
         _ => Err(wire(ErrorCode::Internal, "the page sent invalid text")),
     }
+}
+
+/// `Command::Screenshot`: asks the page whether it shows a security
+/// challenge (a fresh interactive-only snapshot; refused when it does),
+/// makes the tab the active one of its window, then captures it as PNG.
+async fn screenshot(tab: TabId) -> CmdResult {
+    require_web_page(tab).await?;
+    let request = SnapshotRequest { scope: None, interactive_only: true };
+    let msg = obj(&[("type", JsValue::from_str("snapshot")), ("request", to_js(&request))]);
+    let url = match ask_page(tab, &msg).await? {
+        CommandResult::Snapshot { snapshot } if snapshot.challenge.is_some() => {
+            return Err(wire(
+                ErrorCode::SecurityChallenge,
+                "the page shows a security challenge (CAPTCHA or similar); no screenshot is taken. Ask the person \
+                 to solve it by hand",
+            ));
+        }
+        CommandResult::Snapshot { snapshot } => snapshot.url,
+        _ => return Err(wire(ErrorCode::Internal, "the page sent an invalid snapshot")),
+    };
+    let page = get_tab(tab).await?;
+    let window = page.window_id().ok_or_else(|| wire(ErrorCode::Internal, "the tab has no window"))?;
+    if page.active() != Some(true) {
+        chrome::tabs_update(tab_id(tab)?, &obj(&[("active", JsValue::TRUE)])).await.map_err(|e| tab_error(tab, &e))?;
+    }
+    // The tab may have navigated since the check: capture only the same page.
+    let now = info(&get_tab(tab).await?).url;
+    if now != url {
+        return Err(wire(ErrorCode::StaleRef, "the page changed while the screenshot was prepared; try again"));
+    }
+    let data = chrome::tabs_capture_visible_tab(window, &obj(&[("format", JsValue::from_str("png"))]))
+        .await
+        .map_err(|e| wire(ErrorCode::Internal, format!("cannot capture the tab: {}", js_error_text(&e))))?;
+    let data = data.as_string().unwrap_or_default();
+    let png_base64 = data
+        .strip_prefix("data:image/png;base64,")
+        .ok_or_else(|| wire(ErrorCode::Internal, "the capture is not a PNG"))?
+        .to_string();
+    Ok(CommandResult::Image { png_base64, url })
 }
 
 /// Only http(s) pages have our content script.

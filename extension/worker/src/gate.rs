@@ -467,6 +467,8 @@ fn action_kind(action: &Action) -> ActionKind {
         Action::PressKey { key } => ActionKind::press_key(key),
         Action::Scroll { .. } => ActionKind::Scroll,
         Action::Hover => ActionKind::Hover,
+        // The bridge sends it only for a tab the agent did not open.
+        Action::CloseTab => ActionKind::CloseTab { opened_by_agent: false },
     }
 }
 
@@ -524,13 +526,20 @@ pub async fn act(
         return Err(wire(ErrorCode::InvalidRequest, "this request id was used already"));
     }
     let generation = STATE.with(|s| s.borrow().stop_generation);
-    commands::require_web_page(tab).await?;
+    let close_tab = matches!(action, Action::CloseTab);
+    if close_tab && target.is_some() {
+        return Err(wire(ErrorCode::InvalidRequest, "closing a tab takes no ref"));
+    }
+    // Any tab can be closed (behind the gate); page actions need a web page.
+    if !close_tab {
+        commands::require_web_page(tab).await?;
+    }
     if target.is_some() && expect.is_none() {
         return Err(wire(ErrorCode::InvalidRequest, "an action on a ref needs the fingerprint it was resolved with"));
     }
 
     // Re-resolve and re-classify the live element.
-    let live = resolve_live(tab, target.as_deref()).await?;
+    let live = if close_tab { None } else { resolve_live(tab, target.as_deref()).await? };
     if let (Some(l), Some(want)) = (live.as_ref(), expect.as_ref())
         && l.fingerprint != *want
     {
@@ -625,11 +634,36 @@ pub async fn act(
     }
 
     let fingerprint = live.as_ref().map(|l| l.fingerprint.clone());
-    let mut report = perform(tab, target.as_deref(), &action, fingerprint.as_ref()).await?;
+    let mut report = if close_tab {
+        close(tab, &url).await?
+    } else {
+        perform(tab, target.as_deref(), &action, fingerprint.as_ref()).await?
+    };
     report.risk = c.risk;
     report.reasons = c.reasons;
     report.decided_by = decided_by;
     Ok(CommandResult::Acted { report })
+}
+
+/// Removes the tab (after the gate let it through).
+async fn close(tab: TabId, url: &str) -> Result<ActReport, WireError> {
+    let id = tab as f64;
+    chrome::tabs_remove(id).await.map_err(|e| {
+        let text = js_error_text(&e);
+        if text.contains("No tab") {
+            wire(ErrorCode::NotFound, format!("no tab {tab}"))
+        } else {
+            wire(ErrorCode::Internal, text)
+        }
+    })?;
+    Ok(ActReport {
+        effect: Effect::None,
+        url: url.to_string(),
+        risk: RiskLevel::Low,
+        reasons: Vec::new(),
+        decided_by: DecidedBy::Policy,
+        changes: vec![format!("tab {tab} closed")],
+    })
 }
 
 /// Tells the content script to act; finds out whether a navigation began.

@@ -12,6 +12,7 @@ mod csp;
 mod injection;
 mod navigation;
 mod popup;
+mod screenshot_close;
 mod stable_refs;
 mod stdio;
 mod strict_csp;
