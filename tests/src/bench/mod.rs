@@ -9,6 +9,7 @@
 //! ([`report`]), and is listed in `SUITES` in `src/bin/bench.rs`. Results
 //! go to stdout as a table and to `target/bench/<suite>.json`.
 
+pub mod click;
 pub mod client;
 pub mod pages;
 pub mod profile;

@@ -38,11 +38,30 @@ pub fn row_link_name(i: usize) -> String {
     format!("Item {i}")
 }
 
+/// URL path of the simple click page.
+pub fn click_path() -> String {
+    format!("/{SITE}/click.html")
+}
+
+/// A simple page for the click round trip: one low-risk button that
+/// toggles a details panel (a same-origin script; no form, no risky word).
+pub const CLICK_PAGE: &str = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Bench: click</title>\n\
+<script src=\"click.js\" defer></script></head>\n<body><main><h1>Product</h1>\n\
+<button type=\"button\" id=\"toggle\" aria-expanded=\"false\">Show details</button>\n\
+<p id=\"details\" hidden>Made of wood.</p>\n<p id=\"count\">0</p></main></body></html>\n";
+
+const CLICK_JS: &str = "document.getElementById('toggle').addEventListener('click', (e) => {\n\
+  const d = document.getElementById('details');\n  d.hidden = !d.hidden;\n\
+  e.target.setAttribute('aria-expanded', String(!d.hidden));\n\
+  const c = document.getElementById('count');\n  c.textContent = String(Number(c.textContent) + 1);\n});\n";
+
 /// Writes every page under `root/bench/`.
 pub fn write_all(root: &Path) -> std::io::Result<()> {
     let dir = root.join(SITE);
     std::fs::create_dir_all(&dir)?;
     std::fs::write(dir.join("form.html"), form_page())?;
+    std::fs::write(dir.join("click.html"), CLICK_PAGE)?;
+    std::fs::write(dir.join("click.js"), CLICK_JS)?;
     std::fs::write(dir.join("shadow.js"), SHADOW_JS)?;
     std::fs::write(dir.join("frame-form.html"), FRAME_FORM)?;
     for rows in ROW_SIZES {

@@ -22,11 +22,12 @@ use bench::report::Suite;
 use bench::{Bench, Config};
 
 /// The suites, in the order they run. Add new ones here (e.g. `click`).
-const SUITES: &[&str] = &["snapshot"];
+const SUITES: &[&str] = &["snapshot", "click"];
 
 async fn run_suite(name: &str, b: &mut Bench) -> Result<Suite> {
     match name {
         "snapshot" => bench::snapshot::run(b).await,
+        "click" => bench::click::run(b).await,
         other => bail!("unknown suite {other} (known: {})", SUITES.join(", ")),
     }
 }
