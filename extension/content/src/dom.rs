@@ -168,8 +168,9 @@ pub fn flat_children(el: &Element) -> Vec<web_sys::Node> {
         let assigned = assigned_nodes(el);
         if assigned.length() > 0 {
             for n in assigned.iter() {
-                if let Ok(n) = n.dyn_into::<web_sys::Node>() {
-                    out.push(n);
+                if n.is_object() {
+                    // Not `dyn_into`: nodes of iframes fail the top realm's instanceof.
+                    out.push(n.unchecked_into::<web_sys::Node>());
                 }
             }
             return out;

@@ -139,6 +139,8 @@ struct Cx<'a> {
     steps: u32,
     /// Nodes already referenced by aria-labelledby in this computation.
     visited: Vec<Element>,
+    /// Role of the element whose name is computed.
+    root_role: &'a str,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -153,7 +155,8 @@ enum Mode {
 
 /// The accessible name of `el` (whitespace collapsed, not yet cut).
 pub fn accessible_name(env: &NameEnv, el: &Element, tag: &str, role: &str) -> String {
-    let mut cx = Cx { env, root: el, in_labelledby: false, hidden_ok: false, steps: 0, visited: Vec::new() };
+    let mut cx =
+        Cx { env, root: el, in_labelledby: false, hidden_ok: false, steps: 0, visited: Vec::new(), root_role: role };
     let raw = compute(&mut cx, el, tag, role, Mode::Root);
     collapse(&raw, NAME_SCAN)
 }
@@ -168,7 +171,8 @@ pub fn description(env: &NameEnv, el: &Element) -> Option<String> {
         return Some(collapse(&d, NAME_SCAN));
     }
     let ids = attr_nonempty(el, "aria-describedby")?;
-    let mut cx = Cx { env, root: el, in_labelledby: true, hidden_ok: false, steps: 0, visited: Vec::new() };
+    let mut cx =
+        Cx { env, root: el, in_labelledby: true, hidden_ok: false, steps: 0, visited: Vec::new(), root_role: "" };
     let d = referenced_text(&mut cx, el, &ids);
     let d = collapse(&d, NAME_SCAN);
     (!d.is_empty()).then_some(d)
@@ -222,13 +226,14 @@ fn labelledby(el: &Element) -> Option<String> {
 
 fn element_by_id(el: &Element, id: &str) -> Option<Element> {
     let root = el.get_root_node();
-    if let Some(doc) = root.dyn_ref::<Document>() {
-        return doc.get_element_by_id(id);
+    // Node types, not `instanceof`: documents of iframes belong to another realm.
+    match root.node_type() {
+        web_sys::Node::DOCUMENT_NODE => root.unchecked_ref::<Document>().get_element_by_id(id),
+        web_sys::Node::DOCUMENT_FRAGMENT_NODE => {
+            root.unchecked_ref::<web_sys::DocumentFragment>().get_element_by_id(id)
+        }
+        _ => None,
     }
-    if let Some(frag) = root.dyn_ref::<web_sys::DocumentFragment>() {
-        return frag.get_element_by_id(id);
-    }
-    None
 }
 
 fn referenced_text(cx: &mut Cx, el: &Element, ids: &str) -> String {
@@ -331,21 +336,22 @@ fn compute(cx: &mut Cx, el: &Element, tag: &str, role: &str, mode: Mode) -> Stri
 /// The current value of a control embedded in a label (2C).
 fn embedded_value(el: &Element, tag: &str, role: &str) -> Option<String> {
     match role {
+        // Tags, not `instanceof`: elements of iframes belong to another realm.
         "textbox" | "searchbox" => {
-            if let Some(i) = el.dyn_ref::<HtmlInputElement>() {
-                return Some(i.value());
+            if tag == "input" {
+                return Some(el.unchecked_ref::<HtmlInputElement>().value());
             }
-            if let Some(t) = el.dyn_ref::<HtmlTextAreaElement>() {
-                return Some(t.value());
+            if tag == "textarea" {
+                return Some(el.unchecked_ref::<HtmlTextAreaElement>().value());
             }
             Some(el.text_content().unwrap_or_default())
         }
         "combobox" | "listbox" => {
-            if let Some(s) = el.dyn_ref::<HtmlSelectElement>() {
-                return Some(selected_text(s));
+            if tag == "select" {
+                return Some(selected_text(el.unchecked_ref::<HtmlSelectElement>()));
             }
-            if let Some(i) = el.dyn_ref::<HtmlInputElement>() {
-                return Some(i.value());
+            if tag == "input" {
+                return Some(el.unchecked_ref::<HtmlInputElement>().value());
             }
             // ARIA combobox/listbox: the selected option(s).
             let sel = el.query_selector("[role=option][aria-selected=true]").ok().flatten();
@@ -359,7 +365,7 @@ fn embedded_value(el: &Element, tag: &str, role: &str) -> Option<String> {
                 return Some(v);
             }
             if tag == "input" {
-                return el.dyn_ref::<HtmlInputElement>().map(|i| i.value());
+                return Some(el.unchecked_ref::<HtmlInputElement>().value());
             }
             None
         }
@@ -495,7 +501,11 @@ fn labels_text(cx: &mut Cx, el: &Element) -> Option<String> {
     let labels = LABELS.with(|l| l.borrow().as_ref().map(|l| l.of(el))).unwrap_or_else(|| {
         let list = dom::prop(el, "labels");
         let n = dom::prop_f64(&list, "length").unwrap_or(0.0) as u32;
-        (0..n).filter_map(|i| Reflect::get_u32(&list, i).ok().and_then(|l| l.dyn_into::<Element>().ok())).collect()
+        (0..n)
+            .filter_map(|i| {
+                Reflect::get_u32(&list, i).ok().filter(|l| l.is_object()).map(|l| l.unchecked_into::<Element>())
+            })
+            .collect()
     });
     if labels.is_empty() {
         return None;
@@ -550,7 +560,8 @@ impl Labels {
     /// The labels whose control is `el`, in document order.
     fn of(&self, el: &Element) -> Vec<Element> {
         let mut found: Vec<Element> = Vec::new();
-        let in_top = el.owner_document().is_some_and(|d| d == self.doc);
+        // In the top document's own tree (not a shadow tree, not a frame).
+        let in_top = self.doc.contains(Some(el));
         if in_top && !self.any {
             return found;
         }
@@ -564,7 +575,7 @@ impl Labels {
         if id.is_empty() {
             return found;
         }
-        if in_top && el.get_root_node().dyn_ref::<Document>().is_some() {
+        if in_top {
             let start = self.by_for.partition_point(|(k, _)| k.as_str() < id.as_str());
             for (k, l) in &self.by_for[start..] {
                 if *k != id {
@@ -583,7 +594,11 @@ impl Labels {
             {
                 let n = dom::prop_f64(&nodes, "length").unwrap_or(0.0) as u32;
                 for i in 0..n {
-                    let Ok(l) = Reflect::get_u32(&nodes, i).and_then(|l| l.dyn_into::<Element>()) else { continue };
+                    let Ok(l) = Reflect::get_u32(&nodes, i) else { continue };
+                    if !l.is_object() {
+                        continue;
+                    }
+                    let l: Element = l.unchecked_into();
                     if attr(&l, "for").as_deref() == Some(id.as_str()) && !found.contains(&l) && is_control(&l) {
                         found.push(l);
                     }
@@ -646,6 +661,13 @@ fn content_text(cx: &mut Cx, el: &Element, own_text: bool) -> String {
                     continue;
                 }
                 let role = roles::role_of(&e, &tag).unwrap_or("generic");
+                // A tree item's or menu item's name leaves out its subtree
+                // or submenu (as Chromium does).
+                if matches!(role, "group" | "tree" | "menu" | "listbox")
+                    && matches!(cx.root_role, "treeitem" | "menuitem" | "menuitemcheckbox" | "menuitemradio")
+                {
+                    continue;
+                }
                 let block = is_block(&e, &tag);
                 let t = compute(cx, &e, &tag, role, Mode::Descendant);
                 if block {

@@ -120,6 +120,7 @@ pub const INTERACTIVE: &[&str] = &[
     "spinbutton",
     "treeitem",
     "scrollbar",
+    "gridcell",
 ];
 
 pub fn is_interactive(role: &str) -> bool {

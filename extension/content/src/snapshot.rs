@@ -66,7 +66,7 @@ fn walk(
             w.visit(&el, 0, 0);
         }
         None => {
-            let (dialogs, modal) = open_dialogs(&document, &w.vis);
+            let (dialogs, modal) = open_dialogs(document, &w.vis);
             for d in &dialogs {
                 w.visit(d, 0, 0);
                 w.flush_text();
@@ -95,6 +95,21 @@ fn reserve_memory(doc: &Document) {
     drop(std::hint::black_box(v));
 }
 
+/// The visible text under `root` as blocks (`browser_extract_text`): the
+/// same walk and visibility rules as a snapshot (shadow roots, same-origin
+/// frames, nothing hidden or clipped away), every element's text
+/// collected, split at block boundaries; form fields give no values.
+pub fn text_blocks(root: &Element, max_blocks: usize) -> Vec<String> {
+    let Some(doc) = root.owner_document() else { return Vec::new() };
+    let Some(win) = doc.default_view() else { return Vec::new() };
+    let pseudo = Pseudo::scan(&doc);
+    let mut w = Walker::new(&win, &doc, &pseudo, false);
+    w.text_only = true;
+    w.visit(root, 0, 0);
+    w.flush_text();
+    w.nodes.into_iter().take(max_blocks).map(|n| n.name).collect()
+}
+
 fn internal(msg: &str) -> WireError {
     WireError::new(ErrorCode::Internal, msg)
 }
@@ -115,7 +130,9 @@ fn open_dialogs(doc: &Document, vis: &dom::Visibility) -> (Vec<Element>, bool) {
         if out.iter().any(|o| o.contains(Some(&el))) {
             continue;
         }
-        modal |= el.matches(":modal").unwrap_or(false) || attr_is(&el, "aria-modal", "true");
+        // Only showModal() makes the rest inert; Chromium 156 keeps the page
+        // around an aria-modal dialog in its tree, and so do we.
+        modal |= el.matches(":modal").unwrap_or(false);
         out.push(el);
     }
     (out, modal)
@@ -141,6 +158,8 @@ struct Walker<'a> {
     text_depth: u16,
     /// Whether the element last described lies outside the viewport.
     last_offscreen: bool,
+    /// Text extraction: no element lines, all visible text as blocks.
+    text_only: bool,
 }
 
 impl<'a> Walker<'a> {
@@ -160,6 +179,7 @@ impl<'a> Walker<'a> {
             text: String::new(),
             text_depth: 0,
             last_offscreen: false,
+            text_only: false,
         };
         w.set_window(win.clone());
         w
@@ -232,6 +252,14 @@ impl<'a> Walker<'a> {
             return;
         }
         let shown = vis != Vis::Invisible;
+        // Clipped to (almost) nothing: `overflow: hidden` on a box of at most
+        // 1×1 px hides its content (visually-hidden and zero-size tricks).
+        let rect = (vis == Vis::Shown && self.offscreen == 0).then(|| el.get_bounding_client_rect());
+        if let Some(r) = &rect
+            && self.clipped_away(el, r)
+        {
+            return;
+        }
         let block = dom::is_block_tag(&tag);
         if block {
             self.flush_text();
@@ -244,7 +272,7 @@ impl<'a> Walker<'a> {
         let mut child_depth = depth;
         let mut marked_offscreen = false;
         if listed {
-            match self.describe(el, &tag, role, depth, vis) {
+            match self.describe(el, &tag, role, depth, rect.as_ref()) {
                 Some(node) => {
                     self.flush_text();
                     marked_offscreen = self.last_offscreen;
@@ -253,16 +281,10 @@ impl<'a> Walker<'a> {
                     child_depth = depth.saturating_add(1);
                     consume = roles::name_from_content(role) && role != "row";
                 }
-                None => {
-                    // Zero-size and clipped: hidden.
-                    if vis == Vis::Shown && self.clipped_away(el) {
-                        return;
-                    }
-                    listed = false;
-                }
+                None => listed = false,
             }
         }
-        if shown && !consume && self.consumes_label_text(el, &tag) {
+        if shown && !consume && !self.text_only && self.consumes_label_text(el, &tag) {
             consume = true;
         }
 
@@ -365,7 +387,7 @@ impl<'a> Walker<'a> {
 
     /// Whether an element with this role becomes a line.
     fn listed(&self, el: &Element, tag: &str, role: &str) -> bool {
-        if !roles::is_listed(role) {
+        if self.text_only || !roles::is_listed(role) {
             return false;
         }
         let interactive = roles::is_interactive(role);
@@ -379,7 +401,7 @@ impl<'a> Walker<'a> {
         match role {
             // A cell holding controls or structure is a container: its
             // content is listed instead.
-            "cell" | "gridcell" | "columnheader" | "rowheader" => {
+            "cell" | "columnheader" | "rowheader" => {
                 !(el.first_element_child().is_some() && el.query_selector(RICH).ok().flatten().is_some())
             }
             "iframe" => tag == "iframe" || tag == "frame",
@@ -398,10 +420,9 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// Zero-size elements whose overflow is clipped show nothing.
-    fn clipped_away(&self, el: &Element) -> bool {
-        let r = el.get_bounding_client_rect();
-        if r.width() > 0.0 || r.height() > 0.0 {
+    /// Boxes of at most 1×1 px whose overflow is clipped show nothing.
+    fn clipped_away(&self, el: &Element, r: &web_sys::DomRect) -> bool {
+        if r.width() > 1.0 || r.height() > 1.0 {
             return false;
         }
         let Some(style) = self.win.get_computed_style(el).ok().flatten() else { return false };
@@ -410,7 +431,8 @@ impl<'a> Walker<'a> {
     }
 
     fn visit_frame(&mut self, el: &Element, depth: u16, nesting: u32) {
-        let Some(frame) = el.dyn_ref::<HtmlIFrameElement>() else { return };
+        // `local_name` was checked; no `instanceof` (frames nest realms).
+        let frame = el.unchecked_ref::<HtmlIFrameElement>();
         let doc = frame.content_document();
         let Some(doc) = doc else { return };
         let (Some(root), Some(win)) = (doc.document_element(), doc.default_view()) else { return };
@@ -424,12 +446,19 @@ impl<'a> Walker<'a> {
 
     /// The line for a listed element, or `None` when it turns out to show
     /// nothing (unnamed image or group, zero-size clipped control).
-    fn describe(&mut self, el: &Element, tag: &str, role: &'static str, depth: u16, vis: Vis) -> Option<Node> {
+    fn describe(
+        &mut self,
+        el: &Element,
+        tag: &str,
+        role: &'static str,
+        depth: u16,
+        rect: Option<&web_sys::DomRect>,
+    ) -> Option<Node> {
         let interactive = roles::is_interactive(role);
         let mut node = Node { depth, role: role.to_string(), ..Node::default() };
 
         if role == "iframe" {
-            let frame = el.dyn_ref::<HtmlIFrameElement>()?;
+            let frame = el.unchecked_ref::<HtmlIFrameElement>();
             if frame.content_document().is_some() {
                 return None; // same-origin: walked in place
             }
@@ -460,21 +489,7 @@ impl<'a> Walker<'a> {
         // content: long lists would pay a word a row (browser_click
         // scrolls to its target anyway).
         self.last_offscreen = false;
-        if self.offscreen == 0 && vis == Vis::Shown {
-            let r = el.get_bounding_client_rect();
-            let (w, h) = (r.width(), r.height());
-            if w == 0.0 && h == 0.0 && interactive {
-                let clipped = self
-                    .win
-                    .get_computed_style(el)
-                    .ok()
-                    .flatten()
-                    .map(|s| s.get_property_value("overflow").unwrap_or_default())
-                    .is_some_and(|o| o.contains("hidden") || o.contains("clip"));
-                if clipped {
-                    return None;
-                }
-            }
+        if let Some(r) = rect {
             let out = r.bottom() <= 0.0 || r.right() <= 0.0 || r.top() >= self.view_h || r.left() >= self.view_w;
             if out && self.view_h > 0.0 {
                 self.last_offscreen = true;
@@ -564,10 +579,8 @@ fn list_items(el: &Element, tag: &str) -> Option<u32> {
 
 fn states_of(el: &Element, tag: &str, role: &str, focused: Option<&Element>, s: &mut Vec<State>) {
     let attrs = el.has_attributes();
-    if tag == "input"
-        && matches!(role, "checkbox" | "radio" | "switch" | "menuitemcheckbox" | "menuitemradio")
-        && let Some(input) = el.dyn_ref::<HtmlInputElement>()
-    {
+    if tag == "input" && matches!(role, "checkbox" | "radio" | "switch" | "menuitemcheckbox" | "menuitemradio") {
+        let input = el.unchecked_ref::<HtmlInputElement>();
         if input.indeterminate() {
             s.push(State::Mixed);
         } else if input.checked() {
@@ -631,14 +644,14 @@ fn value_of(el: &Element, tag: &str, role: &str, input_type: &str, name: &str) -
             {
                 return None;
             }
-            el.dyn_ref::<HtmlInputElement>()?.value()
+            el.unchecked_ref::<HtmlInputElement>().value()
         }
-        "textarea" => el.dyn_ref::<HtmlTextAreaElement>()?.value(),
+        "textarea" => el.unchecked_ref::<HtmlTextAreaElement>().value(),
         "select" => {
             if role == "listbox" {
                 return None; // its options are listed with `selected`
             }
-            name::selected_text(el.dyn_ref::<HtmlSelectElement>()?)
+            name::selected_text(el.unchecked_ref::<HtmlSelectElement>())
         }
         "progress" | "meter" => attr(el, "value").unwrap_or_default(),
         _ => {
@@ -685,8 +698,8 @@ fn deep_active_element(doc: &Document) -> Option<Element> {
     for _ in 0..32 {
         let inner = if let Some(shadow) = active.shadow_root() {
             shadow.active_element()
-        } else if let Some(frame) = active.dyn_ref::<HtmlIFrameElement>() {
-            frame.content_document().and_then(|d| d.active_element())
+        } else if matches!(active.local_name().as_str(), "iframe" | "frame") {
+            active.unchecked_ref::<HtmlIFrameElement>().content_document().and_then(|d| d.active_element())
         } else {
             None
         };
