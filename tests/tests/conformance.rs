@@ -255,20 +255,3 @@ async fn wpt_roles_and_names() {
     assert_eq!(unexplained, 0, "{unexplained} unmet expectations have no reason in tests/data/wpt_unmet.tsv");
     assert!(rate >= 95.0, "conformance {rate:.1}% < 95%");
 }
-
-/// Debugging aid: prints Chromium's accessibility tree (role, name) for the
-/// HTML in `AX_PROBE_HTML`. `AX_PROBE_HTML='<button>a<!-- -->b</button>'
-/// cargo test -p tests --test conformance ax_probe -- --ignored --nocapture`
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore]
-async fn ax_probe() {
-    let html = std::env::var("AX_PROBE_HTML").unwrap_or_else(|_| "<button>a<!-- -->b</button>".into());
-    let browser = Browser::plain().await.expect("browser");
-    let dir = tests::temp_dir("probe");
-    std::fs::write(dir.path().join("index.html"), html).unwrap();
-    let server = FixtureServer::serve(dir.path().to_path_buf());
-    let page = browser.cdp.new_page(&server.url("/index.html")).await.expect("page");
-    for n in page.ax_nodes().await.expect("ax") {
-        eprintln!("{:<20} {:?} {:?} {:?}", n.role, n.name, n.value, n.states);
-    }
-}
