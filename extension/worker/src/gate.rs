@@ -666,6 +666,10 @@ async fn close(tab: TabId, url: &str) -> Result<ActReport, WireError> {
     })
 }
 
+/// After a lost reply, how long to look for the navigation that caused it.
+const LOST_REPLY_POLLS: u32 = 40;
+const LOST_REPLY_POLL_MS: u32 = 50;
+
 /// Tells the content script to act; finds out whether a navigation began.
 async fn perform(
     tab: TabId,
@@ -705,7 +709,18 @@ async fn perform(
             return Err(e);
         }
     };
-    let now = commands::tab_url(tab).await.unwrap_or_default();
+    let mut now = commands::tab_url(tab).await.unwrap_or_default();
+    if report.effect == Effect::Unknown {
+        // The page went away before it could answer: a navigation is the
+        // usual reason, but the tab may not report it yet. Give it a moment.
+        for _ in 0..LOST_REPLY_POLLS {
+            if waiter.seen_loading() || now != before {
+                break;
+            }
+            crate::util::sleep(LOST_REPLY_POLL_MS).await;
+            now = commands::tab_url(tab).await.unwrap_or_default();
+        }
+    }
     let navigating = report.effect == Effect::Navigated || waiter.seen_loading() || now != before;
     if navigating {
         let _ = waiter.wait_ms(tab, NAV_WAIT_MS).await;

@@ -204,4 +204,23 @@ async fn risky_actions_wait_for_the_person() {
     for h in &history {
         assert!(!h["url"].as_str().unwrap_or("").contains('?'), "a query string in the history: {h}");
     }
+
+    // ---- the audit log has a row for every case, with who decided
+    let out = std::process::Command::new(tests::chaperone_bin())
+        .args(["audit", "--json", "--home"])
+        .arg(s.daemon.home())
+        .output()
+        .expect("run chaperone audit");
+    assert!(out.status.success(), "chaperone audit: {}", String::from_utf8_lossy(&out.stderr));
+    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).expect("audit JSON");
+    let by: Vec<&str> = rows.iter().filter_map(|r| r["decided_by"].as_str()).collect();
+    for want in ["policy", "human", "timeout", "stop", "yolo"] {
+        assert!(by.contains(&want), "no audit row decided by {want:?}: {rows:#?}");
+    }
+    for r in &rows {
+        assert!(!r["url"].as_str().unwrap_or("").contains('?'), "a query string in the audit log: {r}");
+    }
+    let clicks_on =
+        |name: &str| rows.iter().filter(|r| r["summary"].as_str().is_some_and(|t| t.contains(name))).count();
+    assert!(clicks_on("Delete account") >= 2, "the approved and the denied Delete account are audited: {rows:#?}");
 }
