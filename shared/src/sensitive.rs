@@ -26,6 +26,34 @@ pub enum SensitiveKind {
 }
 
 impl SensitiveKind {
+    const ALL: [SensitiveKind; 7] = [
+        SensitiveKind::Password,
+        SensitiveKind::OneTimeCode,
+        SensitiveKind::Pin,
+        SensitiveKind::Token,
+        SensitiveKind::Card,
+        SensitiveKind::Bank,
+        SensitiveKind::NationalId,
+    ];
+
+    /// The wire name (`ResolvedElement::sensitive`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SensitiveKind::Password => "password",
+            SensitiveKind::OneTimeCode => "one_time_code",
+            SensitiveKind::Pin => "pin",
+            SensitiveKind::Token => "token",
+            SensitiveKind::Card => "card",
+            SensitiveKind::Bank => "bank",
+            SensitiveKind::NationalId => "national_id",
+        }
+    }
+
+    /// The kind of a wire name; `None` for a name this version does not know.
+    pub fn parse(name: &str) -> Option<SensitiveKind> {
+        Self::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
     /// Card and bank credentials are never entered by the agent, not even
     /// from the secret store (reference 000).
     pub fn agent_may_never_fill(self) -> bool {
@@ -212,6 +240,14 @@ mod tests {
         ] {
             assert_eq!(classify_name(s), None, "{s}");
         }
+    }
+
+    #[test]
+    fn wire_names_round_trip() {
+        for k in SensitiveKind::ALL {
+            assert_eq!(SensitiveKind::parse(k.as_str()), Some(k));
+        }
+        assert_eq!(SensitiveKind::parse("something-new"), None);
     }
 
     #[test]

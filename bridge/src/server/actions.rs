@@ -206,16 +206,7 @@ fn effective_policy(state: &AppState, url: &str) -> RiskDecisions {
 /// The wire name of a sensitive kind (`ResolvedElement::sensitive`); an
 /// unknown name is treated as the strictest kind.
 fn sensitive_kind(name: &str) -> SensitiveKind {
-    match name {
-        "password" => SensitiveKind::Password,
-        "one_time_code" => SensitiveKind::OneTimeCode,
-        "pin" => SensitiveKind::Pin,
-        "token" => SensitiveKind::Token,
-        "card" => SensitiveKind::Card,
-        "bank" => SensitiveKind::Bank,
-        "national_id" => SensitiveKind::NationalId,
-        _ => SensitiveKind::Password,
-    }
+    SensitiveKind::parse(name).unwrap_or(SensitiveKind::Password)
 }
 
 /// Who decided, from an error the extension returned for an `Act`.

@@ -9,7 +9,7 @@ use shared::action::{Fingerprint, ResolvedElement};
 use shared::error::{ErrorCode, WireError};
 use shared::limits::{MAX_NAME_CHARS, truncate_chars};
 use shared::risk::ElementFacts;
-use shared::sensitive::{FieldFacts, SensitiveKind, classify_field};
+use shared::sensitive::{FieldFacts, classify_field};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{Document, Element};
@@ -22,19 +22,6 @@ use crate::{refs, roles};
 const MAX_CONTEXT: usize = 4;
 /// Headings looked at when searching the nearest one above an element.
 const MAX_HEADINGS: u32 = 2_000;
-
-/// The wire name of a sensitive-field kind (`ResolvedElement::sensitive`).
-pub fn kind_name(k: SensitiveKind) -> &'static str {
-    match k {
-        SensitiveKind::Password => "password",
-        SensitiveKind::OneTimeCode => "one_time_code",
-        SensitiveKind::Pin => "pin",
-        SensitiveKind::Token => "token",
-        SensitiveKind::Card => "card",
-        SensitiveKind::Bank => "bank",
-        SensitiveKind::NationalId => "national_id",
-    }
-}
 
 pub fn document() -> Result<Document, WireError> {
     web_sys::window().and_then(|w| w.document()).ok_or_else(|| WireError::new(ErrorCode::Internal, "no document"))
@@ -115,7 +102,7 @@ pub fn resolve(el: &Element) -> Result<ResolvedElement, WireError> {
             label: &name,
             placeholder: &placeholder,
         })
-        .map(|k| kind_name(k).to_string())
+        .map(|k| k.as_str().to_string())
     } else {
         None
     };

@@ -472,19 +472,6 @@ fn action_kind(action: &Action) -> ActionKind {
     }
 }
 
-pub fn sensitive_kind(name: &str) -> Option<SensitiveKind> {
-    Some(match name {
-        "password" => SensitiveKind::Password,
-        "one_time_code" => SensitiveKind::OneTimeCode,
-        "pin" => SensitiveKind::Pin,
-        "token" => SensitiveKind::Token,
-        "card" => SensitiveKind::Card,
-        "bank" => SensitiveKind::Bank,
-        "national_id" => SensitiveKind::NationalId,
-        _ => return None,
-    })
-}
-
 /// Live facts about `target` (or the focused element when absent).
 async fn resolve_live(tab: TabId, target: Option<&str>) -> Result<Option<ResolvedElement>, WireError> {
     let msg =
@@ -555,7 +542,7 @@ pub async fn act(
         Some(l) => l.url.clone(),
         None => commands::tab_url(tab).await?,
     };
-    let sensitive = live.as_ref().and_then(|l| l.sensitive.as_deref()).and_then(sensitive_kind);
+    let sensitive = live.as_ref().and_then(|l| l.sensitive.as_deref()).and_then(SensitiveKind::parse);
     let password = sensitive == Some(SensitiveKind::Password)
         || live.as_ref().is_some_and(|l| l.facts.input_type.eq_ignore_ascii_case("password"));
     if matches!(action, Action::Type { .. }) && password {
