@@ -161,21 +161,21 @@ pub fn accessible_name(env: &NameEnv, el: &Element, tag: &str, role: &str) -> St
     collapse(&raw, NAME_SCAN)
 }
 
-/// The description of `el`: `aria-description`, else the text of its
-/// `aria-describedby` targets.
+/// The description of `el` in AccName order: the text of its
+/// `aria-describedby` targets, else `aria-description`.
 pub fn description(env: &NameEnv, el: &Element) -> Option<String> {
     if !el.has_attributes() {
         return None;
     }
-    if let Some(d) = attr_nonempty(el, "aria-description") {
-        return Some(collapse(&d, NAME_SCAN));
+    if let Some(ids) = attr_nonempty(el, "aria-describedby") {
+        let mut cx =
+            Cx { env, root: el, in_labelledby: true, hidden_ok: false, steps: 0, visited: Vec::new(), root_role: "" };
+        let d = collapse(&referenced_text(&mut cx, el, &ids), NAME_SCAN);
+        if !d.is_empty() {
+            return Some(d);
+        }
     }
-    let ids = attr_nonempty(el, "aria-describedby")?;
-    let mut cx =
-        Cx { env, root: el, in_labelledby: true, hidden_ok: false, steps: 0, visited: Vec::new(), root_role: "" };
-    let d = referenced_text(&mut cx, el, &ids);
-    let d = collapse(&d, NAME_SCAN);
-    (!d.is_empty()).then_some(d)
+    attr_nonempty(el, "aria-description").map(|d| collapse(&d, NAME_SCAN))
 }
 
 fn window_of(el: &Element) -> Option<Window> {
