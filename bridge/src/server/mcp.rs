@@ -655,62 +655,36 @@ impl McpServer {
     ) -> Option<Result<CallToolResult, WireError>> {
         let state = &self.state;
         Some(match name {
-            "browser_click" => match parse::<ClickArgs>(args) {
-                Ok(a) => actions::click(state, caller, a).await,
-                Err(e) => Err(e),
-            },
-            "browser_type" => match parse::<TypeArgs>(args) {
-                Ok(a) => actions::type_text(state, caller, a).await,
-                Err(e) => Err(e),
-            },
-            "browser_fill_form" => match parse::<FillFormArgs>(args) {
-                Ok(a) => actions::fill_form(state, caller, a).await,
-                Err(e) => Err(e),
-            },
-            "browser_select_option" => match parse::<SelectOptionArgs>(args) {
-                Ok(a) => actions::select_option(state, caller, a).await,
-                Err(e) => Err(e),
-            },
-            "browser_press_key" => match parse::<PressKeyArgs>(args) {
-                Ok(a) => actions::press_key(state, caller, a).await,
-                Err(e) => Err(e),
-            },
-            "browser_scroll" => match parse::<ScrollArgs>(args) {
-                Ok(a) => actions::scroll(state, caller, a).await,
-                Err(e) => Err(e),
-            },
-            "browser_hover" => match parse::<HoverArgs>(args) {
-                Ok(a) => actions::hover(state, caller, a).await,
-                Err(e) => Err(e),
-            },
-            "browser_screenshot" => match parse::<ScreenshotArgs>(args) {
-                Ok(a) => actions::screenshot(state, caller, a).await,
-                Err(e) => Err(e),
-            },
-            "browser_wait_for" => match parse::<WaitForArgs>(args) {
-                Ok(a) => self.browser_wait_for(a).await,
-                Err(e) => Err(e),
-            },
-            "browser_tabs" => match parse(args) {
-                Ok(a) => self.browser_tabs(a, caller).await,
-                Err(e) => Err(e),
-            },
-            "browser_navigate" => match parse(args) {
-                Ok(a) => self.browser_navigate(a).await,
-                Err(e) => Err(e),
-            },
-            "browser_snapshot" => match parse(args) {
-                Ok(a) => self.browser_snapshot(a).await,
-                Err(e) => Err(e),
-            },
-            "browser_extract_text" => match parse(args) {
-                Ok(a) => self.browser_extract_text(a).await,
-                Err(e) => Err(e),
-            },
+            "browser_click" => then(parse::<ClickArgs>(args), |a| actions::click(state, caller, a)).await,
+            "browser_type" => then(parse::<TypeArgs>(args), |a| actions::type_text(state, caller, a)).await,
+            "browser_fill_form" => then(parse::<FillFormArgs>(args), |a| actions::fill_form(state, caller, a)).await,
+            "browser_select_option" => {
+                then(parse::<SelectOptionArgs>(args), |a| actions::select_option(state, caller, a)).await
+            }
+            "browser_press_key" => then(parse::<PressKeyArgs>(args), |a| actions::press_key(state, caller, a)).await,
+            "browser_scroll" => then(parse::<ScrollArgs>(args), |a| actions::scroll(state, caller, a)).await,
+            "browser_hover" => then(parse::<HoverArgs>(args), |a| actions::hover(state, caller, a)).await,
+            "browser_screenshot" => {
+                then(parse::<ScreenshotArgs>(args), |a| actions::screenshot(state, caller, a)).await
+            }
+            "browser_wait_for" => then(parse::<WaitForArgs>(args), |a| self.browser_wait_for(a)).await,
+            "browser_tabs" => then(parse(args), |a| self.browser_tabs(a, caller)).await,
+            "browser_navigate" => then(parse(args), |a| self.browser_navigate(a)).await,
+            "browser_snapshot" => then(parse(args), |a| self.browser_snapshot(a)).await,
+            "browser_extract_text" => then(parse(args), |a| self.browser_extract_text(a)).await,
             "browser_status" => parse(args).and_then(|a| self.browser_status(a)),
             _ => return None,
         })
     }
+}
+
+/// Runs `f` on parsed arguments, or passes the parse error on.
+async fn then<A, F, Fut>(parsed: Result<A, WireError>, f: F) -> Result<CallToolResult, WireError>
+where
+    F: FnOnce(A) -> Fut,
+    Fut: std::future::Future<Output = Result<CallToolResult, WireError>>,
+{
+    f(parsed?).await
 }
 
 impl ServerHandler for McpServer {
