@@ -24,12 +24,16 @@ pub struct SummaryTarget<'a> {
 
 /// What happens to values the agent supplied (typed text, option labels).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Literals {
+pub enum Literals<'a> {
     /// Shown, except into a sensitive field ([`MASK`]). For the approval
     /// window and the audit row.
     UnlessSensitive,
-    /// Always [`MASK`]. For log lines.
+    /// Always [`MASK`]. For log lines, and for every summary written before
+    /// the target is resolved (its sensitivity is not known yet).
     Masked,
+    /// The typed text is the stored secret of this name: shown as
+    /// `{secret:NAME}` everywhere, never resolved. Other values are masked.
+    Secret(&'a str),
 }
 
 fn literal(s: &str, hide: bool, out: &mut String) {
@@ -63,8 +67,13 @@ fn element(t: &SummaryTarget<'_>, out: &mut String) {
 
 /// The summary of `action` on `target` (`None`: the page or the focused
 /// element). `sensitive`: the target is a sensitive field.
-pub fn summarize(action: &Action, target: Option<&SummaryTarget<'_>>, sensitive: bool, literals: Literals) -> String {
-    let hide = sensitive || literals == Literals::Masked;
+pub fn summarize(
+    action: &Action,
+    target: Option<&SummaryTarget<'_>>,
+    sensitive: bool,
+    literals: Literals<'_>,
+) -> String {
+    let hide = sensitive || literals != Literals::UnlessSensitive;
     let mut out = String::new();
     let on = |prep: &str, out: &mut String| {
         if let Some(t) = target {
@@ -84,7 +93,14 @@ pub fn summarize(action: &Action, target: Option<&SummaryTarget<'_>>, sensitive:
         }
         Action::Type { text, submit } => {
             out.push_str("type ");
-            literal(text, hide, &mut out);
+            match literals {
+                Literals::Secret(name) => {
+                    out.push_str("{secret:");
+                    out.push_str(name);
+                    out.push('}');
+                }
+                _ => literal(text, hide, &mut out),
+            }
             on("into", &mut out);
             if *submit {
                 out.push_str(", then press Enter");
@@ -199,6 +215,13 @@ mod tests {
             r#"select "Delete", "Archive" in combobox "Actions" [e4]"#
         );
         assert!(!summarize(&sel, None, false, Literals::Masked).contains("Delete"));
+        let secret = Action::Type { text: "RESOLVED-VALUE".into(), submit: false };
+        for sensitive in [true, false] {
+            assert_eq!(
+                summarize(&secret, Some(&f), sensitive, Literals::Secret("API_TOKEN")),
+                r#"type {secret:API_TOKEN} into textbox "API token" [e5]"#
+            );
+        }
         let long = Action::Type { text: "x".repeat(500), submit: false };
         assert!(summarize(&long, None, false, Literals::UnlessSensitive).chars().count() < 80);
     }

@@ -100,25 +100,34 @@ pub const MAX_FORM_FIELDS: usize = 50;
 /// Most options of one `browser_select_option`.
 pub const MAX_OPTIONS: usize = 50;
 
-/// Where a typed value comes from. Only a plain string literal is accepted
-/// in this version; `{"secret": "NAME"}` (resolved by the bridge at
-/// execution time) and `{"param": "NAME"}` (flows) become further variants
-/// of this enum, so the field's shape never changes for agents.
+/// Where a typed value comes from: a plain string, or `{"secret": "NAME"}`
+/// — a value the person stored with `chaperone secret set NAME`, resolved by
+/// the bridge only when the action runs and sent only in the one message
+/// that fills the field. (`{"param": "NAME"}` for flows becomes a further
+/// variant, so the field's shape never changes for agents.)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum ValueSource {
-    /// The text itself.
+    /// The text itself. Refused for sensitive fields (API tokens, PINs,
+    /// one-time codes…): use a secret there.
     Literal(String),
+    /// A stored secret, by name.
+    Secret(SecretRef),
 }
 
-impl ValueSource {
-    /// The literal text (every variant accepted today is a literal).
-    pub fn literal(&self) -> &str {
-        match self {
-            ValueSource::Literal(s) => s,
-        }
-    }
+/// `{"secret": "NAME"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct SecretRef {
+    /// Name given to `chaperone secret set` (`[A-Za-z0-9_.-]{1,64}`).
+    pub secret: String,
+}
+
+/// Whether `name` can name a secret: `[A-Za-z0-9_.-]{1,64}`.
+pub fn is_valid_secret_name(name: &str) -> bool {
+    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -305,17 +314,38 @@ mod tests {
     }
 
     #[test]
-    fn values_are_literals_for_now() {
+    fn values_are_literals_or_named_secrets() {
         let a: TypeArgs = serde_json::from_str(r#"{"ref":"e3","text":"hello","submit":true}"#).unwrap();
-        assert_eq!(a.text.literal(), "hello");
-        // Secrets arrive with the secret store; until then the shape is refused.
-        assert!(serde_json::from_str::<TypeArgs>(r#"{"ref":"e3","text":{"secret":"GITHUB"}}"#).is_err());
-        assert!(serde_json::from_str::<TypeArgs>(r#"{"ref":"e3","text":7}"#).is_err());
-        let f: FillFormArgs = serde_json::from_str(r#"{"fields":[{"ref":"e1","value":"a"}]}"#).unwrap();
+        assert_eq!(a.text, ValueSource::Literal("hello".into()));
+        let a: TypeArgs = serde_json::from_str(r#"{"ref":"e3","text":{"secret":"GITHUB"}}"#).unwrap();
+        assert_eq!(a.text, ValueSource::Secret(SecretRef { secret: "GITHUB".into() }));
+        // A secret reference carries a name only: no value, no other field.
+        for bad in [
+            r#"{"ref":"e3","text":{"secret":"A","value":"x"}}"#,
+            r#"{"ref":"e3","text":{"secret":7}}"#,
+            r#"{"ref":"e3","text":{}}"#,
+            r#"{"ref":"e3","text":7}"#,
+        ] {
+            assert!(serde_json::from_str::<TypeArgs>(bad).is_err(), "{bad}");
+        }
+        let f: FillFormArgs =
+            serde_json::from_str(r#"{"fields":[{"ref":"e1","value":"a"},{"ref":"e2","value":{"secret":"T"}}]}"#)
+                .unwrap();
         assert_eq!(f.fields[0].value, ValueSource::Literal("a".into()));
+        assert!(matches!(&f.fields[1].value, ValueSource::Secret(r) if r.secret == "T"));
         let s: ScrollArgs = serde_json::from_str(r#"{"direction":"down"}"#).unwrap();
         assert_eq!(s.direction, Some(ScrollArgDirection::Down));
         assert!(serde_json::from_str::<ScrollArgs>(r#"{"direction":"left"}"#).is_err());
+    }
+
+    #[test]
+    fn secret_names_have_one_shape() {
+        for good in ["A", "github_token", "api.key-2", &"x".repeat(64)] {
+            assert!(is_valid_secret_name(good), "{good}");
+        }
+        for bad in ["", "a b", "../x", "ä", "a/b", "{secret}", &"x".repeat(65)] {
+            assert!(!is_valid_secret_name(bad), "{bad}");
+        }
     }
 
     #[test]
