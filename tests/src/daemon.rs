@@ -133,6 +133,53 @@ impl Daemon {
     pub async fn mcp(&self) -> Result<crate::Mcp> {
         crate::Mcp::connect(self.port(), &self.mcp_token).await
     }
+
+    /// Runs `chaperone ARGS --home <this home>` with `stdin` piped in (the
+    /// CLI sees no terminal); returns its exit code, stdout and stderr.
+    pub fn cli(&self, args: &[&str], stdin: &str) -> Result<CliOutput> {
+        use std::io::Write;
+        let mut child = Command::new(crate::chaperone_bin())
+            .args(args)
+            .arg("--home")
+            .arg(self.home())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("spawn chaperone {args:?}"))?;
+        if let Some(mut input) = child.stdin.take() {
+            input.write_all(stdin.as_bytes()).context("write the CLI's stdin")?;
+        }
+        let out = child.wait_with_output().context("wait for the CLI")?;
+        Ok(CliOutput {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        })
+    }
+
+    /// Stops the daemon with SIGTERM and waits (≤ 5 s) until it exited, so
+    /// its files are complete; the home stays until the `Daemon` drops.
+    pub fn stop(&mut self) -> Option<std::process::ExitStatus> {
+        let mut child = self.child.take()?;
+        crate::send_signal(child.id(), "TERM");
+        for _ in 0..100 {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        child.wait().ok()
+    }
+}
+
+/// What a `chaperone` command printed.
+#[derive(Debug, Clone)]
+pub struct CliOutput {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
 }
 
 impl Drop for Daemon {

@@ -6,9 +6,14 @@
 //! to the response (deeper files override the same header name). `_headers`
 //! files themselves, dot-files and `..` are never served. Every response
 //! carries `Cache-Control: no-store`.
+//!
+//! A `POST` (a submitted form) is answered with the file at its path, like
+//! a `GET`, and its body is kept: [`FixtureServer::posted`] lets a test
+//! check what a page really sent.
 
 use std::net::SocketAddr;
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::body::Body;
@@ -17,6 +22,7 @@ use axum::http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode,
 /// A running fixture server; stops on drop.
 pub struct FixtureServer {
     addr: SocketAddr,
+    posted: Posted,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -34,6 +40,8 @@ impl FixtureServer {
         listener.set_nonblocking(true).expect("nonblocking listener");
         let addr = listener.local_addr().expect("fixture server address");
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let posted = Posted::default();
+        let log = posted.clone();
         let thread = std::thread::Builder::new()
             .name("fixture-server".into())
             .spawn(move || {
@@ -42,7 +50,8 @@ impl FixtureServer {
                     let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
                     let app = Router::new().fallback(move |req: Request<Body>| {
                         let root = root.clone();
-                        async move { handle(&root, req).await }
+                        let log = log.clone();
+                        async move { handle(&root, &log, req).await }
                     });
                     let _ = axum::serve(listener, app)
                         .with_graceful_shutdown(async move {
@@ -52,7 +61,12 @@ impl FixtureServer {
                 });
             })
             .expect("spawn the fixture server thread");
-        FixtureServer { addr, shutdown: Some(tx), thread: Some(thread) }
+        FixtureServer { addr, posted, shutdown: Some(tx), thread: Some(thread) }
+    }
+
+    /// Every `POST` so far: `(path, body)`.
+    pub fn posted(&self) -> Vec<(String, Vec<u8>)> {
+        self.posted.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     pub fn port(&self) -> u16 {
@@ -155,10 +169,30 @@ fn content_type(path: &Path) -> &'static str {
     }
 }
 
-async fn handle(root: &Path, req: Request<Body>) -> Response<Body> {
+/// Bodies of `POST`s, in arrival order.
+#[derive(Clone, Default)]
+struct Posted(Arc<Mutex<Vec<(String, Vec<u8>)>>>);
+
+/// Largest `POST` body kept.
+const MAX_POST_BYTES: usize = 64 * 1024;
+
+async fn handle(root: &Path, posted: &Posted, req: Request<Body>) -> Response<Body> {
+    if req.method() == Method::POST {
+        let path = req.uri().path().to_string();
+        let Ok(body) = axum::body::to_bytes(req.into_body(), MAX_POST_BYTES).await else {
+            return status(StatusCode::PAYLOAD_TOO_LARGE, "body too large");
+        };
+        posted.0.lock().unwrap_or_else(|p| p.into_inner()).push((path.clone(), body.to_vec()));
+        let get = Request::builder().method(Method::GET).uri(path).body(Body::empty()).expect("a GET request");
+        return serve_file(root, get).await;
+    }
     if req.method() != Method::GET && req.method() != Method::HEAD {
         return status(StatusCode::METHOD_NOT_ALLOWED, "method not allowed");
     }
+    serve_file(root, req).await
+}
+
+async fn serve_file(root: &Path, req: Request<Body>) -> Response<Body> {
     let Some(file) = resolve(root, req.uri().path()) else {
         return status(StatusCode::NOT_FOUND, "not found");
     };

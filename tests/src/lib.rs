@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub mod ax;
+pub mod leaks;
 mod browser;
 mod cdp;
 mod daemon;
@@ -31,10 +32,10 @@ mod stdio;
 
 pub use browser::{Browser, BrowserOptions};
 pub use cdp::{AxNode, Cdp, CdpSession, TargetInfo};
-pub use daemon::{Daemon, wait_for_extension, wait_for_extension_within};
+pub use daemon::{CliOutput, Daemon, wait_for_extension, wait_for_extension_within};
 pub use expect::{Expectation, Expectations, ParsedLine, parse_line, ref_lines, ref_of};
 pub use fixtures::FixtureServer;
-pub use human::Human;
+pub use human::{Human, ShownRequest};
 pub use mcp::{Mcp, ToolResult};
 pub use stack::Stack;
 pub use stdio::StdioMcp;

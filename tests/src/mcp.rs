@@ -22,6 +22,9 @@ pub struct Mcp {
     next_id: AtomicU64,
     /// The server's `initialize` result.
     pub server_info: Value,
+    /// Every byte the server sent back (answers, notifications, errors),
+    /// for tests that scan what an agent could have seen.
+    received: Vec<u8>,
 }
 
 impl Mcp {
@@ -35,6 +38,7 @@ impl Mcp {
             protocol_version: PROTOCOL_VERSION.to_string(),
             next_id: AtomicU64::new(1),
             server_info: Value::Null,
+            received: Vec::new(),
         };
         let init = mcp
             .request(
@@ -73,13 +77,21 @@ impl Mcp {
     }
 
     /// Sends a notification (no answer expected beyond 202/200).
-    pub async fn notify(&self, method: &str, params: Value) -> Result<()> {
+    pub async fn notify(&mut self, method: &str, params: Value) -> Result<()> {
         let body = json!({ "jsonrpc": "2.0", "method": method, "params": params });
         let resp = self.post(&body).send().await?;
-        if !resp.status().is_success() {
-            bail!("{method}: HTTP {}: {}", resp.status(), resp.text().await.unwrap_or_default());
+        let status = resp.status();
+        let text = resp.text().await.unwrap_or_default();
+        self.received.extend_from_slice(text.as_bytes());
+        if !status.is_success() {
+            bail!("{method}: HTTP {status}: {text}");
         }
         Ok(())
+    }
+
+    /// Everything the server has sent this client so far, as raw bytes.
+    pub fn received(&self) -> &[u8] {
+        &self.received
     }
 
     /// Sends a request; returns its `result`, or an error carrying the
@@ -108,12 +120,15 @@ impl Mcp {
             .unwrap_or("")
             .to_ascii_lowercase();
         if !status.is_success() {
-            bail!("{method}: HTTP {status}: {}", resp.text().await.unwrap_or_default());
+            let text = resp.text().await.unwrap_or_default();
+            self.received.extend_from_slice(text.as_bytes());
+            bail!("{method}: HTTP {status}: {text}");
         }
         if ctype.starts_with("text/event-stream") {
-            read_sse_answer(resp, id).await.with_context(|| format!("{method}: event stream"))
+            read_sse_answer(resp, id, &mut self.received).await.with_context(|| format!("{method}: event stream"))
         } else {
             let text = resp.text().await?;
+            self.received.extend_from_slice(text.as_bytes());
             let v: Value = serde_json::from_str(&text).with_context(|| format!("{method}: body {text}"))?;
             Ok(v)
         }
@@ -140,11 +155,13 @@ impl Mcp {
 }
 
 /// Reads SSE events until the JSON-RPC answer with `id` arrives.
-async fn read_sse_answer(resp: reqwest::Response, id: u64) -> Result<Value> {
+async fn read_sse_answer(resp: reqwest::Response, id: u64, received: &mut Vec<u8>) -> Result<Value> {
     let mut stream = resp.bytes_stream();
     let mut buf = String::new();
     while let Some(chunk) = stream.next().await {
-        buf.push_str(&String::from_utf8_lossy(&chunk?));
+        let chunk = chunk?;
+        received.extend_from_slice(&chunk);
+        buf.push_str(&String::from_utf8_lossy(&chunk));
         loop {
             let norm = buf.replace("\r\n", "\n");
             let Some(end) = norm.find("\n\n") else {

@@ -35,7 +35,12 @@ async fn fixture_server_serves_files_with_directory_headers() {
         let r = http.get(format!("{}{bad}", server.origin())).send().await.unwrap();
         assert_eq!(r.status(), 404, "{bad}");
     }
-    let r = http.post(server.url("/basic/index.html")).send().await.unwrap();
+    // A submitted form: answered like a GET, its body kept for the test.
+    let r = http.post(server.url("/settings/api/saved.html")).body("api_token=abc&x=1").send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.text().await.unwrap().contains("Settings saved"));
+    assert_eq!(server.posted(), vec![("/settings/api/saved.html".to_string(), b"api_token=abc&x=1".to_vec())]);
+    let r = http.put(server.url("/basic/index.html")).send().await.unwrap();
     assert_eq!(r.status(), 405);
 }
 

@@ -13,6 +13,7 @@ mod injection;
 mod navigation;
 mod popup;
 mod screenshot_close;
+mod secrets;
 mod stable_refs;
 mod stdio;
 mod strict_csp;
