@@ -3,6 +3,7 @@
 
 use std::net::IpAddr;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Deserialize;
 
@@ -11,6 +12,7 @@ use shared::policy::{Policy, RiskDecisions, SiteRule};
 use crate::audit::AuditStore;
 use crate::error::Error;
 use crate::home::Tokens;
+use crate::secrets::SecretStore;
 
 /// Everything `server::run` needs. Built by `chaperone serve` from the home
 /// directory; tests build it directly.
@@ -23,6 +25,9 @@ pub struct ServeConfig {
     pub policy: Policy,
     /// Where actions and decisions are recorded (`None` in some tests).
     pub audit: Option<AuditStore>,
+    /// Where `{"secret": NAME}` values are read, at execution time only
+    /// (`None`: every secret is unknown).
+    pub secrets: Option<Arc<SecretStore>>,
 }
 
 impl ServeConfig {
@@ -33,6 +38,7 @@ impl ServeConfig {
             extension_origins: vec![extension_origin(shared::EXTENSION_ID)],
             policy: Policy::default(),
             audit: None,
+            secrets: None,
         }
     }
 }

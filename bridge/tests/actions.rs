@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bridge::audit::AuditStore;
+use bridge::home::Home;
+use bridge::secrets::{SecretStore, SecretValue};
 use common::*;
 use serde_json::{Value, json};
 use shared::action::{Action, ControlState, Effect};
@@ -21,6 +23,8 @@ use shared::risk::RiskLevel;
 
 const SHOP: &str = "https://shop.example/products?ref=mail";
 const SECRET: &str = "LITERAL-SECRET-123";
+/// The value of the stored secret `API_TOKEN` in every setup.
+const STORED: &str = "STORED-SECRET-456";
 
 /// Every log line of this test binary (the bridge logs through `tracing`).
 fn logs() -> &'static Arc<Mutex<Vec<u8>>> {
@@ -78,10 +82,13 @@ async fn setup(name: &str, config_toml: &str, page: PageConfig) -> Setup {
     std::fs::create_dir_all(&dir).unwrap();
     let audit = AuditStore::open(&dir.join("chaperone.db")).unwrap();
     let store = audit.clone();
+    let secrets = SecretStore::open(&Home::at(&dir)).unwrap();
+    secrets.set("API_TOKEN", SecretValue::new(STORED.to_string())).unwrap();
     let policy = bridge::config::FileConfig::parse(config_toml).unwrap().policy().unwrap();
     let bridge = Bridge::start_with(move |c| {
         c.policy = policy;
         c.audit = Some(store);
+        c.secrets = Some(Arc::new(secrets));
     })
     .await;
     let fake = PageFake::connect(&bridge, page).await;
@@ -300,7 +307,8 @@ async fn no_argument_can_set_risk_or_approval() {
         ("browser_click", json!({"ref": "e2", "decision": "allow"})),
         ("browser_click", json!({"ref": "e2", "gate": {"request": 1}})),
         ("browser_type", json!({"ref": "e4", "text": "x", "approval": "abc"})),
-        ("browser_type", json!({"ref": "e5", "text": {"secret": "TOKEN"}})),
+        ("browser_type", json!({"ref": "e5", "text": {"secret": "API_TOKEN", "value": "x"}})),
+        ("browser_type", json!({"ref": "e5", "text": {"secret": "../key"}})),
         ("browser_fill_form", json!({"fields": [{"ref": "e4", "value": "x", "risk": "low"}]})),
         ("browser_fill_form", json!({"fields": [{"ref": "e4", "value": "x"}], "yolo": true})),
         ("browser_select_option", json!({"ref": "e4", "values": ["a"], "approved": true})),
@@ -370,44 +378,76 @@ async fn stale_refs_pass_through_with_a_hint() {
 }
 
 #[tokio::test]
-async fn literals_typed_into_sensitive_fields_are_masked_everywhere_but_the_one_act() {
+async fn sensitive_fields_take_secrets_only_and_the_value_travels_in_the_one_act() {
     let s = setup("sensitive", "", shop_page()).await;
+    // A literal into a sensitive field: refused before anything is sent.
     let r = call_tool(&s.client, "browser_type", json!({"ref": "e5", "text": SECRET})).await;
-    assert_eq!(r.is_error, Some(false), "{r:?}");
-    assert!(!format!("{r:?}").contains(SECRET), "the result never repeats it");
-    let (_, _, action, _, gate) = &s.fake.acts()[0];
-    assert_eq!(action, &Action::Type { text: SECRET.into(), submit: false });
-    assert_eq!(gate.summary, r#"type "••••" into textbox "API token" [e5]"#);
-    assert_eq!(gate.decision, Decision::Confirm, "typing into a sensitive field is high risk");
-
-    // In a form too, next to an ordinary field.
+    assert_tool_error(&r, "INVALID_REQUEST");
+    assert!(result_text(&r).contains(r#"{"secret": "NAME"}"#), "{}", result_text(&r));
+    let r = call_tool(&s.client, "browser_press_key", json!({"ref": "e5", "key": "7"})).await;
+    assert_tool_error(&r, "INVALID_REQUEST");
     let r = call_tool(
         &s.client,
         "browser_fill_form",
         json!({"fields": [{"ref": "e4", "value": "red shoes"}, {"ref": "e5", "value": SECRET}]}),
     )
     .await;
+    assert_tool_error(&r, "INVALID_REQUEST");
+    // A secret into an ordinary field (its value would show in snapshots).
+    let r = call_tool(&s.client, "browser_type", json!({"ref": "e4", "text": {"secret": "API_TOKEN"}})).await;
+    assert_tool_error(&r, "INVALID_REQUEST");
+    // An unknown secret: named, and nothing resolved or typed.
+    let before = s.fake.commands().len();
+    let r = call_tool(&s.client, "browser_type", json!({"ref": "e5", "text": {"secret": "NOPE"}})).await;
+    assert_tool_error(&r, "NOT_FOUND");
+    assert!(result_text(&r).contains("NOPE"));
+    assert_eq!(s.fake.commands().len(), before, "an unknown secret reached the extension");
+    assert!(s.fake.acts().is_empty(), "refused values were typed: {:?}", s.fake.acts());
+
+    // The secret: resolved only into the one Act that fills the field.
+    let r = call_tool(&s.client, "browser_type", json!({"ref": "e5", "text": {"secret": "API_TOKEN"}})).await;
     assert_eq!(r.is_error, Some(false), "{r:?}");
-    assert!(!format!("{r:?}").contains(SECRET));
+    assert!(!format!("{r:?}").contains(STORED), "the result never shows it");
+    assert!(result_text(&r).contains("{secret:API_TOKEN}"), "{}", result_text(&r));
+    let (_, _, action, _, gate) = &s.fake.acts()[0];
+    assert_eq!(action, &Action::Type { text: STORED.into(), submit: false });
+    assert_eq!(gate.summary, r#"type {secret:API_TOKEN} into textbox "API token" [e5]"#);
+    assert_eq!(gate.decision, Decision::Confirm, "typing into a sensitive field is high risk");
+    let carrying: Vec<_> = s.fake.commands().into_iter().filter(|c| format!("{c:?}").contains(STORED)).collect();
+    assert_eq!(carrying.len(), 1, "the value crossed to the extension more than once: {carrying:?}");
+
+    // In a form too, next to an ordinary field.
+    let r = call_tool(
+        &s.client,
+        "browser_fill_form",
+        json!({"fields": [{"ref": "e4", "value": "red shoes"}, {"ref": "e5", "value": {"secret": "API_TOKEN"}}]}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    assert!(!format!("{r:?}").contains(STORED));
     assert_eq!(data(&r)["fields"].as_array().unwrap().len(), 2);
     assert_eq!(data(&r)["risk"], "high");
     let acts = s.fake.acts();
     assert_eq!(acts[1].4.summary, r#"type "red shoes" into searchbox "Search" [e4]"#);
     assert_eq!(acts[1].4.decision, Decision::Allow);
-    assert_eq!(acts[2].4.summary, r#"type "••••" into textbox "API token" [e5]"#);
+    assert_eq!(acts[2].4.summary, r#"type {secret:API_TOKEN} into textbox "API token" [e5]"#);
     assert_eq!(acts[2].4.decision, Decision::Confirm);
 
-    for row in s.rows() {
-        assert!(!format!("{row:?}").contains(SECRET), "audit row {row:?}");
+    let rows = s.rows();
+    assert!(rows.iter().any(|r| r.summary.contains("{secret:API_TOKEN}")), "{rows:?}");
+    for row in rows {
+        let row = format!("{row:?}");
+        assert!(!row.contains(SECRET) && !row.contains(STORED), "audit row {row}");
     }
     let raw = std::fs::read(s.dir.join("chaperone.db")).unwrap();
     let wal = std::fs::read(s.dir.join("chaperone.db-wal")).unwrap_or_default();
     for bytes in [raw, wal] {
-        assert!(!String::from_utf8_lossy(&bytes).contains(SECRET));
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(!text.contains(SECRET) && !text.contains(STORED));
     }
     let logs = String::from_utf8_lossy(&logs().lock().unwrap()).to_string();
     assert!(logs.contains("action started"), "the bridge logs actions");
-    assert!(!logs.contains(SECRET), "logs never contain a typed literal");
+    assert!(!logs.contains(SECRET) && !logs.contains(STORED), "logs never contain a typed value");
     assert!(!logs.contains("red shoes"), "log lines mask every literal");
 }
 

@@ -339,6 +339,14 @@ fn redact_piece(piece: &str) -> String {
     if let Some(m) = redact_token_run(piece) {
         return m;
     }
+    // `{secret:NAME}` names a stored secret (shared::mask); the name is
+    // not a value.
+    if let Some(rest) = piece.strip_prefix("{secret:")
+        && let Some((name, _)) = rest.split_once('}')
+        && crate::tools::is_valid_secret_name(name)
+    {
+        return piece.to_string();
+    }
     // key=value or key:value pairs in free text (`password=hunter2`).
     if piece.contains('=') && piece.contains('&') && !piece.contains('"') {
         return redact_pairs(piece, '&');

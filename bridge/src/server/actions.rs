@@ -11,14 +11,23 @@
 //!    `PERMISSION_DENIED` before the extension hears of it;
 //! 5. `Command::Resolve` of the ref (`STALE_REF` comes back with a hint to
 //!    take a new snapshot); the page URL it reports is checked again;
-//! 6. typing into password, card or bank fields → `PERMISSION_DENIED`
-//!    (DESIGN §6: never filled by the agent);
+//! 6. sensitive fields (DESIGN §6): typing or selecting into password,
+//!    card or bank fields → `PERMISSION_DENIED` (never filled by the
+//!    agent, not even from a secret); a literal typed (or a printable key
+//!    pressed) into any other sensitive field → `INVALID_REQUEST` telling
+//!    the agent to use `{"secret": NAME}`; a secret typed into a field that
+//!    is not sensitive → `INVALID_REQUEST` (its value would show in the
+//!    next snapshot);
 //! 7. `shared::risk::classify` on the resolved facts and URL, then
 //!    `shared::policy::decide`: `deny` → `PERMISSION_DENIED`, nothing
 //!    dispatched; `allow`/`confirm` → `Command::Act` with a [`Gate`]
 //!    (fresh request id, risk, reasons, decision, the per-risk decisions in
 //!    force for this origin, the masked summary, the approval timeout) and
-//!    the element's fingerprint as `expect`. The extension re-classifies
+//!    the element's fingerprint as `expect`. A `{"secret": NAME}` value is
+//!    read from the [`SecretStore`](crate::secrets::SecretStore) only now,
+//!    right before this `Act` — the one message that carries it — and never
+//!    appears in a summary, a log line, an audit row or a result (they say
+//!    `{secret:NAME}`). The extension re-classifies
 //!    live and asks the person when either side says confirm; the bridge
 //!    waits the approval timeout plus [`COMMAND_TIMEOUT_MS`];
 //! 8. the report: `effect`, new URL (a denied site is not shown), live risk
@@ -34,7 +43,8 @@
 //! person (or YOLO, a timeout, STOP) decided, a second decision row
 //! (`approved`/`denied`, `decided_by` human|yolo|timeout|stop). Summaries are
 //! masked ([`shared::mask`]): a literal typed into a sensitive field is
-//! `••••` everywhere; log lines mask every literal. URLs lose their query.
+//! `••••` everywhere; log lines, and rows written before the target is
+//! resolved, mask every literal. URLs lose their query.
 //!
 //! # Who denied an approval
 //!
@@ -70,7 +80,7 @@ use shared::risk::{ActionKind, Classification, RiskLevel};
 use shared::sensitive::SensitiveKind;
 use shared::tools::{
     FillFormArgs, HoverArgs, MAX_FORM_FIELDS, MAX_OPTIONS, MAX_TYPED_CHARS, PressKeyArgs, ScrollArgDirection,
-    ScrollArgs, SelectOptionArgs, TypeArgs, is_valid_ref,
+    ScrollArgs, SelectOptionArgs, TypeArgs, ValueSource, is_valid_ref, is_valid_secret_name,
 };
 
 use super::AppState;
@@ -230,9 +240,21 @@ struct Plan {
     form_field: bool,
     /// The agent's stated intent (shown to the person with the summary).
     intent: Option<String>,
+    /// For `Type` from `{"secret": NAME}`: the name. The action's text stays
+    /// empty until [`execute`] reads the value.
+    secret: Option<String>,
 }
 
 impl Plan {
+    /// How summaries show the values of this plan, when the target's
+    /// sensitivity is known (`UnlessSensitive`) or not (`Masked`).
+    fn literals(&self, known: Literals<'static>) -> Literals<'_> {
+        match &self.secret {
+            Some(name) => Literals::Secret(name),
+            None => known,
+        }
+    }
+
     fn kind(&self) -> ActionKind {
         match &self.action {
             Action::Click => ActionKind::Click,
@@ -348,23 +370,24 @@ impl Audit<'_> {
     }
 }
 
-/// A summary before the element is known (`click [e12]`).
-fn early_summary(plan: &Plan, literals: Literals) -> String {
+/// A summary before the element is known (`click [e12]`): every literal
+/// masked, since the target may be a sensitive field.
+fn early_summary(plan: &Plan) -> String {
     let t = plan.target.as_deref().map(|r| SummaryTarget { role: "", name: "", element_ref: r });
-    summarize(&plan.action, t.as_ref(), false, literals)
+    summarize(&plan.action, t.as_ref(), false, plan.literals(Literals::Masked))
 }
 
 /// Steps 3–7 of the pipeline for one action (the caller holds the tab lock).
 async fn prepare(state: &AppState, audit: &Audit<'_>, plan: Plan) -> Result<Prepared, WireError> {
     if let Err(e) = check_controls(state) {
-        audit.refused(&plan, &early_summary(&plan, Literals::UnlessSensitive), None, None, &e).await;
+        audit.refused(&plan, &early_summary(&plan), None, None, &e).await;
         return Err(e);
     }
     let known = state.actions().page(plan.tab).url;
     if let Some(url) = &known
         && let Some(e) = denied_site(state, url)
     {
-        audit.refused(&plan, &early_summary(&plan, Literals::UnlessSensitive), Some(url), None, &e).await;
+        audit.refused(&plan, &early_summary(&plan), Some(url), None, &e).await;
         return Err(e);
     }
     let element = match &plan.target {
@@ -385,7 +408,7 @@ async fn prepare(state: &AppState, audit: &Audit<'_>, plan: Plan) -> Result<Prep
                         .record(Row {
                             tool: plan.tool,
                             tab: Some(plan.tab),
-                            summary: &early_summary(&plan, Literals::UnlessSensitive),
+                            summary: &early_summary(&plan),
                             url: known.as_deref(),
                             outcome: e.code.as_str(),
                             ..Row::default()
@@ -407,33 +430,21 @@ async fn prepare(state: &AppState, audit: &Audit<'_>, plan: Plan) -> Result<Prep
         name: &e.facts.name,
         element_ref: plan.target.as_deref().unwrap_or(""),
     });
-    let mut summary = summarize(&plan.action, target.as_ref(), sensitive.is_some(), Literals::UnlessSensitive);
+    let mut summary =
+        summarize(&plan.action, target.as_ref(), sensitive.is_some(), plan.literals(Literals::UnlessSensitive));
     if let Some(intent) = plan.intent.as_deref().map(str::trim).filter(|i| !i.is_empty()) {
         let mut i = intent.to_string();
         shared::limits::truncate_chars(&mut i, 120);
         summary.push_str(" — agent's intent: ");
         shared::snapshot::quote(&i, &mut summary);
     }
-    let log_summary = summarize(&plan.action, target.as_ref(), sensitive.is_some(), Literals::Masked);
+    let log_summary = summarize(&plan.action, target.as_ref(), sensitive.is_some(), plan.literals(Literals::Masked));
 
     if let Some(e) = denied_site(state, &url) {
         audit.refused(&plan, &summary, Some(&url), None, &e).await;
         return Err(e);
     }
-    if matches!(plan.action, Action::Type { .. })
-        && let Some(kind) = sensitive.filter(|k| k.agent_may_never_fill())
-    {
-        let e = err(
-            ErrorCode::PermissionDenied,
-            format!(
-                "the agent never types into {} fields; the person enters those themselves",
-                match kind {
-                    SensitiveKind::Card => "card",
-                    SensitiveKind::Bank => "bank",
-                    _ => "password",
-                }
-            ),
-        );
+    if let Err(e) = check_sensitive(&plan, sensitive) {
         audit.refused(&plan, &summary, Some(&url), None, &e).await;
         return Err(e);
     }
@@ -445,6 +456,91 @@ async fn prepare(state: &AppState, audit: &Audit<'_>, plan: Plan) -> Result<Prep
         return Err(e);
     }
     Ok(Prepared { plan, element, url, class, decision, summary, log_summary })
+}
+
+/// Step 6: what may go into a sensitive field (see the module docs).
+fn check_sensitive(plan: &Plan, sensitive: Option<SensitiveKind>) -> Result<(), WireError> {
+    let Some(kind) = sensitive else {
+        if plan.secret.is_some() {
+            return Err(err(
+                ErrorCode::InvalidRequest,
+                "a secret goes only into a field Chaperone treats as sensitive (its value is then always \
+                 masked); this field is not one, so its value would show in the next snapshot",
+            ));
+        }
+        return Ok(());
+    };
+    let fills = matches!(plan.action, Action::Type { .. } | Action::SelectOption { .. });
+    if fills && kind.agent_may_never_fill() {
+        return Err(err(
+            ErrorCode::PermissionDenied,
+            format!(
+                "the agent never fills {} fields, not even from a secret; the person enters those themselves \
+                 (for a login: by hand in the browser Chaperone opened)",
+                match kind {
+                    SensitiveKind::Card => "card",
+                    SensitiveKind::Bank => "bank",
+                    _ => "password",
+                }
+            ),
+        ));
+    }
+    let literal = match &plan.action {
+        Action::Type { .. } => plan.secret.is_none(),
+        Action::PressKey { key } => key.chars().count() == 1,
+        _ => false,
+    };
+    if literal {
+        return Err(err(
+            ErrorCode::InvalidRequest,
+            format!(
+                "this is a sensitive field ({}); literal values are refused there. Ask the person to store the \
+                 value with `chaperone secret set NAME` and pass {{\"secret\": \"NAME\"}} instead",
+                kind.as_str()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The value of a stored secret, read when its `Act` is about to be sent.
+async fn read_secret(state: &AppState, name: &str) -> Result<crate::secrets::SecretValue, WireError> {
+    let missing = || {
+        err(ErrorCode::NotFound, format!("no secret named {name}; the person stores it with `chaperone secret set {name}`"))
+    };
+    let Some(store) = state.config().secrets.clone() else { return Err(missing()) };
+    let owned = name.to_string();
+    match tokio::task::spawn_blocking(move || store.get(&owned)).await {
+        Ok(Ok(Some(v))) => Ok(v),
+        Ok(Ok(None)) => Err(missing()),
+        Ok(Err(e)) => {
+            tracing::error!(error = %e, secret = name, "secret store read failed");
+            Err(err(ErrorCode::Internal, format!("the secret {name} could not be read (see the bridge log)")))
+        }
+        Err(_) => Err(err(ErrorCode::Internal, "the secret store did not answer")),
+    }
+}
+
+/// Refuses an agent's value before anything is resolved or dispatched: a
+/// literal that is too long, a secret name of the wrong shape or unknown.
+async fn check_value(state: &AppState, v: &ValueSource) -> Result<(String, Option<String>), WireError> {
+    match v {
+        ValueSource::Literal(s) => {
+            if s.chars().count() > MAX_TYPED_CHARS {
+                return Err(err(ErrorCode::InvalidRequest, format!("text longer than {MAX_TYPED_CHARS} characters")));
+            }
+            Ok((s.clone(), None))
+        }
+        ValueSource::Secret(r) => {
+            if !is_valid_secret_name(&r.secret) {
+                return Err(err(ErrorCode::InvalidRequest, "a secret name is 1 to 64 of A-Z a-z 0-9 _ . -"));
+            }
+            // Known now (so nothing is typed for a form with a missing one);
+            // the value is dropped here and read again right before its Act.
+            read_secret(state, &r.secret).await?;
+            Ok((String::new(), Some(r.secret.clone())))
+        }
+    }
 }
 
 /// Step 7–8: the `Act`, its audit rows, and the URL check afterwards.
@@ -494,10 +590,20 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
         action = %p.log_summary,
         "action started"
     );
+    let mut action = p.plan.action.clone();
+    if let (Some(name), Action::Type { text, .. }) = (&p.plan.secret, &mut action) {
+        match read_secret(state, name).await {
+            Ok(value) => value.expose().clone_into(text),
+            Err(e) => {
+                finish(e.code.as_str()).await;
+                return Err(e);
+            }
+        }
+    }
     let command = Command::Act {
         tab: p.plan.tab,
         target: p.plan.target.clone(),
-        action: p.plan.action.clone(),
+        action,
         expect: p.element.as_ref().map(|e| e.fingerprint.clone()),
         gate,
     };
@@ -665,14 +771,6 @@ async fn run(state: &AppState, caller: &Caller, plan: Plan) -> Result<CallToolRe
     Ok(render(&prepared, &report))
 }
 
-fn literal(v: &shared::tools::ValueSource) -> Result<String, WireError> {
-    let s = v.literal();
-    if s.chars().count() > MAX_TYPED_CHARS {
-        return Err(err(ErrorCode::InvalidRequest, format!("text longer than {MAX_TYPED_CHARS} characters")));
-    }
-    Ok(s.to_string())
-}
-
 pub(crate) async fn click(
     state: &AppState,
     caller: &Caller,
@@ -687,14 +785,15 @@ pub(crate) async fn click(
         action: Action::Click,
         form_field: false,
         intent: args.intent,
+        secret: None,
     };
     run(state, caller, plan).await
 }
 
 pub(crate) async fn type_text(state: &AppState, caller: &Caller, args: TypeArgs) -> Result<CallToolResult, WireError> {
     check_ref(&args.element_ref)?;
-    let text = literal(&args.text)?;
     let tab = target_tab(state, args.tab)?;
+    let (text, secret) = check_value(state, &args.text).await?;
     let plan = Plan {
         tool: "browser_type",
         tab,
@@ -702,6 +801,7 @@ pub(crate) async fn type_text(state: &AppState, caller: &Caller, args: TypeArgs)
         action: Action::Type { text, submit: args.submit.unwrap_or(false) },
         form_field: false,
         intent: None,
+        secret,
     };
     run(state, caller, plan).await
 }
@@ -723,6 +823,7 @@ pub(crate) async fn select_option(
         action: Action::SelectOption { values: args.values },
         form_field: false,
         intent: None,
+        secret: None,
     };
     run(state, caller, plan).await
 }
@@ -747,6 +848,7 @@ pub(crate) async fn press_key(
         action: Action::PressKey { key: key.to_string() },
         form_field: false,
         intent: None,
+        secret: None,
     };
     run(state, caller, plan).await
 }
@@ -769,6 +871,7 @@ pub(crate) async fn scroll(state: &AppState, caller: &Caller, args: ScrollArgs) 
         action: Action::Scroll { direction },
         form_field: false,
         intent: None,
+        secret: None,
     };
     run(state, caller, plan).await
 }
@@ -783,6 +886,7 @@ pub(crate) async fn hover(state: &AppState, caller: &Caller, args: HoverArgs) ->
         action: Action::Hover,
         form_field: false,
         intent: None,
+        secret: None,
     };
     run(state, caller, plan).await
 }
@@ -797,21 +901,23 @@ pub(crate) async fn fill_form(
     if args.fields.is_empty() || args.fields.len() > MAX_FORM_FIELDS {
         return Err(err(ErrorCode::InvalidRequest, format!("fields must list 1 to {MAX_FORM_FIELDS} fields")));
     }
-    let mut texts = Vec::with_capacity(args.fields.len());
     for (i, f) in args.fields.iter().enumerate() {
         check_ref(&f.element_ref)?;
         if args.fields[..i].iter().any(|g| g.element_ref == f.element_ref) {
             return Err(err(ErrorCode::InvalidRequest, format!("{} appears twice", f.element_ref)));
         }
-        texts.push(literal(&f.value)?);
     }
     let tab = target_tab(state, args.tab)?;
+    let mut texts = Vec::with_capacity(args.fields.len());
+    for f in &args.fields {
+        texts.push(check_value(state, &f.value).await?);
+    }
     let lock = state.actions().lock_for(tab);
     let _serial = lock.lock().await;
     let audit = Audit { state, caller };
     let last = args.fields.len() - 1;
     let mut prepared = Vec::with_capacity(args.fields.len());
-    for (i, (f, text)) in args.fields.into_iter().zip(texts).enumerate() {
+    for (i, (f, (text, secret))) in args.fields.into_iter().zip(texts).enumerate() {
         let plan = Plan {
             tool: "browser_fill_form",
             tab,
@@ -819,6 +925,7 @@ pub(crate) async fn fill_form(
             action: Action::Type { text, submit: i == last && args.submit.unwrap_or(false) },
             form_field: true,
             intent: None,
+            secret,
         };
         prepared.push(prepare(state, &audit, plan).await?);
     }
@@ -869,7 +976,15 @@ pub(crate) async fn close_other_tab(
     let _serial = lock.lock().await;
     let audit = Audit { state, caller };
     let plan =
-        Plan { tool: "browser_tabs", tab, target: None, action: Action::CloseTab, form_field: false, intent: None };
+        Plan {
+            tool: "browser_tabs",
+            tab,
+            target: None,
+            action: Action::CloseTab,
+            form_field: false,
+            intent: None,
+            secret: None,
+        };
     // The tab's URL, for the site policy, the classification and the audit.
     let listed =
         state.hub().call(Command::TabsList { tabs: vec![tab] }, Duration::from_millis(COMMAND_TIMEOUT_MS)).await;
@@ -882,7 +997,7 @@ pub(crate) async fn close_other_tab(
                     .record(Row {
                         tool: plan.tool,
                         tab: Some(tab),
-                        summary: &early_summary(&plan, Literals::Masked),
+                        summary: &early_summary(&plan),
                         outcome: e.code.as_str(),
                         ..Row::default()
                     })

@@ -134,14 +134,17 @@ fn tools() -> Vec<Tool> {
         Tool::new(
             "browser_type",
             "Replace the value of the text field `ref` with `text`; `submit: true` presses Enter afterwards. \
-             Never into password, card or bank fields. Typing on payment/account pages or submitting waits for \
-             the person's approval.",
+             For sensitive fields (API tokens, PINs, one-time codes; values shown as ••••) pass \
+             `{\"secret\": \"NAME\"}` instead of text: a value the person stored with `chaperone secret set NAME`, \
+             filled without you ever seeing it; literals are refused there. Never into password, card or bank \
+             fields. Typing on payment/account pages or submitting waits for the person's approval.",
             schema_for_type::<TypeArgs>(),
         ),
         Tool::new(
             "browser_fill_form",
-            "Fill several text fields in order (`fields: [{ref, value}]`); `submit: true` presses Enter in the \
-             last one. Every field is checked before anything is typed; risky fields wait for approval one by one.",
+            "Fill several text fields in order (`fields: [{ref, value}]`, value a string or \
+             `{\"secret\": \"NAME\"}` as in browser_type); `submit: true` presses Enter in the last one. Every \
+             field is checked before anything is typed; risky fields wait for approval one by one.",
             schema_for_type::<FillFormArgs>(),
         ),
         Tool::new(

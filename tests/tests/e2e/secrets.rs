@@ -171,7 +171,7 @@ async fn a_stored_secret_is_filled_and_appears_in_no_sink() {
     assert_eq!(field_value(&page, "api_token").await, secret, "the page's field did not get the secret");
     // The agent's view of the filled form: masked.
     let snap = snapshot(&mut s.mcp, json!({})).await.snapshot();
-    let line = snap.lines().find(|l| l.contains("API token")).unwrap_or_default().to_string();
+    let line = snap.lines().find(|l| l.contains(r#"textbox "API token""#)).unwrap_or_default().to_string();
     assert!(line.contains(MASK), "the filled token is not masked: {line}");
     s.mcp.ok("browser_extract_text", json!({})).await;
     let save = ref_of(&snap, "button", "Save settings").expect("the Save settings button");
@@ -205,7 +205,7 @@ async fn a_stored_secret_is_filled_and_appears_in_no_sink() {
         cli_out.push_str(&format!("{}{}", out.stdout, out.stderr));
     }
     assert!(cli_out.contains(SECRET_NAME), "secret list does not name the secret:\n{cli_out}");
-    assert!(cli_out.contains("{secret:"), "the audit log does not say which secret was typed:\n{cli_out}");
+    assert!(cli_out.contains(&format!("{{secret:{SECRET_NAME}}}")), "the audit log does not say which secret was typed:\n{cli_out}");
 
     // ---- collect every sink, then stop the daemon so its files are complete
     tokio::time::sleep(Duration::from_millis(300)).await;
