@@ -413,7 +413,8 @@ async fn sensitive_fields_take_secrets_only_and_the_value_travels_in_the_one_act
     assert_eq!(action, &Action::Type { text: STORED.into(), submit: false });
     assert_eq!(gate.summary, r#"type {secret:API_TOKEN} into textbox "API token" [e5]"#);
     assert_eq!(gate.decision, Decision::Confirm, "typing into a sensitive field is high risk");
-    let carrying: Vec<_> = s.fake.commands().into_iter().filter(|c| format!("{c:?}").contains(STORED)).collect();
+    let carrying: Vec<_> =
+        s.fake.commands().into_iter().filter(|c| serde_json::to_string(c).unwrap().contains(STORED)).collect();
     assert_eq!(carrying.len(), 1, "the value crossed to the extension more than once: {carrying:?}");
 
     // In a form too, next to an ordinary field.

@@ -17,8 +17,10 @@ use crate::policy::{Decision, RiskDecisions};
 use crate::risk::{ElementFacts, RiskLevel};
 
 /// What to do. Values typed here are already resolved literals: a secret
-/// value only ever travels in the one `Act` that fills its field.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// value only ever travels in the one `Act` that fills its field. `Debug`
+/// never prints a typed value or option (they may be secrets): `Type {
+/// text: "••••" }`.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Action {
     Click,
@@ -46,6 +48,27 @@ pub enum Action {
     /// (`ActionKind::CloseTab { opened_by_agent: false }`), asks the person
     /// per the gate and then removes the tab with `chrome.tabs.remove`.
     CloseTab,
+}
+
+impl std::fmt::Debug for Action {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::sensitive::MASK;
+        match self {
+            Action::Click => f.write_str("Click"),
+            Action::Type { text, submit } => f
+                .debug_struct("Type")
+                .field("text", &format_args!("\"{MASK}\" ({} chars)", text.chars().count()))
+                .field("submit", submit)
+                .finish(),
+            Action::SelectOption { values } => {
+                f.debug_struct("SelectOption").field("values", &format_args!("[{} masked]", values.len())).finish()
+            }
+            Action::PressKey { key } => f.debug_struct("PressKey").field("key", key).finish(),
+            Action::Scroll { direction } => f.debug_struct("Scroll").field("direction", direction).finish(),
+            Action::Hover => f.write_str("Hover"),
+            Action::CloseTab => f.write_str("CloseTab"),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -138,4 +161,21 @@ pub struct ControlState {
     pub yolo: bool,
     /// Approval requests waiting for the person.
     pub pending: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_never_prints_a_typed_value() {
+        let typed = Action::Type { text: "CANARY-typed-value".into(), submit: true };
+        let shown = format!("{typed:?} {typed:#?}");
+        assert!(!shown.contains("CANARY"), "{shown}");
+        assert!(shown.contains("Type") && shown.contains("submit"), "{shown}");
+        let sel = Action::SelectOption { values: vec!["CANARY-option".into()] };
+        assert!(!format!("{sel:?}").contains("CANARY"));
+        // The wire still carries the value: only Debug hides it.
+        assert!(serde_json::to_string(&typed).unwrap().contains("CANARY-typed-value"));
+    }
 }
