@@ -116,6 +116,59 @@ pub enum Cmd {
         #[arg(long, value_enum, default_value = "chromium")]
         browser: BrowserFamily,
     },
+    /// Store, list and remove secrets: values the agent can type into a
+    /// page by name without ever seeing them.
+    ///
+    /// Values are encrypted (AES-256-GCM, the secret's name bound to its
+    /// ciphertext) in HOME/chaperone.db under a random key in
+    /// HOME/secret.key (0600). No command prints a stored value. Back up
+    /// secret.key with the database: without it the values are lost.
+    Secret {
+        #[command(subcommand)]
+        command: SecretCmd,
+    },
+}
+
+/// `chaperone secret …`.
+#[derive(Debug, Subcommand)]
+pub enum SecretCmd {
+    /// Store a secret, replacing any of the same name (its creation time is
+    /// kept).
+    ///
+    /// When stdin is a terminal the value is asked for with typing hidden;
+    /// otherwise it is all of stdin less one trailing newline ("\n" or
+    /// "\r\n"), e.g. `printf %s "$TOKEN" | chaperone secret set api_token`.
+    /// Empty values and values over 10000 characters are refused. The first
+    /// `set` creates HOME/secret.key. Prints the name, never the value.
+    Set {
+        /// The secret's name: 1 to 64 of A-Z a-z 0-9 _ . -
+        #[arg(value_name = "NAME", value_parser = parse_secret_name)]
+        name: String,
+        #[command(flatten)]
+        home: HomeArg,
+    },
+    /// List stored secrets: names and created/updated times (UTC), sorted by
+    /// name. Never values.
+    List {
+        #[command(flatten)]
+        home: HomeArg,
+        /// Print JSON: an array of {name, created, updated}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a stored secret. Exits 1 if there is no secret of that name.
+    Rm {
+        /// The secret's name.
+        #[arg(value_name = "NAME", value_parser = parse_secret_name)]
+        name: String,
+        #[command(flatten)]
+        home: HomeArg,
+    },
+}
+
+/// Rejects a bad secret name at parse time (exit 2, nothing touched).
+fn parse_secret_name(s: &str) -> Result<String, String> {
+    if crate::secrets::valid_name(s) { Ok(s.to_string()) } else { Err(crate::secrets::NAME_RULE.to_string()) }
 }
 
 /// Runs a parsed command. Returns the process exit code.
@@ -150,6 +203,73 @@ pub async fn run(cli: Cli) -> Result<i32, Error> {
             println!("wrote {}", path.display());
             println!("the extension {} can now find the bridge of {}", shared::EXTENSION_ID, home.root().display());
             Ok(0)
+        }
+        Cmd::Secret { command } => secret(command).await,
+    }
+}
+
+/// `chaperone secret …`. Bad input (name, empty or over-long value) exits
+/// 2 like a usage error; store failures and an unknown name on `rm` are
+/// errors (exit 1).
+async fn secret(cmd: SecretCmd) -> Result<i32, Error> {
+    use std::io::IsTerminal;
+
+    use crate::secrets::SecretStore;
+
+    let usage = |e: Error| match e {
+        Error::SecretName(_) | Error::SecretValue(_) => {
+            eprintln!("error: {e}");
+            Ok(2)
+        }
+        e => Err(e),
+    };
+    match cmd {
+        SecretCmd::Set { name, home } => {
+            let home = Home::resolve(home.home)?;
+            let value = if std::io::stdin().is_terminal() {
+                match crate::secrets::prompt_value(&name).await {
+                    Ok(Some(v)) => v,
+                    Ok(None) => {
+                        eprintln!("cancelled: nothing stored");
+                        return Ok(130);
+                    }
+                    Err(e) => return usage(e),
+                }
+            } else {
+                match tokio::task::block_in_place(|| crate::secrets::read_value(&mut std::io::stdin().lock())) {
+                    Ok(v) => v,
+                    Err(e) => return usage(e),
+                }
+            };
+            match SecretStore::open(&home).and_then(|s| s.set(&name, value)) {
+                Ok(()) => {
+                    println!("stored secret {name}");
+                    Ok(0)
+                }
+                Err(e) => usage(e),
+            }
+        }
+        SecretCmd::List { home, json } => {
+            let rows = SecretStore::open(&Home::resolve(home.home)?)?.list()?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&rows).map_err(|e| Error::Server(e.to_string()))?);
+            } else if rows.is_empty() {
+                println!("no secrets");
+            } else {
+                let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(0);
+                for r in rows {
+                    println!("{:width$}  created {}  updated {}", r.name, r.created, r.updated);
+                }
+            }
+            Ok(0)
+        }
+        SecretCmd::Rm { name, home } => {
+            if SecretStore::open(&Home::resolve(home.home)?)?.remove(&name)? {
+                println!("removed secret {name}");
+                Ok(0)
+            } else {
+                Err(Error::SecretNotFound(name))
+            }
         }
     }
 }

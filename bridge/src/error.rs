@@ -19,6 +19,29 @@ pub enum Error {
     AlreadyRunning { home: PathBuf, pid: u32, port: u16 },
     #[error("server error: {0}")]
     Server(String),
+    /// A secret name outside `[A-Za-z0-9_.-]{1,64}`.
+    #[error("invalid secret name {0:?}: {rule}", rule = crate::secrets::NAME_RULE)]
+    SecretName(String),
+    /// A secret value that cannot be stored (empty, too long, not UTF-8).
+    /// Never carries the value itself.
+    #[error("{0}")]
+    SecretValue(String),
+    #[error("no secret named {0:?}")]
+    SecretNotFound(String),
+    /// `secret.key` is missing where it is needed, unreadable or the wrong
+    /// size.
+    #[error("{0}")]
+    SecretKey(String),
+    /// A stored secret failed authentication: its ciphertext, its name or
+    /// `secret.key` was changed. Nothing is returned in its place.
+    #[error(
+        "secret {0:?} cannot be decrypted: its stored ciphertext, its name or secret.key was changed; \
+         set it again with `chaperone secret set {0}`"
+    )]
+    SecretUndecryptable(String),
+    /// The secrets table could not be read or written.
+    #[error("secret store {path}: {message}")]
+    SecretStore { path: PathBuf, message: String },
 }
 
 impl Error {

@@ -107,6 +107,11 @@ impl Home {
     pub fn db(&self) -> PathBuf {
         self.root.join("chaperone.db")
     }
+    /// The 32-byte key that encrypts stored secrets (0600, made by the
+    /// first `chaperone secret set`).
+    pub fn secret_key(&self) -> PathBuf {
+        self.root.join("secret.key")
+    }
     pub fn logs(&self) -> PathBuf {
         self.root.join("logs")
     }

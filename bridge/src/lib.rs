@@ -7,6 +7,7 @@
 //! - [`native_host`]: Chrome's native-messaging bootstrap.
 //! - [`launcher`]: finding and starting Chromium on an owned profile.
 //! - [`proxy`]: `chaperone mcp`, a stdio MCP server forwarding to the daemon.
+//! - [`secrets`]: the encrypted secret store behind `chaperone secret`.
 
 pub mod audit;
 pub mod cli;
@@ -17,6 +18,7 @@ pub mod home;
 pub mod launcher;
 pub mod native_host;
 pub mod proxy;
+pub mod secrets;
 pub mod server;
 
 pub use config::ServeConfig;
