@@ -506,7 +506,10 @@ fn check_sensitive(plan: &Plan, sensitive: Option<SensitiveKind>) -> Result<(), 
 /// The value of a stored secret, read when its `Act` is about to be sent.
 async fn read_secret(state: &AppState, name: &str) -> Result<crate::secrets::SecretValue, WireError> {
     let missing = || {
-        err(ErrorCode::NotFound, format!("no secret named {name}; the person stores it with `chaperone secret set {name}`"))
+        err(
+            ErrorCode::NotFound,
+            format!("no secret named {name}; the person stores it with `chaperone secret set {name}`"),
+        )
     };
     let Some(store) = state.config().secrets.clone() else { return Err(missing()) };
     let owned = name.to_string();
@@ -975,16 +978,15 @@ pub(crate) async fn close_other_tab(
     let lock = state.actions().lock_for(tab);
     let _serial = lock.lock().await;
     let audit = Audit { state, caller };
-    let plan =
-        Plan {
-            tool: "browser_tabs",
-            tab,
-            target: None,
-            action: Action::CloseTab,
-            form_field: false,
-            intent: None,
-            secret: None,
-        };
+    let plan = Plan {
+        tool: "browser_tabs",
+        tab,
+        target: None,
+        action: Action::CloseTab,
+        form_field: false,
+        intent: None,
+        secret: None,
+    };
     // The tab's URL, for the site policy, the classification and the audit.
     let listed =
         state.hub().call(Command::TabsList { tabs: vec![tab] }, Duration::from_millis(COMMAND_TIMEOUT_MS)).await;

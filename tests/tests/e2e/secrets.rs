@@ -199,13 +199,17 @@ async fn a_stored_secret_is_filled_and_appears_in_no_sink() {
     assert!(body.contains(&format!("api_token={secret}")), "the site did not receive the secret: {body}");
 
     // ---- CLI output the person (or an agent with a shell) could read
-    for args in [&["secret", "list"][..], &["secret", "list", "--json"], &["audit"], &["audit", "--json"], &["status"]] {
+    for args in [&["secret", "list"][..], &["secret", "list", "--json"], &["audit"], &["audit", "--json"], &["status"]]
+    {
         let out = s.daemon.cli(args, "").unwrap();
         assert_eq!(out.code, 0, "chaperone {args:?}: {out:?}");
         cli_out.push_str(&format!("{}{}", out.stdout, out.stderr));
     }
     assert!(cli_out.contains(SECRET_NAME), "secret list does not name the secret:\n{cli_out}");
-    assert!(cli_out.contains(&format!("{{secret:{SECRET_NAME}}}")), "the audit log does not say which secret was typed:\n{cli_out}");
+    assert!(
+        cli_out.contains(&format!("{{secret:{SECRET_NAME}}}")),
+        "the audit log does not say which secret was typed:\n{cli_out}"
+    );
 
     // ---- collect every sink, then stop the daemon so its files are complete
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -241,7 +245,8 @@ async fn a_stored_secret_is_filled_and_appears_in_no_sink() {
 
     // The /ext socket: the secret exactly once, in the act that fills it.
     assert!(frames.iter().all(|(d, _)| d != "lost"), "CDP events were lost; the scan is incomplete");
-    let carrying: Vec<&(String, String)> = frames.iter().filter(|(_, p)| !needles.find("", p.as_bytes()).is_empty()).collect();
+    let carrying: Vec<&(String, String)> =
+        frames.iter().filter(|(_, p)| !needles.find("", p.as_bytes()).is_empty()).collect();
     assert_eq!(carrying.len(), 1, "the secret crossed the socket {} times (frames: {})", carrying.len(), frames.len());
     let fill: Value = serde_json::from_str(&carrying[0].1).expect("the fill frame is JSON");
     assert_eq!(carrying[0].0, "bridge→ext");
