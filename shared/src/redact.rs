@@ -171,12 +171,14 @@ fn percent_decode_lossy(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(v);
-                i += 3;
-                continue;
-            }
+        // Byte-wise: `%` followed by a multi-byte character must not be
+        // sliced inside it.
+        if b[i] == b'%'
+            && let (Some(h), Some(l)) = (b.get(i + 1).and_then(hex_digit), b.get(i + 2).and_then(hex_digit))
+        {
+            out.push(h << 4 | l);
+            i += 3;
+            continue;
         }
         out.push(if b[i] == b'+' { b' ' } else { b[i] });
         i += 1;
@@ -186,6 +188,10 @@ fn percent_decode_lossy(s: &str) -> String {
 
 /// If `run` (a whitespace-free token) is a credential by its shape, the
 /// masked form.
+fn hex_digit(b: &u8) -> Option<u8> {
+    (*b as char).to_digit(16).map(|d| d as u8)
+}
+
 fn redact_token_run(run: &str) -> Option<String> {
     let core =
         run.trim_matches(|c: char| matches!(c, '"' | '\'' | ',' | ';' | ')' | '(' | '<' | '>' | '[' | ']' | '{' | '}'));
@@ -292,12 +298,14 @@ fn redact_line(line: &str) -> String {
             continue;
         }
         let lower = piece.to_ascii_lowercase();
-        if let Some(key) = piece.strip_suffix(':').or_else(|| piece.strip_suffix('=')) {
-            if !key.contains('"') && !key.is_empty() && is_sensitive_key(key) {
-                out.push_str(piece);
-                mask_next = true;
-                continue;
-            }
+        if let Some(key) = piece.strip_suffix(':').or_else(|| piece.strip_suffix('='))
+            && !key.contains('"')
+            && !key.is_empty()
+            && is_sensitive_key(key)
+        {
+            out.push_str(piece);
+            mask_next = true;
+            continue;
         }
         if lower == "bearer" || lower == "basic" {
             out.push_str(piece);
@@ -391,8 +399,7 @@ fn redact_json_pairs(line: &str) -> String {
     }
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
-    loop {
-        let Some(q1) = rest.find('"') else { break };
+    while let Some(q1) = rest.find('"') {
         let Some(q2) = find_closing_quote(&rest[q1 + 1..]).map(|i| q1 + 1 + i) else { break };
         let key = &rest[q1 + 1..q2];
         let after = &rest[q2 + 1..];
@@ -401,15 +408,16 @@ fn redact_json_pairs(line: &str) -> String {
         if let Some(after_colon) = trimmed.strip_prefix(':') {
             let value = after_colon.trim_start();
             let ws_len = after.len() - value.len();
-            if value.starts_with('"') && is_sensitive_key(key) {
-                if let Some(v_end) = find_closing_quote(&value[1..]) {
-                    out.push_str(&after[..ws_len]);
-                    out.push('"');
-                    out.push_str(MASK);
-                    out.push('"');
-                    rest = &value[1 + v_end + 1..];
-                    continue;
-                }
+            if value.starts_with('"')
+                && is_sensitive_key(key)
+                && let Some(v_end) = find_closing_quote(&value[1..])
+            {
+                out.push_str(&after[..ws_len]);
+                out.push('"');
+                out.push_str(MASK);
+                out.push('"');
+                rest = &value[1 + v_end + 1..];
+                continue;
             }
             if is_sensitive_key(key) && !value.starts_with('"') && !value.starts_with('{') && !value.starts_with('[') {
                 // A bare number or literal value.
