@@ -37,6 +37,16 @@ pub enum Cmd {
     /// daemon.json {pid, port, startedAt, version}, and serves /ext (the
     /// extension) and /mcp (agents) until Ctrl-C or SIGTERM. Only one daemon
     /// runs per home.
+    ///
+    /// Logs go to stderr and to HOME/logs/chaperone-YYYY-MM-DD.log (one file
+    /// per UTC day, appended; directory 0700, files 0600), also when `mcp`,
+    /// `up` or the native host start the daemon. Typed values, page text,
+    /// HTML, headers, cookies, bodies, tool arguments and results are left
+    /// out; secrets in the rest are masked and long strings cut at 300
+    /// characters. The log still shows which sites and tools were used: keep
+    /// it private. If the log directory cannot be written, the daemon warns
+    /// once and logs to stderr only. CHAPERONE_LOG sets the filter (default
+    /// "info,rmcp=warn").
     Serve {
         #[command(flatten)]
         home: HomeArg,
@@ -44,6 +54,19 @@ pub enum Cmd {
         /// server.port, else 0).
         #[arg(long, value_name = "N")]
         port: Option<u16>,
+        /// Delete log files dated more than DAYS days before today, at start
+        /// and then daily (1 to 3650; other files in HOME/logs are kept).
+        #[arg(
+            long,
+            value_name = "DAYS",
+            default_value_t = crate::logging::DEFAULT_RETENTION_DAYS,
+            value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::logging::MAX_RETENTION_DAYS))
+        )]
+        log_retention_days: u32,
+        /// Log to stderr only: write no log file (existing ones are left as
+        /// they are).
+        #[arg(long)]
+        no_log_file: bool,
     },
     /// Start the daemon if needed, launch Chromium with the extension on an
     /// owned profile, and stay in the foreground until Ctrl-C.
@@ -174,9 +197,10 @@ fn parse_secret_name(s: &str) -> Result<String, String> {
 /// Runs a parsed command. Returns the process exit code.
 pub async fn run(cli: Cli) -> Result<i32, Error> {
     match cli.command {
-        Cmd::Serve { home, port } => {
+        Cmd::Serve { home, port, log_retention_days, no_log_file } => {
             let home = Home::resolve(home.home)?;
-            daemon::serve(&home, port, shutdown_signal()).await?;
+            let log_file = (!no_log_file).then_some(log_retention_days);
+            daemon::serve_logging(&home, port, log_file, shutdown_signal()).await?;
             Ok(0)
         }
         Cmd::Up { home, profile, headless, browser, url, extension_dir, connect_timeout, port } => {

@@ -3,7 +3,6 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -12,14 +11,27 @@ use tokio::net::TcpListener;
 
 use crate::config::{FileConfig, ServeConfig};
 use crate::error::Error;
-use crate::home::{Home, write_private};
+use crate::home::Home;
 
 /// Serves the bridge for `home` until `shutdown` completes: takes the
 /// one-daemon lock, creates the tokens, binds loopback, writes
-/// `daemon.json`, and removes it again on the way out.
+/// `daemon.json`, and removes it again on the way out. Logs also go to the
+/// daily file in `home/logs/`, kept for the default retention.
 pub async fn serve(
     home: &Home,
     port: Option<u16>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), Error> {
+    serve_logging(home, port, Some(crate::logging::DEFAULT_RETENTION_DAYS), shutdown).await
+}
+
+/// [`serve`], with the log file kept `log_file` days (`None`: no log file,
+/// stderr only). The file starts once the lock is held, so a daemon that
+/// finds another running writes and deletes nothing there.
+pub async fn serve_logging(
+    home: &Home,
+    port: Option<u16>,
+    log_file: Option<u32>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
     home.ensure()?;
@@ -27,6 +39,13 @@ pub async fn serve(
     let ip = file.bind_ip()?;
     let origins = file.extension_origins()?;
     let _lock = home.lock()?;
+    let log_path = log_file.and_then(|days| crate::logging::start_file(&home.logs(), days));
+    tracing::info!(
+        version = shared::VERSION,
+        pid = std::process::id(),
+        log_file = %log_path.as_deref().map_or("none".into(), |p| p.display().to_string()),
+        "daemon starting"
+    );
     let tokens = home.tokens()?;
     let port = port.or(file.server.port).unwrap_or(0);
     let addr = SocketAddr::new(ip, port);
@@ -82,18 +101,19 @@ fn prune(audit: &crate::audit::AuditStore, days: u32) {
     }
 }
 
-/// The running daemon of `home`, starting one in the background (its own
-/// process group, output to `home/logs/daemon.log`) if none runs.
+/// The running daemon of `home`, starting one in the background (`serve`
+/// with the default log file, in its own process group) if none runs.
+///
+/// The daemon logs to `home/logs/`; its stdout goes nowhere and its stderr
+/// is read here: a daemon that exits at start has its last lines in the
+/// error, and a `warning:` line (e.g. an unwritable log directory) is
+/// passed on to our stderr. Once we exit, its stderr is a closed pipe,
+/// which it ignores.
 pub fn ensure_running(home: &Home) -> Result<DaemonInfo, Error> {
     if let Some(info) = home.running_daemon() {
         return Ok(info);
     }
     home.ensure()?;
-    let logs = home.logs();
-    std::fs::create_dir_all(&logs).map_err(|e| Error::io(&logs, e))?;
-    let log_path = logs.join("daemon.log");
-    let log = open_append_private(&log_path)?;
-    let err = log.try_clone().map_err(|e| Error::io(&log_path, e))?;
     let exe = std::env::current_exe().map_err(|e| Error::io("current executable", e))?;
     use std::os::unix::process::CommandExt;
     let mut child = Command::new(exe)
@@ -101,32 +121,82 @@ pub fn ensure_running(home: &Home) -> Result<DaemonInfo, Error> {
         .arg("--home")
         .arg(home.root())
         .stdin(Stdio::null())
-        .stdout(log)
-        .stderr(err)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
         .process_group(0)
         .spawn()
         .map_err(|e| Error::Server(format!("cannot start the daemon: {e}")))?;
+    let output = StartupOutput::read(child.stderr.take());
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
         if let Some(info) = home.running_daemon() {
             return Ok(info);
         }
         if let Ok(Some(status)) = child.try_wait() {
-            return Err(Error::Server(format!("the daemon exited at start ({status}); see {}", log_path.display())));
+            return Err(Error::Server(format!("the daemon exited at start ({status}){}", output.tail())));
         }
         if Instant::now() > deadline {
-            return Err(Error::Server(format!("the daemon did not start within 15 s; see {}", log_path.display())));
+            return Err(Error::Server(format!(
+                "the daemon (pid {}) did not start within 15 s; its log is in {}{}",
+                child.id(),
+                home.logs().display(),
+                output.tail()
+            )));
         }
         std::thread::sleep(Duration::from_millis(50));
     }
 }
 
-fn open_append_private(path: &Path) -> Result<std::fs::File, Error> {
-    use std::os::unix::fs::OpenOptionsExt;
-    if !path.exists() {
-        write_private(path, b"")?;
+/// The stderr of a daemon started in the background, drained by a thread
+/// for as long as we run (so the daemon never blocks on a full pipe); the
+/// last lines are kept.
+struct StartupOutput {
+    lines: std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<String>>>,
+    done: std::sync::mpsc::Receiver<()>,
+}
+
+impl StartupOutput {
+    const KEEP_LINES: usize = 20;
+    const MAX_LINE_CHARS: usize = 500;
+
+    fn read(stderr: Option<std::process::ChildStderr>) -> Self {
+        use std::io::BufRead;
+        let lines = std::sync::Arc::new(std::sync::Mutex::new(std::collections::VecDeque::new()));
+        let (tx, done) = std::sync::mpsc::channel();
+        if let Some(stderr) = stderr {
+            let keep = lines.clone();
+            let _ = std::thread::Builder::new().name("daemon-stderr".into()).spawn(move || {
+                let mut reader = std::io::BufReader::new(stderr);
+                let mut buf = Vec::new();
+                while reader.read_until(b'\n', &mut buf).is_ok_and(|n| n > 0) {
+                    let line = String::from_utf8_lossy(&buf).trim_end().to_string();
+                    buf.clear();
+                    if line.starts_with("warning:") {
+                        crate::logging::warn_stderr(&format!("chaperone daemon: {line}"));
+                    }
+                    let line = crate::logging::cut_chars(&line, Self::MAX_LINE_CHARS).into_owned();
+                    let mut l = keep.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    if l.len() == Self::KEEP_LINES {
+                        l.pop_front();
+                    }
+                    l.push_back(line);
+                }
+                let _ = tx.send(());
+            });
+        }
+        StartupOutput { lines, done }
     }
-    std::fs::OpenOptions::new().append(true).mode(0o600).open(path).map_err(|e| Error::io(path, e))
+
+    /// `": <last lines>"` once the daemon's stderr is closed (or after a
+    /// second), empty if it wrote nothing.
+    fn tail(&self) -> String {
+        let _ = self.done.recv_timeout(Duration::from_secs(1));
+        let lines = self.lines.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if lines.is_empty() {
+            return String::new();
+        }
+        format!(":\n{}", lines.iter().map(String::as_str).collect::<Vec<_>>().join("\n"))
+    }
 }
 
 /// Current UTC time as RFC 3339 (seconds), without a date crate.
