@@ -340,7 +340,9 @@ fn redact_piece(piece: &str) -> String {
     if let Some(i) = piece.find("://") {
         let scheme = &piece[..i];
         if let Some(s) = scheme.rfind(|c: char| !c.is_ascii_alphanumeric() && c != '+' && c != '-' && c != '.') {
-            return format!("{}{}", &piece[..=s], redact_url(&piece[s + 1..]));
+            // The URL starts after that (possibly multi-byte) character.
+            let start = s + scheme[s..].chars().next().map_or(1, char::len_utf8);
+            return format!("{}{}", &piece[..start], redact_url(&piece[start..]));
         }
         return redact_url(piece);
     }

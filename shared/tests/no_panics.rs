@@ -1,0 +1,150 @@
+//! Page-controlled text reaches every pure function in `shared` (in the
+//! bridge and in the content script). None of them may panic on any input:
+//! a panic in the bridge drops a request, one in the content script breaks
+//! the page's snapshot. Deterministic pseudo-random strings built from the
+//! pieces that trip byte-offset slicing (multi-byte characters next to
+//! `%`, `=`, `:`, quotes, escapes, our own markers) go through each one.
+
+use shared::action::Action;
+use shared::challenge::{InputSignal, PageSignals};
+use shared::mask::{Literals, SummaryTarget};
+use shared::risk::{ActionKind, ElementFacts};
+use shared::sensitive::FieldFacts;
+
+const PIECES: &[&str] = &[
+    "é",
+    "𝔘",
+    "👩‍💻",
+    "e\u{301}",
+    "\u{0}",
+    "\u{feff}",
+    "\u{2028}",
+    "%",
+    "%2",
+    "%zz",
+    "%C3",
+    "=",
+    ":",
+    "&",
+    "?",
+    "#",
+    "/",
+    "//",
+    "://",
+    "@",
+    "\"",
+    "\\",
+    "\n",
+    "\r\n",
+    "\t",
+    " ",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    "'",
+    "Bearer ",
+    "Basic ",
+    "eyJhbGciOiJIUzI1NiJ9",
+    ".",
+    "ghp_",
+    "sk-",
+    "AKIA",
+    "xoxb-",
+    "-----BEGIN PRIVATE KEY-----",
+    "-----END",
+    "token",
+    "password",
+    "secret",
+    "{secret:",
+    "api key",
+    "Authorization",
+    "Cookie",
+    "https",
+    "http://u:p@h",
+    "[ref=e1]",
+    "e12",
+    "a",
+    "Z",
+    "0",
+    "9",
+    "ß",
+    "İ",
+    "ﬁ",
+    "\u{202e}",
+    "••••",
+];
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn string(&mut self) -> String {
+        let n = self.below(24);
+        (0..n).map(|_| PIECES[self.below(PIECES.len())]).collect()
+    }
+}
+
+#[test]
+fn no_pure_function_panics_on_page_text() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    for _ in 0..1_500 {
+        let (a, b, c) = (rng.string(), rng.string(), rng.string());
+        let _ = shared::redact::redact_text(&a);
+        let _ = shared::redact::redact_url(&a);
+        let _ = shared::redact::redact_url(&format!("https://h.example/{a}?{b}#{c}"));
+        let _ = shared::redact::redact_header(&a, &b);
+        let _ = shared::redact::is_sensitive_key(&a);
+        let mut v = serde_json::json!({ a.clone(): b.clone(), "token": [c.clone()], "n": { b.clone(): 1 } });
+        shared::redact::redact_json(&mut v);
+        let mut out = String::new();
+        shared::snapshot::quote(&a, &mut out);
+        let mut cut = a.clone();
+        shared::limits::truncate_chars(&mut cut, rng.below(10));
+        let _ = shared::url::strip_query(&a);
+        let _ = shared::url::validate_navigation_url(&a);
+        let _ = shared::policy::origin_matches(&a, &b);
+        let _ = shared::policy::origin_matches("https://*.example.com", &format!("https://{a}/"));
+        let _ = shared::sensitive::classify_name(&a);
+        let _ = shared::sensitive::classify_field(&FieldFacts {
+            input_type: &a,
+            autocomplete: &b,
+            name: &c,
+            id: &a,
+            label: &b,
+            placeholder: &c,
+        });
+        let _ = shared::risk::normalize(&a);
+        let facts = ElementFacts { role: b.clone(), name: a.clone(), input_type: c.clone(), ..ElementFacts::default() };
+        for kind in [ActionKind::Click, ActionKind::Type { submit: true }, ActionKind::press_key(&c)] {
+            let _ = shared::risk::classify(&kind, Some(&facts), &format!("https://h.example/{b}"), None);
+        }
+        let t = SummaryTarget { role: &b, name: &a, element_ref: &c };
+        let typed = Action::Type { text: a.clone(), submit: false };
+        for literals in [Literals::UnlessSensitive, Literals::Masked, Literals::Secret(&c)] {
+            let _ = shared::mask::summarize(&typed, Some(&t), false, literals);
+            let _ = shared::mask::summarize(&Action::PressKey { key: b.clone() }, Some(&t), true, literals);
+        }
+        let signals = PageSignals {
+            url: format!("https://h.example/{a}"),
+            title: b.clone(),
+            headings: vec![a.clone(), c.clone()],
+            buttons: vec![b.clone()],
+            links: vec![c.clone()],
+            inputs: vec![InputSignal::default()],
+            text: format!("{a} {b} {c}"),
+            ..PageSignals::default()
+        };
+        let _ = shared::challenge::detect(&signals);
+        let _ = shared::untrusted::wrap_text(&a);
+    }
+}
