@@ -141,6 +141,46 @@ impl Human {
         ok.ok_or_else(|| anyhow!("the popup never showed {prefix:?}"))
     }
 
+    /// Closes the popup's tab (if open) and opens the popup again, as the
+    /// person does when they click the toolbar icon a second time.
+    pub async fn reopen_popup(&mut self) -> Result<CdpSession> {
+        if let Some(p) = self.popup.take() {
+            self.cdp.close_target(&p.target_id).await?;
+        }
+        self.popup().await
+    }
+
+    /// The toolbar badge as the person sees it: its text and its
+    /// background colour (`[r, g, b, a]`), read from the popup page.
+    pub async fn badge(&mut self) -> Result<(String, Vec<u8>)> {
+        let p = self.popup().await?;
+        let v = p
+            .evaluate(
+                "Promise.all([chrome.action.getBadgeText({}), chrome.action.getBadgeBackgroundColor({})])\
+                 .then(([t, c]) => [t, [...c]])",
+            )
+            .await?;
+        let text = v[0].as_str().unwrap_or_default().to_string();
+        let color = v[1].as_array().map(|a| a.iter().filter_map(|x| x.as_u64().map(|n| n as u8)).collect());
+        Ok((text, color.unwrap_or_default()))
+    }
+
+    /// Waits until the badge text is `text`.
+    pub async fn wait_badge(&mut self, text: &str) -> Result<Vec<u8>> {
+        let within = Duration::from_secs(10);
+        let start = std::time::Instant::now();
+        loop {
+            let (now, color) = self.badge().await?;
+            if now == text {
+                return Ok(color);
+            }
+            if start.elapsed() >= within {
+                return Err(anyhow!("the badge shows {now:?}, not {text:?}"));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// The approval history as the popup exports it.
     pub async fn history(&mut self) -> Result<Vec<Value>> {
         let p = self.popup().await?;
