@@ -78,6 +78,9 @@ pub async fn serve_logging(
     config.extension_origins = origins;
     config.policy = policy;
     config.audit = Some(audit);
+    // Read when an action that names a secret runs; `chaperone secret set`
+    // may add one while the daemon is up.
+    config.secrets = Some(std::sync::Arc::new(crate::secrets::SecretStore::open(home)?));
     let pid = std::process::id();
     home.write_daemon_json(&DaemonInfo {
         pid,

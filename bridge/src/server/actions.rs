@@ -517,7 +517,7 @@ async fn read_secret(state: &AppState, name: &str) -> Result<crate::secrets::Sec
         Ok(Ok(Some(v))) => Ok(v),
         Ok(Ok(None)) => Err(missing()),
         Ok(Err(e)) => {
-            tracing::error!(error = %e, secret = name, "secret store read failed");
+            tracing::error!(error = %e, name, "secret store read failed");
             Err(err(ErrorCode::Internal, format!("the secret {name} could not be read (see the bridge log)")))
         }
         Err(_) => Err(err(ErrorCode::Internal, "the secret store did not answer")),

@@ -247,7 +247,7 @@ pub async fn serve(
     }
     let cancel = state.shutdown_token();
     let tracker = state.inner.tracker.clone();
-    tracing::info!(%addr, "bridge listening");
+    tracing::debug!(%addr, "server listening");
     let signal = {
         let cancel = cancel.clone();
         async move {
@@ -264,7 +264,7 @@ pub async fn serve(
     cancel.cancel();
     tracker.close();
     tracker.wait().await;
-    tracing::info!(%addr, "bridge stopped");
+    tracing::debug!(%addr, "server stopped");
     result.map_err(|e| {
         tracing::error!(error = %e, "server failed");
         Error::Server(e.to_string())
