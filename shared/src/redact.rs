@@ -292,12 +292,17 @@ fn redact_line(line: &str) -> String {
             out.push_str(piece);
             continue;
         }
+        let lower = piece.to_ascii_lowercase();
         if mask_next {
+            // `Authorization: Bearer <token>`: the scheme stays, the token goes.
+            if matches!(lower.as_str(), "bearer" | "basic" | "digest" | "token") {
+                out.push_str(piece);
+                continue;
+            }
             mask_next = false;
             out.push_str(MASK);
             continue;
         }
-        let lower = piece.to_ascii_lowercase();
         if let Some(key) = piece.strip_suffix(':').or_else(|| piece.strip_suffix('='))
             && !key.contains('"')
             && !key.is_empty()
