@@ -81,16 +81,23 @@ fn read_request(input: &mut impl Read) -> Result<NativeRequest, String> {
     serde_json::from_slice(&buf).map_err(|_| "unknown request".to_string())
 }
 
+/// Size after which `native-host.log` starts again (a line per browser start).
+const MAX_NOTE_BYTES: u64 = 64 * 1024;
+
 /// Appends one line (time, outcome; never the token) to
 /// `home/logs/native-host.log`, so `up` can tell whether the extension ever
 /// asked for the bridge.
+/// The file is private like the daemon's logs (dir 0700, file 0600) and is
+/// started afresh once it passes [`MAX_NOTE_BYTES`].
 fn note(home: &Home, outcome: &str) {
+    use std::os::unix::fs::DirBuilderExt;
     let dir = home.logs();
-    if std::fs::create_dir_all(&dir).is_err() {
+    if std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).is_err() {
         return;
     }
     let path = dir.join("native-host.log");
-    if !path.exists() && crate::home::write_private(&path, b"").is_err() {
+    let too_big = std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX_NOTE_BYTES);
+    if (too_big || !path.exists()) && crate::home::write_private(&path, b"").is_err() {
         return;
     }
     if let Ok(mut f) = std::fs::OpenOptions::new().append(true).open(&path) {

@@ -235,6 +235,12 @@ fn native_host_starts_the_daemon_and_hands_over_port_and_extension_token_only() 
     assert_eq!(reply["port"], info["port"]);
     assert_eq!(reply["token"], ext_token.as_str());
     assert!(!String::from_utf8_lossy(&out.stdout).contains(&mcp_token), "never the mcp token");
+    // Its note for `up` is private and holds no token.
+    let note = home.join("logs/native-host.log");
+    assert_eq!(std::fs::metadata(home.join("logs")).unwrap().permissions().mode() & 0o777, 0o700);
+    assert_eq!(std::fs::metadata(&note).unwrap().permissions().mode() & 0o777, 0o600);
+    let text = std::fs::read_to_string(&note).unwrap();
+    assert!(!text.contains(ext_token.as_str()) && !text.is_empty(), "{text}");
     // Stop the daemon it started.
     let pid = info["pid"].as_u64().unwrap().to_string();
     let _ = Command::new("kill").args(["-TERM", &pid]).status();
