@@ -281,23 +281,12 @@ fn split_host_port(s: &str) -> Option<(&str, Option<&str>)> {
 /// or any with `*`. An invalid pattern or URL matches nothing.
 pub fn origin_matches(pattern: &str, url: &str) -> bool {
     let Ok(p) = parse_pattern(pattern) else { return false };
-    let Some((scheme, rest)) = url.trim().split_once("://") else { return false };
-    let scheme = scheme.to_ascii_lowercase();
+    // Parsed as the browser parses it (percent-decoded, IDNA-mapped host),
+    // so another spelling of a denied host is the same host.
+    let Some((scheme, host, port)) = crate::url::origin_parts(url) else { return false };
     if scheme != p.scheme {
         return false;
     }
-    let authority = &rest[..rest.find(['/', '?', '#', '\\']).unwrap_or(rest.len())];
-    let hostport = authority.rsplit('@').next().unwrap_or("");
-    let Some((host, port)) = split_host_port(hostport) else { return false };
-    let host = host.to_ascii_lowercase();
-    let host = host.strip_suffix('.').unwrap_or(&host);
-    let port = match port {
-        None => default_port(&scheme),
-        Some(d) => match d.parse::<u16>() {
-            Ok(n) => n,
-            Err(_) => return false,
-        },
-    };
     if p.port.is_some_and(|pp| pp != port) {
         return false;
     }
@@ -349,6 +338,16 @@ mod tests {
         assert!(denying_rule(&p, "https://bank.example/").is_none(), "subdomains only");
         assert!(denying_rule(&p, "http://www.bank.example/").is_none(), "scheme is exact");
         assert_eq!(decide(&p, "https://shop.example/", RiskLevel::Low).0, Decision::Allow);
+        // Other spellings of the same host are the same host.
+        for spelled in [
+            "https://WWW.Bank.Example/",
+            "https://www.b%61nk.example/",
+            "https://www.\u{ff42}ank.example/",
+            "https://www.bank.example./",
+            "https://user:pw@www.bank.example:443/",
+        ] {
+            assert!(denying_rule(&p, spelled).is_some(), "{spelled}");
+        }
     }
 
     #[test]

@@ -5,7 +5,11 @@ use crate::limits::MAX_URL_CHARS;
 
 /// Accepts only absolute `http:` and `https:` URLs with a host; everything
 /// else (`file:`, `javascript:`, `data:`, `chrome:`, relative paths…) is an
-/// `INVALID_REQUEST`. Returns the URL trimmed of surrounding whitespace.
+/// `INVALID_REQUEST`. Returns the URL in the form browsers load it (WHATWG
+/// URL parsing: host lower case, percent-decoded and IDNA-mapped —
+/// `loc%61lhost` and full-width letters become `localhost` — default port
+/// dropped), so site rules are checked on the URL the browser will really
+/// open.
 pub fn validate_navigation_url(raw: &str) -> Result<String, WireError> {
     let url = raw.trim();
     let invalid = |why: &str| WireError::new(ErrorCode::InvalidRequest, why.to_string());
@@ -25,15 +29,37 @@ pub fn validate_navigation_url(raw: &str) -> Result<String, WireError> {
     if scheme != "http" && scheme != "https" {
         return Err(invalid("only http:// and https:// URLs can be opened"));
     }
-    let Some(after) = rest.strip_prefix("//") else {
+    if !rest.starts_with("//") {
         return Err(invalid("url must be absolute and start with http:// or https://"));
-    };
-    let authority = after.split(['/', '?', '#']).next().unwrap_or("");
-    let host = authority.rsplit('@').next().unwrap_or("");
-    if host.is_empty() || host.starts_with(':') {
-        return Err(invalid("url has no host"));
     }
-    Ok(url.to_string())
+    let parsed = url::Url::parse(url).map_err(|e| invalid(&format!("url is not valid ({e})")))?;
+    match parsed.host_str() {
+        Some(h) if !h.is_empty() => {}
+        _ => return Err(invalid("url has no host")),
+    }
+    let canonical = parsed.to_string();
+    if canonical.chars().count() > MAX_URL_CHARS {
+        return Err(invalid("url is too long"));
+    }
+    Ok(canonical)
+}
+
+/// `scheme://host:port` (port always written) of an http(s) URL, for
+/// comparing the page a decision was made for with the live page.
+pub fn origin(url: &str) -> Option<String> {
+    origin_parts(url).map(|(scheme, host, port)| format!("{scheme}://{host}:{port}"))
+}
+
+/// `scheme`, host and port (the default one when absent) of an absolute
+/// http(s) URL as a browser parses it; `None` for anything else.
+pub fn origin_parts(url: &str) -> Option<(String, String, u16)> {
+    let u = url::Url::parse(url.trim()).ok()?;
+    if u.scheme() != "http" && u.scheme() != "https" {
+        return None;
+    }
+    let host = u.host_str()?.to_string();
+    let host = host.strip_suffix('.').map(str::to_string).unwrap_or(host);
+    Some((u.scheme().to_string(), host, u.port_or_known_default()?))
 }
 
 /// The URL without its query string and fragment (for logs and audit).
@@ -65,11 +91,34 @@ mod tests {
             "http://",
             "http://:80/",
             "http://a b/",
+            "http://exa mple.com/",
+            "https://a%00b/",
+            "http://[::1/",
             "",
         ] {
             let err = validate_navigation_url(bad).unwrap_err();
             assert_eq!(err.code, ErrorCode::InvalidRequest, "{bad}");
         }
+    }
+
+    #[test]
+    fn urls_come_back_as_the_browser_will_load_them() {
+        for (given, loaded) in [
+            ("http://loc%61lhost:8080/a", "http://localhost:8080/a"),
+            ("http://\u{ff4c}ocalhost:8080/a", "http://localhost:8080/a"),
+            ("HTTPS://Example.COM:443/x?y#z", "https://example.com/x?y#z"),
+            ("https://example.com", "https://example.com/"),
+            ("http://127.0.0.1:80/a/../b", "http://127.0.0.1/b"),
+            ("http://0x7f.1/", "http://127.0.0.1/"),
+            ("https://bücher.example/", "https://xn--bcher-kva.example/"),
+        ] {
+            assert_eq!(validate_navigation_url(given).unwrap(), loaded, "{given}");
+        }
+        assert_eq!(origin_parts("http://LOC%61LHOST./x"), Some(("http".into(), "localhost".into(), 80)));
+        assert_eq!(origin_parts("https://[::1]:9/"), Some(("https".into(), "[::1]".into(), 9)));
+        assert_eq!(origin_parts("file:///etc/passwd"), None);
+        assert_eq!(origin("https://Example.com/a?b").as_deref(), Some("https://example.com:443"));
+        assert_eq!(origin("about:blank"), None);
     }
 
     #[test]

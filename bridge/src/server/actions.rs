@@ -557,6 +557,7 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
         policy: effective_policy(state, &p.url),
         summary: p.summary.clone(),
         timeout_secs: policy.approval_timeout_secs,
+        origin: shared::url::origin(&p.url).unwrap_or_default(),
     };
     let action_row = |outcome| Row {
         tool: p.plan.tool,

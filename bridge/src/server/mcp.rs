@@ -327,7 +327,12 @@ impl McpServer {
             Ok(CommandResult::Tab { tab }) => {
                 self.state.tabs().add(tab.id);
                 self.state.actions().remember_url(tab.id, &tab.url);
-                Ok(tab)
+                // Where it landed (after redirects) may be a denied site: the
+                // tab stays the agent's (to close), its page is not shown.
+                match self.check_site(&tab.url) {
+                    Ok(()) => Ok(tab),
+                    Err(e) => Err(err(e.code, format!("the new tab {} landed on a denied site: {}", tab.id, e.message))),
+                }
             }
             Ok(_) => Err(unexpected()),
             Err(e) => Err(e),
@@ -396,6 +401,7 @@ impl McpServer {
                 };
                 self.state.tabs().add(tab);
                 self.state.actions().remember_url(tab, &info.url);
+                self.check_site(&info.url)?;
                 Ok(tab_result(&info, Some(tab)))
             }
             TabsAction::Close => {
@@ -495,7 +501,14 @@ impl McpServer {
         let Some(tab) = self.target_tab(args.tab)? else {
             return Err(err(ErrorCode::InvalidRequest, "no current tab: open one with browser_tabs new"));
         };
-        let request = SnapshotRequest { scope: args.scope, interactive_only: args.interactive_only.unwrap_or(false) };
+        // The page and its size go to the content script, which stops
+        // walking once that page is complete.
+        let request = SnapshotRequest {
+            scope: args.scope,
+            interactive_only: args.interactive_only.unwrap_or(false),
+            max_chars,
+            page,
+        };
         let CommandResult::Snapshot { snapshot } =
             self.state.hub().call(Command::Snapshot { tab, request }, command_timeout()).await?
         else {
@@ -505,13 +518,17 @@ impl McpServer {
         self.state.actions().remember_challenge(tab, snapshot.challenge.is_some());
         self.check_site(&snapshot.url)?;
         let rendered = render(&snapshot, RenderOptions { max_chars, page });
-        let data = json!({
+        let mut data = json!({
             "url": snapshot.url,
             "title": snapshot.title,
             "page": rendered.page,
-            "pages": rendered.pages,
+            "more": rendered.more,
             "snapshot": rendered.text,
         });
+        // Unknown when the walk stopped after this page.
+        if let Some(pages) = rendered.pages {
+            data["pages"] = json!(pages);
+        }
         Ok(untrusted_result(&rendered.text, data))
     }
 

@@ -542,6 +542,14 @@ pub async fn act(
         Some(l) => l.url.clone(),
         None => commands::tab_url(tab).await?,
     };
+    // The bridge decided (site rules included) for one site; the person
+    // may have taken the tab elsewhere since.
+    if shared::url::origin(&url).unwrap_or_default() != gate.origin {
+        return Err(wire(
+            ErrorCode::StaleRef,
+            "the tab is no longer on the page the action was decided for; take a new browser_snapshot",
+        ));
+    }
     let sensitive = live.as_ref().and_then(|l| l.sensitive.as_deref()).and_then(SensitiveKind::parse);
     let password = sensitive == Some(SensitiveKind::Password)
         || live.as_ref().is_some_and(|l| l.facts.input_type.eq_ignore_ascii_case("password"));
@@ -549,6 +557,14 @@ pub async fn act(
         return Err(wire(
             ErrorCode::PermissionDenied,
             "Chaperone never types into password fields: ask the person to log in by hand in this tab",
+        ));
+    }
+    if matches!(action, Action::Type { .. } | Action::SelectOption { .. })
+        && sensitive.is_some_and(SensitiveKind::agent_may_never_fill)
+    {
+        return Err(wire(
+            ErrorCode::PermissionDenied,
+            "Chaperone never fills card or bank fields: the person enters those themselves",
         ));
     }
     let c = classify(&action_kind(&action), live.as_ref().map(|l| &l.facts), &url, sensitive);

@@ -80,6 +80,16 @@ async fn a_denied_site_refuses_navigation_and_every_action() {
     let r = s.mcp.call("browser_tabs", json!({ "action": "new", "url": denied_with_query })).await.unwrap();
     assert_eq!(code(&r), "PERMISSION_DENIED", "{}", r.raw);
     assert!(r.text().contains("http://localhost:*"), "the refusal names the rule: {}", r.raw);
+    // Other spellings the browser reads as the same host (percent-encoded,
+    // full-width letters) are the same site.
+    let spelled = [
+        format!("http://loc%61lhost:{port}/mail/index.html"),
+        format!("http://\u{ff4c}ocalhost:{port}/mail/index.html"),
+    ];
+    for url in &spelled {
+        let r = s.mcp.call("browser_tabs", json!({ "action": "new", "url": url })).await.unwrap();
+        assert_eq!(code(&r), "PERMISSION_DENIED", "browser_tabs new {url}: {}", r.raw);
+    }
     let on_denied = |ts: &[tests::TargetInfo]| ts.iter().any(|t| t.url.starts_with("http://localhost:"));
     assert!(!on_denied(&s.browser.pages().await.unwrap()), "a tab was opened on the denied site");
 
@@ -99,8 +109,10 @@ async fn a_denied_site_refuses_navigation_and_every_action() {
     }
     // Spelled differently, the same origin: still refused before dispatch.
     let upper = format!("HTTP://LOCALHOST:{port}/mail/index.html");
-    let r = s.mcp.call("browser_navigate", json!({ "url": upper })).await.unwrap();
-    assert_eq!(code(&r), "PERMISSION_DENIED", "browser_navigate {upper}: {}", r.raw);
+    for url in spelled.iter().chain([&upper]) {
+        let r = s.mcp.call("browser_navigate", json!({ "url": url })).await.unwrap();
+        assert_eq!(code(&r), "PERMISSION_DENIED", "browser_navigate {url}: {}", r.raw);
+    }
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(mail_state(&page).await["url"], json!(allowed), "the tab left the allowed page");
     assert!(!on_denied(&s.browser.pages().await.unwrap()), "a tab reached the denied site");
@@ -111,6 +123,11 @@ async fn a_denied_site_refuses_navigation_and_every_action() {
     watch_events(&page).await;
     let before = mail_state(&page).await;
     assert_eq!(before["url"], json!(denied));
+    // Before the agent has looked, the bridge still thinks the tab is on the
+    // allowed site; an action without a ref is refused by the extension,
+    // which sees where the tab really is (checked with `touched` below).
+    let r = s.mcp.call("browser_press_key", json!({ "key": "Tab" })).await.unwrap();
+    assert_eq!(code(&r), "STALE_REF", "an action decided for another site: {}", r.raw);
     for (tool, args) in [
         ("browser_snapshot", json!({})),
         ("browser_extract_text", json!({})),
@@ -172,13 +189,13 @@ async fn a_denied_site_refuses_navigation_and_every_action() {
         assert!(!url.contains('?'), "a query string in the audit log: {r}");
     }
     let count = |tool: &str| refusals.iter().filter(|r| r["tool"] == json!(tool)).count();
-    assert_eq!(count("browser_tabs"), 1, "{refusals:#?}");
-    assert_eq!(count("browser_navigate"), 3, "{refusals:#?}");
+    assert_eq!(count("browser_tabs"), 1 + spelled.len(), "{refusals:#?}");
+    assert_eq!(count("browser_navigate"), 3 + spelled.len(), "{refusals:#?}");
     for (tool, _) in &actions {
         let want = actions.iter().filter(|(t, _)| t == tool).count();
         assert_eq!(count(tool), want, "refusals of {tool} in the audit log: {refusals:#?}");
     }
-    assert_eq!(refusals.len(), 4 + actions.len(), "one row per refusal: {refusals:#?}");
+    assert_eq!(refusals.len(), 4 + 2 * spelled.len() + actions.len(), "one row per refusal: {refusals:#?}");
     // Nothing was allowed on the denied site.
     for r in &rows {
         let on_denied = r["url"].as_str().is_some_and(|u| u.to_ascii_lowercase().starts_with("http://localhost:"));
