@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::limits::{MAX_NAME_CHARS, truncate_chars};
 
 /// What the bridge asks the content script for.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SnapshotRequest {
     /// Only the subtree of this ref.
@@ -19,6 +19,36 @@ pub struct SnapshotRequest {
     /// Only elements with a ref (and headings for orientation).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interactive_only: bool,
+    /// Characters per page of output, as the bridge will render it
+    /// ([`RenderOptions::max_chars`]).
+    #[serde(default = "default_max_chars", skip_serializing_if = "is_default_max_chars")]
+    pub max_chars: usize,
+    /// The 1-based page the bridge will render: the walk may stop once
+    /// that page is complete ([`PageEnd`]).
+    #[serde(default = "first_page", skip_serializing_if = "is_first_page")]
+    pub page: usize,
+}
+
+impl Default for SnapshotRequest {
+    fn default() -> Self {
+        SnapshotRequest { scope: None, interactive_only: false, max_chars: default_max_chars(), page: first_page() }
+    }
+}
+
+fn default_max_chars() -> usize {
+    crate::limits::DEFAULT_SNAPSHOT_CHARS
+}
+
+fn is_default_max_chars(n: &usize) -> bool {
+    *n == default_max_chars()
+}
+
+fn first_page() -> usize {
+    1
+}
+
+fn is_first_page(n: &usize) -> bool {
+    *n == 1
 }
 
 /// What the bridge asks for with `browser_extract_text`.
@@ -88,6 +118,11 @@ pub struct PageSnapshot {
     /// A challenge on the page (CAPTCHA, MFA, login…), surfaced in the header.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub challenge: Option<crate::challenge::Challenge>,
+    /// The walk stopped once the requested page was complete
+    /// ([`PageEnd`]): `nodes` end partway into the next page and the
+    /// number of pages is unknown.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
 }
 
 /// One element a person can see or use. Keys are short: a 10,000-row page
@@ -181,9 +216,144 @@ pub struct RenderOptions {
 pub struct Rendered {
     pub text: String,
     pub page: usize,
-    pub pages: usize,
-    /// Number of elements with a ref in the whole snapshot.
+    /// Number of pages; `None` when the content script stopped after the
+    /// requested page ([`PageSnapshot::partial`]).
+    pub pages: Option<usize>,
+    /// A next page exists.
+    pub more: bool,
+    /// Number of elements with a ref in the snapshot as received.
     pub refs: usize,
+}
+
+/// Pages hold at least this many characters, whatever `max_chars` says.
+pub const MIN_PAGE_CHARS: usize = 200;
+
+/// The page-splitting rule, in one place for [`render`] and the content
+/// script's early stop ([`PageEnd`]): lines are placed greedily, a page
+/// breaks before a line that would take it over `max_chars` (a longer
+/// line gets a page of its own), never inside a line. So page N+1 starts
+/// exactly where page N ended, whatever follows.
+#[derive(Debug, Clone)]
+pub struct Pager {
+    max: usize,
+    page: usize,
+    used: usize,
+}
+
+impl Pager {
+    pub fn new(max_chars: usize) -> Pager {
+        Pager { max: max_chars.max(MIN_PAGE_CHARS), page: 1, used: 0 }
+    }
+
+    /// Places the next line, `chars` characters with its newline; returns
+    /// the 1-based page it lands on.
+    pub fn place(&mut self, chars: usize) -> usize {
+        if self.used > 0 && self.used + chars > self.max {
+            self.page += 1;
+            self.used = 0;
+        }
+        self.used += chars;
+        self.page
+    }
+}
+
+/// Characters of `node`'s line with its newline, as [`render`] counts them
+/// (`buf` is scratch space).
+pub fn line_chars(node: &Node, buf: &mut String) -> usize {
+    buf.clear();
+    render_line(node, buf);
+    buf.chars().count() + 1
+}
+
+/// An upper bound of [`line_chars`] from byte lengths alone (no
+/// rendering): every character of a quoted string takes at most two.
+pub fn line_chars_bound(node: &Node) -> usize {
+    let quoted = |s: &str| 2 + 2 * s.len();
+    let mut n = 2 * usize::from(node.depth.min(40)) + 2 + node.role.len() + 1;
+    if !node.name.is_empty() {
+        n += 1 + quoted(&node.name);
+    }
+    if node.table_size.is_some() {
+        n += 40; // " (4294967295 rows × 4294967295 cols)"
+    }
+    if node.items.is_some() {
+        n += 20;
+    }
+    if let Some(r) = &node.element_ref {
+        n += 3 + r.len();
+    }
+    if node.level.is_some() {
+        n += 10;
+    }
+    n += node.states.iter().map(|s| 1 + s.as_str().len()).sum::<usize>();
+    if let Some(v) = &node.value {
+        n += 2 + quoted(v);
+    }
+    if let Some(d) = &node.desc {
+        n += 6 + quoted(d);
+    }
+    n
+}
+
+/// Tells the content script when it has walked far enough: fed the nodes
+/// as they become final, it answers true once a line of page `page + 1`
+/// exists, i.e. once page `page` is complete and cannot change (pages
+/// split as [`Pager`] does). Cheap while far from that point: it adds up
+/// [`line_chars_bound`] and renders lines only once the bound says the
+/// page could be complete (a page before the last holds more than
+/// `max_chars` minus the next line's length).
+#[derive(Debug, Clone)]
+pub struct PageEnd {
+    max: usize,
+    page: usize,
+    /// Nodes already looked at.
+    seen: usize,
+    bound_sum: usize,
+    bound_max: usize,
+    /// Exact pagination, once the bound allows the end to be near.
+    exact: Option<Pager>,
+    buf: String,
+}
+
+impl PageEnd {
+    pub fn new(req: &SnapshotRequest) -> PageEnd {
+        PageEnd {
+            max: req.max_chars.max(MIN_PAGE_CHARS),
+            page: req.page.max(1),
+            seen: 0,
+            bound_sum: 0,
+            bound_max: 0,
+            exact: None,
+            buf: String::new(),
+        }
+    }
+
+    /// `nodes` are final up to their end (later nodes are only appended);
+    /// true once they reach past the requested page.
+    pub fn reached(&mut self, nodes: &[Node]) -> bool {
+        if self.exact.is_none() {
+            for n in &nodes[self.seen.min(nodes.len())..] {
+                let b = line_chars_bound(n);
+                self.bound_sum += b;
+                self.bound_max = self.bound_max.max(b);
+            }
+            let threshold = self.page.saturating_mul(self.max.saturating_sub(self.bound_max));
+            if self.bound_sum <= threshold {
+                self.seen = nodes.len();
+                return false;
+            }
+            self.exact = Some(Pager::new(self.max));
+            self.seen = 0;
+        }
+        let Some(pager) = self.exact.as_mut() else { return false };
+        for n in &nodes[self.seen.min(nodes.len())..] {
+            self.seen += 1;
+            if pager.place(line_chars(n, &mut self.buf)) > self.page {
+                return true;
+            }
+        }
+        false
+    }
 }
 
 /// Writes `s` as a double-quoted string: quotes, backslashes and line
@@ -272,11 +442,10 @@ pub fn display_url(url: &str) -> String {
 /// Renders the snapshot to text: a header (URL, title), then the element
 /// lines of the requested page. Pages break between lines.
 pub fn render(snap: &PageSnapshot, opts: RenderOptions) -> Rendered {
-    let max = opts.max_chars.max(200);
+    let mut pager = Pager::new(opts.max_chars);
     let mut pages: Vec<(usize, usize)> = Vec::new(); // byte ranges into `body`
     let mut body = String::new();
     let mut page_start = 0;
-    let mut page_chars = 0;
     let mut refs = 0;
     let mut line = String::new();
     for node in &snap.nodes {
@@ -286,21 +455,20 @@ pub fn render(snap: &PageSnapshot, opts: RenderOptions) -> Rendered {
         line.clear();
         render_line(node, &mut line);
         let len = line.chars().count() + 1;
-        if page_chars > 0 && page_chars + len > max {
+        if pager.place(len) > pages.len() + 1 {
             pages.push((page_start, body.len()));
             page_start = body.len();
-            page_chars = 0;
         }
         body.push_str(&line);
         body.push('\n');
-        page_chars += len;
     }
-    if page_chars > 0 || pages.is_empty() {
+    if page_start < body.len() || pages.is_empty() {
         pages.push((page_start, body.len()));
     }
     let total = pages.len();
     let page = opts.page.clamp(1, total);
     let (start, end) = pages[page - 1];
+    let more = page < total || snap.partial;
 
     let mut text = String::with_capacity(end - start + 256);
     text.push_str("Page URL: ");
@@ -317,14 +485,16 @@ pub fn render(snap: &PageSnapshot, opts: RenderOptions) -> Rendered {
         text.push_str(&evidence);
         text.push_str(") — a person must handle this page; do not try to solve it\n");
     }
-    if total > 1 {
+    if snap.partial {
+        text.push_str(&format!("Snapshot page {page} of more\n"));
+    } else if total > 1 {
         text.push_str(&format!("Snapshot page {page} of {total}\n"));
     }
     text.push_str(&body[start..end]);
-    if page < total {
+    if more {
         text.push_str(&format!("[more: call browser_snapshot with page={}]\n", page + 1));
     }
-    Rendered { text, page, pages: total, refs }
+    Rendered { text, page, pages: (!snap.partial).then_some(total), more, refs }
 }
 
 #[cfg(test)]
@@ -391,6 +561,7 @@ mod tests {
                 kind: crate::challenge::ChallengeKind::Captcha,
                 evidence: "reCAPTCHA iframe".into(),
             }),
+            partial: false,
         };
         let r = render(&snap, RenderOptions { max_chars: 1000, page: 1 });
         assert!(!r.text.contains("secret123"), "{}", r.text);
@@ -421,17 +592,124 @@ mod tests {
             url: "http://127.0.0.1/".into(),
             title: "T".into(),
             challenge: None,
+            partial: false,
             nodes: (0..100).map(|i| node(0, "link", &format!("Row {i}"), Some(&format!("e{i}")))).collect(),
         };
         let first = render(&snap, RenderOptions { max_chars: 500, page: 1 });
-        assert!(first.pages > 1);
+        let pages = first.pages.unwrap();
+        assert!(pages > 1 && first.more);
         assert!(first.text.contains("[more: call browser_snapshot with page=2]"));
+        let last = render(&snap, RenderOptions { max_chars: 500, page: pages });
+        assert!(!last.more && !last.text.contains("[more:"));
         let mut seen = 0;
-        for p in 1..=first.pages {
+        for p in 1..=pages {
             let r = render(&snap, RenderOptions { max_chars: 500, page: p });
             seen += r.text.lines().filter(|l| l.starts_with("- link")).count();
         }
         assert_eq!(seen, 100);
         assert_eq!(first.refs, 100);
+    }
+
+    /// Nodes of varied shapes: escapes, long names and texts, states,
+    /// values, descriptions, sizes, deep nesting, non-ASCII.
+    fn varied_nodes(n: usize, seed: u64) -> Vec<Node> {
+        let mut x = seed;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        (0..n)
+            .map(|i| {
+                let r = next();
+                let role = ["link", "button", "text", "listitem", "textbox", "heading", "table", "list"][(r % 8) as usize];
+                let len = (next() % 400) as usize;
+                let name: String = (0..len).map(|j| ['a', 'é', '"', '\\', '\n', 'x', '語', ' '][(j + i) % 8]).collect();
+                let mut node = node((next() % 50) as u16, role, &name, (r % 3 == 0).then(|| format!("e{i}")).as_deref());
+                if r % 5 == 0 {
+                    node.states = vec![State::Checked, State::Disabled];
+                }
+                if r % 7 == 0 {
+                    node.value = Some("v\"".repeat((next() % 90) as usize));
+                }
+                if r % 11 == 0 {
+                    node.desc = Some("d".repeat((next() % 200) as usize));
+                }
+                if role == "table" {
+                    node.table_size = Some((u32::MAX, 3));
+                }
+                if role == "list" {
+                    node.items = Some(u32::MAX);
+                }
+                if role == "heading" {
+                    node.level = Some(2);
+                }
+                node
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_bound_is_never_below_the_line() {
+        let mut buf = String::new();
+        for n in varied_nodes(2_000, 7) {
+            assert!(line_chars_bound(&n) >= line_chars(&n, &mut buf), "{n:?}");
+        }
+    }
+
+    /// The content script's early stop: page N of the nodes walked up to
+    /// the point where `PageEnd` says stop is page N of the whole walk.
+    #[test]
+    fn stopping_at_the_page_end_renders_the_same_page() {
+        let body = |r: &Rendered| -> Vec<String> {
+            r.text.lines().filter(|l| l.starts_with("- ") || l.starts_with("  ")).map(str::to_string).collect()
+        };
+        for (seed, max_chars) in [(1, 200), (2, 1_000), (3, 5_000), (4, 20_000), (5, 450)] {
+            let all = varied_nodes(600, seed);
+            let full = PageSnapshot { url: "http://127.0.0.1/".into(), title: "T".into(), nodes: all.clone(), ..Default::default() };
+            let total = render(&full, RenderOptions { max_chars, page: 1 }).pages.unwrap();
+            for page in [1, 2, 3, total / 2 + 1, total.saturating_sub(1).max(1), total, total + 1] {
+                let req = SnapshotRequest { max_chars, page, ..SnapshotRequest::default() };
+                let mut end = PageEnd::new(&req);
+                // Fed in uneven steps, as safe points come in a walk.
+                let mut stop = None;
+                let mut k = 0;
+                while k < all.len() {
+                    k = (k + 1 + k % 5).min(all.len());
+                    if end.reached(&all[..k]) {
+                        stop = Some(k);
+                        break;
+                    }
+                }
+                let want = render(&full, RenderOptions { max_chars, page });
+                match stop {
+                    None => assert!(page >= total, "seed {seed} max {max_chars} page {page} of {total}: never stopped"),
+                    Some(k) => {
+                        assert!(page < total, "seed {seed} max {max_chars} page {page} of {total}: stopped at {k}");
+                        let part = PageSnapshot { nodes: all[..k].to_vec(), partial: true, ..full.clone() };
+                        let got = render(&part, RenderOptions { max_chars, page });
+                        assert_eq!(body(&got), body(&want), "seed {seed} max {max_chars} page {page}");
+                        assert!(got.more && got.pages.is_none());
+                        assert!(got.text.contains(&format!("Snapshot page {page} of more\n")), "{}", got.text);
+                        assert!(got.text.ends_with(&format!("[more: call browser_snapshot with page={}]\n", page + 1)));
+                        // The nodes reach into the next page.
+                        let as_whole = PageSnapshot { partial: false, ..part.clone() };
+                        assert!(render(&as_whole, RenderOptions { max_chars, page }).pages.unwrap() > page);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn requests_serialise_only_what_differs_from_the_default() {
+        assert_eq!(serde_json::to_string(&SnapshotRequest::default()).unwrap(), "{}");
+        let r: SnapshotRequest = serde_json::from_str("{}").unwrap();
+        assert_eq!(r, SnapshotRequest::default());
+        let r = SnapshotRequest { max_chars: 500, page: 3, ..SnapshotRequest::default() };
+        let json = serde_json::to_string(&r).unwrap();
+        assert_eq!(json, r#"{"max_chars":500,"page":3}"#);
+        assert_eq!(serde_json::from_str::<SnapshotRequest>(&json).unwrap(), r);
     }
 }

@@ -20,7 +20,7 @@
 use shared::error::{ErrorCode, WireError};
 use shared::limits::{MAX_NAME_CHARS, MAX_TEXT_CHARS, truncate_chars};
 use shared::sensitive::{FieldFacts, MASK, classify_field, classify_name};
-use shared::snapshot::{Node, PageSnapshot, SnapshotRequest, State, TEXT_ROLE};
+use shared::snapshot::{Node, PageEnd, PageSnapshot, SnapshotRequest, State, TEXT_ROLE};
 use wasm_bindgen::JsCast;
 use web_sys::{Document, Element, HtmlIFrameElement, HtmlInputElement, HtmlSelectElement, HtmlTextAreaElement, Window};
 
@@ -41,7 +41,7 @@ const RICH: &str = "a[href],button,input,select,textarea,img,svg,iframe,h1,h2,h3
 pub fn take(req: &SnapshotRequest) -> Result<PageSnapshot, WireError> {
     let window = web_sys::window().ok_or_else(|| internal("no window"))?;
     let document = window.document().ok_or_else(|| internal("no document"))?;
-    reserve_memory(&document);
+    reserve_memory(&document, req);
     let pseudo = Pseudo::scan(&document);
     Labels::scan(&document).install();
     let result = walk(req, &window, &document, &pseudo);
@@ -56,6 +56,7 @@ fn walk(
     pseudo: &Pseudo,
 ) -> Result<PageSnapshot, WireError> {
     let mut w = Walker::new(window, document, pseudo, req.interactive_only);
+    w.end = Some(PageEnd::new(req));
     match &req.scope {
         Some(r) => {
             let el = refs::lookup(r)
@@ -81,16 +82,18 @@ fn walk(
     let url = window.location().href().unwrap_or_default();
     let mut title = document.title();
     truncate_chars(&mut title, MAX_TEXT_CHARS);
-    Ok(PageSnapshot { url, title, nodes: w.nodes, challenge: None })
+    Ok(PageSnapshot { url, title, nodes: w.nodes, challenge: None, partial: w.stopped })
 }
 
 /// wasm2js grows memory a page at a time, copying the whole heap each
 /// time: a big snapshot allocating piecemeal would copy it thousands of
 /// times. Growing once up front, by an estimate from the page's element
-/// count, leaves the allocator free space to carve from.
-fn reserve_memory(doc: &Document) {
+/// count (or from the output asked for, when that is less), leaves the
+/// allocator free space to carve from.
+fn reserve_memory(doc: &Document, req: &SnapshotRequest) {
     let elements = doc.get_elements_by_tag_name("*").length() as usize;
-    let want = (elements * 1_200).clamp(2 << 20, 96 << 20);
+    let asked = req.max_chars.saturating_mul(req.page.max(1)).saturating_mul(64);
+    let want = (elements * 1_200).min(asked).clamp(2 << 20, 96 << 20);
     let v: Vec<u8> = Vec::with_capacity(want);
     drop(std::hint::black_box(v));
 }
@@ -160,6 +163,13 @@ struct Walker<'a> {
     last_offscreen: bool,
     /// Text extraction: no element lines, all visible text as blocks.
     text_only: bool,
+    /// Where the requested page ends (snapshots only).
+    end: Option<PageEnd>,
+    /// List items open around the element being visited whose lines may
+    /// still fold away ([`Walker::fold`]): lines are final only when none is.
+    open_folds: u32,
+    /// The requested page is complete: the walk unwinds without adding lines.
+    stopped: bool,
 }
 
 impl<'a> Walker<'a> {
@@ -180,6 +190,9 @@ impl<'a> Walker<'a> {
             text_depth: 0,
             last_offscreen: false,
             text_only: false,
+            end: None,
+            open_folds: 0,
+            stopped: false,
         };
         w.set_window(win.clone());
         w
@@ -209,6 +222,11 @@ impl<'a> Walker<'a> {
         if self.text.is_empty() {
             return;
         }
+        if self.stopped {
+            // Possibly cut short; it belongs after the requested page anyway.
+            self.text.clear();
+            return;
+        }
         let mut t = dom::collapse(&self.text, TEXT_SCAN);
         self.text.clear();
         if t.is_empty() || self.interactive_only || self.full() {
@@ -221,7 +239,7 @@ impl<'a> Walker<'a> {
     /// Visits `el` and its subtree; `depth` is the number of listed
     /// ancestors, `nesting` the DOM depth (bounded).
     fn visit(&mut self, el: &Element, depth: u16, nesting: u32) {
-        if self.full() || nesting > MAX_DEPTH {
+        if self.stopped || self.full() || nesting > MAX_DEPTH {
             return;
         }
         let tag = el.local_name();
@@ -271,12 +289,14 @@ impl<'a> Walker<'a> {
         let mut idx = None;
         let mut child_depth = depth;
         let mut marked_offscreen = false;
+        let mut folds = false;
         if listed {
             match self.describe(el, &tag, role, depth, rect.as_ref()) {
                 Some(node) => {
                     self.flush_text();
                     marked_offscreen = self.last_offscreen;
                     idx = Some(self.nodes.len());
+                    folds = may_fold(&node);
                     self.nodes.push(node);
                     child_depth = depth.saturating_add(1);
                     consume = roles::name_from_content(role) && role != "row";
@@ -294,6 +314,9 @@ impl<'a> Walker<'a> {
             "textarea" | "input" | "img" => false,
             _ => true,
         };
+        if folds {
+            self.open_folds += 1;
+        }
         if descend {
             if tag == "iframe" || tag == "frame" {
                 self.visit_frame(el, child_depth, nesting);
@@ -328,18 +351,36 @@ impl<'a> Walker<'a> {
         if let Some(i) = idx {
             self.fold(i, role);
         }
+        if folds {
+            self.open_folds -= 1;
+        }
+        // Every line so far is final here unless a list item around is
+        // still open: stop once the requested page is complete.
+        if self.open_folds == 0
+            && !self.stopped
+            && let Some(end) = self.end.as_mut()
+            && end.reached(&self.nodes)
+        {
+            self.stopped = true;
+        }
     }
 
     /// Visits `first` and its following siblings.
     fn visit_children(&mut self, first: Option<web_sys::Node>, collect: bool, depth: u16, nesting: u32) {
         let mut next = first;
         while let Some(child) = next {
+            if self.stopped {
+                break;
+            }
             next = child.next_sibling();
             self.visit_node(child, collect, depth, nesting);
         }
     }
 
     fn visit_node(&mut self, child: web_sys::Node, collect: bool, depth: u16, nesting: u32) {
+        if self.stopped {
+            return;
+        }
         match child.node_type() {
             web_sys::Node::ELEMENT_NODE => {
                 let c: Element = child.unchecked_into();
@@ -359,7 +400,7 @@ impl<'a> Walker<'a> {
     /// moves onto its own line (`- listitem: "text"`, as Playwright shows
     /// an item's text).
     fn fold(&mut self, i: usize, role: &str) {
-        if role != "listitem" || !self.nodes[i].name.is_empty() || self.nodes[i].element_ref.is_some() {
+        if role != "listitem" || !may_fold(&self.nodes[i]) {
             return;
         }
         let children = self.nodes.len() - i - 1;
@@ -521,6 +562,12 @@ impl<'a> Walker<'a> {
         }
         Some(node)
     }
+}
+
+/// Whether [`Walker::fold`] may still change or drop this line and the
+/// lines after it (an unnamed list item without a ref).
+fn may_fold(node: &Node) -> bool {
+    node.role == "listitem" && node.name.is_empty() && node.element_ref.is_none()
 }
 
 fn heading_level(el: &Element, tag: &str) -> Option<u8> {

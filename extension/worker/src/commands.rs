@@ -195,7 +195,7 @@ async fn extract_text(tab: TabId, request: &TextRequest) -> CmdResult {
 /// makes the tab the active one of its window, then captures it as PNG.
 async fn screenshot(tab: TabId) -> CmdResult {
     require_web_page(tab).await?;
-    let request = SnapshotRequest { scope: None, interactive_only: true };
+    let request = SnapshotRequest { interactive_only: true, ..SnapshotRequest::default() };
     let msg = obj(&[("type", JsValue::from_str("snapshot")), ("request", to_js(&request))]);
     let url = match ask_page(tab, &msg).await? {
         CommandResult::Snapshot { snapshot } if snapshot.challenge.is_some() => {
