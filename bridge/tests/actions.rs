@@ -117,13 +117,14 @@ async fn a_low_risk_click_runs_under_policy_and_reports_what_changed() {
     let t = result_text(&r);
     assert!(t.starts_with(shared::untrusted::NOTICE), "{t}");
     assert!(
-        t.contains(r#"Clicked link "Next page" [e1]: navigated to "https://shop.example/products?page=2&session=abc""#),
+        // The new URL as the agent sees it: its session parameter redacted.
+        t.contains(r#"Clicked link "Next page" [e1]: navigated to "https://shop.example/products?page=2&session=••••""#),
         "{t}"
     );
     assert!(t.contains("heading \"Products, page 2\" appeared"), "{t}");
     let d = data(&r);
     assert_eq!(d["effect"], "navigated");
-    assert_eq!(d["url"], "https://shop.example/products?page=2&session=abc");
+    assert_eq!(d["url"], "https://shop.example/products?page=2&session=••••");
     assert_eq!(d["risk"], "low");
     assert_eq!(d["decided_by"], "policy");
 

@@ -72,18 +72,19 @@ pub struct PageText {
 }
 
 /// Renders extracted text: the header, then one quoted block a line, up to
-/// `max_chars`. Returns the text and whether it was cut.
+/// `max_chars`. Returns the text and whether it was cut. Credentials shown
+/// on the page (tokens, keys, JWTs…) are redacted ([`crate::redact`]).
 pub fn render_text(page: &PageText, max_chars: usize) -> (String, bool) {
     let mut text = String::new();
     text.push_str("Page URL: ");
     text.push_str(&display_url(&page.url));
     text.push_str("\nPage title: ");
-    quote(&page.title, &mut text);
+    quote(&redact_text(&page.title), &mut text);
     text.push('\n');
     let mut used = 0;
     let mut line = String::new();
     for block in &page.blocks {
-        let mut b = block.clone();
+        let mut b = redact_text(block);
         truncate_chars(&mut b, crate::limits::MAX_TEXT_CHARS);
         line.clear();
         quote_block(&b, &mut line);
@@ -389,6 +390,19 @@ fn push_escaped(c: char, out: &mut String) {
 
 /// One node as one line, without the trailing newline.
 pub fn render_line(node: &Node, out: &mut String) {
+    render_line_with(node, out, false);
+}
+
+/// The line of `node` as an agent sees it: names, values and descriptions
+/// with credentials redacted ([`crate::redact`]). Its length may differ from
+/// [`render_line`]'s, which pagination uses, so pages split in the same
+/// places on both sides.
+fn render_line_redacted(node: &Node, out: &mut String) {
+    render_line_with(node, out, true);
+}
+
+fn render_line_with(node: &Node, out: &mut String, redact: bool) {
+    let shown = |s: &str| if redact { redact_text(s) } else { s.to_string() };
     for _ in 0..node.depth.min(40) {
         out.push_str("  ");
     }
@@ -397,7 +411,7 @@ pub fn render_line(node: &Node, out: &mut String) {
     if !node.name.is_empty() {
         out.push(' ');
         let max = if node.role == TEXT_ROLE { crate::limits::MAX_TEXT_CHARS } else { MAX_NAME_CHARS };
-        quote_cut(&node.name, max, out);
+        quote_cut(&shown(&node.name), max, out);
     }
     if let Some((rows, cols)) = node.table_size {
         out.push_str(&format!(" ({rows} rows × {cols} cols)"));
@@ -420,12 +434,16 @@ pub fn render_line(node: &Node, out: &mut String) {
     }
     if let Some(v) = &node.value {
         out.push_str(": ");
-        quote(v, out);
+        quote(&shown(v), out);
     }
     if let Some(d) = &node.desc {
         out.push_str(" desc=");
-        quote(d, out);
+        quote(&shown(d), out);
     }
+}
+
+fn redact_text(s: &str) -> String {
+    crate::redact::redact_text(s)
 }
 
 /// The page URL as shown to an agent: credentials redacted, and the query
@@ -440,15 +458,16 @@ pub fn display_url(url: &str) -> String {
 }
 
 /// Renders the snapshot to text: a header (URL, title), then the element
-/// lines of the requested page. Pages break between lines.
+/// lines of the requested page. Pages break between lines, where the
+/// content script's [`PageEnd`] breaks them (by [`render_line`]); the lines
+/// shown have credentials redacted.
 pub fn render(snap: &PageSnapshot, opts: RenderOptions) -> Rendered {
     let mut pager = Pager::new(opts.max_chars);
-    let mut pages: Vec<(usize, usize)> = Vec::new(); // byte ranges into `body`
-    let mut body = String::new();
+    let mut pages: Vec<(usize, usize)> = Vec::new(); // node index ranges
     let mut page_start = 0;
     let mut refs = 0;
     let mut line = String::new();
-    for node in &snap.nodes {
+    for (i, node) in snap.nodes.iter().enumerate() {
         if node.element_ref.is_some() {
             refs += 1;
         }
@@ -456,32 +475,35 @@ pub fn render(snap: &PageSnapshot, opts: RenderOptions) -> Rendered {
         render_line(node, &mut line);
         let len = line.chars().count() + 1;
         if pager.place(len) > pages.len() + 1 {
-            pages.push((page_start, body.len()));
-            page_start = body.len();
+            pages.push((page_start, i));
+            page_start = i;
         }
-        body.push_str(&line);
-        body.push('\n');
     }
-    if page_start < body.len() || pages.is_empty() {
-        pages.push((page_start, body.len()));
+    if page_start < snap.nodes.len() || pages.is_empty() {
+        pages.push((page_start, snap.nodes.len()));
     }
     let total = pages.len();
     let page = opts.page.clamp(1, total);
     let (start, end) = pages[page - 1];
     let more = page < total || snap.partial;
+    let mut body = String::new();
+    for node in &snap.nodes[start..end] {
+        render_line_redacted(node, &mut body);
+        body.push('\n');
+    }
 
-    let mut text = String::with_capacity(end - start + 256);
+    let mut text = String::with_capacity(body.len() + 256);
     text.push_str("Page URL: ");
     text.push_str(&display_url(&snap.url));
     text.push_str("\nPage title: ");
-    quote(&snap.title, &mut text);
+    quote(&redact_text(&snap.title), &mut text);
     text.push('\n');
     if let Some(c) = &snap.challenge {
         text.push_str("Challenge: ");
         text.push_str(c.kind.as_str());
         text.push_str(" (");
         let mut evidence = String::new();
-        quote(&c.evidence, &mut evidence);
+        quote(&redact_text(&c.evidence), &mut evidence);
         text.push_str(&evidence);
         text.push_str(") — a person must handle this page; do not try to solve it\n");
     }
@@ -490,7 +512,7 @@ pub fn render(snap: &PageSnapshot, opts: RenderOptions) -> Rendered {
     } else if total > 1 {
         text.push_str(&format!("Snapshot page {page} of {total}\n"));
     }
-    text.push_str(&body[start..end]);
+    text.push_str(&body);
     if more {
         text.push_str(&format!("[more: call browser_snapshot with page={}]\n", page + 1));
     }
@@ -513,6 +535,49 @@ mod tests {
         let mut out = String::new();
         render_line(&n, &mut out);
         assert_eq!(out, "  - textbox \"Email\" [e7] required: \"••••\"");
+    }
+
+    #[test]
+    fn credentials_on_the_page_are_redacted_and_pages_split_as_before() {
+        const KEY: &str = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+        const JWT: &str =
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
+        let mut nodes = vec![
+            node(0, "text", &format!("Your new token is {KEY} — copy it now"), None),
+            node(0, "textbox", "Session", Some("e1")),
+            node(0, "text", &format!("Authorization: Bearer {JWT}"), None),
+        ];
+        nodes[1].value = Some(JWT.into());
+        nodes[1].desc = Some(format!("was {KEY}"));
+        nodes.extend((0..200).map(|i| node(1, "link", &format!("Row {i}"), Some(&format!("e{}", i + 2)))));
+        let snap = PageSnapshot {
+            url: "https://h.example/".into(),
+            title: format!("Token {KEY}"),
+            nodes,
+            ..Default::default()
+        };
+        let opts = RenderOptions { max_chars: 600, page: 1 };
+        let r = render(&snap, opts);
+        assert!(!r.text.contains("abcdefghijklmnop") && !r.text.contains("dozjgNry"), "{}", r.text);
+        assert!(r.text.contains("[e1]") && r.text.contains("- text \"Your new token is"), "{}", r.text);
+        for line in r.text.lines().filter(|l| l.starts_with("- ")) {
+            assert_eq!(line.matches('"').count() % 2, 0, "quotes broken: {line}");
+        }
+        // Pages split where the unredacted lines (the content script's
+        // PageEnd) split them: count them with the Pager.
+        let mut pager = Pager::new(600);
+        let mut line = String::new();
+        let mut pages = 1;
+        for n in &snap.nodes {
+            line.clear();
+            render_line(n, &mut line);
+            pages = pager.place(line.chars().count() + 1);
+        }
+        assert_eq!(r.pages, Some(pages));
+        let text =
+            PageText { url: snap.url.clone(), title: KEY.into(), blocks: vec![format!("key: {KEY}"), JWT.into()] };
+        let (t, _) = render_text(&text, 10_000);
+        assert!(!t.contains("abcdefghijklmnop") && !t.contains("dozjgNry"), "{t}");
     }
 
     #[test]
@@ -623,10 +688,12 @@ mod tests {
         (0..n)
             .map(|i| {
                 let r = next();
-                let role = ["link", "button", "text", "listitem", "textbox", "heading", "table", "list"][(r % 8) as usize];
+                let role =
+                    ["link", "button", "text", "listitem", "textbox", "heading", "table", "list"][(r % 8) as usize];
                 let len = (next() % 400) as usize;
                 let name: String = (0..len).map(|j| ['a', 'é', '"', '\\', '\n', 'x', '語', ' '][(j + i) % 8]).collect();
-                let mut node = node((next() % 50) as u16, role, &name, (r % 3 == 0).then(|| format!("e{i}")).as_deref());
+                let mut node =
+                    node((next() % 50) as u16, role, &name, (r % 3 == 0).then(|| format!("e{i}")).as_deref());
                 if r % 5 == 0 {
                     node.states = vec![State::Checked, State::Disabled];
                 }
@@ -667,7 +734,12 @@ mod tests {
         };
         for (seed, max_chars) in [(1, 200), (2, 1_000), (3, 5_000), (4, 20_000), (5, 450)] {
             let all = varied_nodes(600, seed);
-            let full = PageSnapshot { url: "http://127.0.0.1/".into(), title: "T".into(), nodes: all.clone(), ..Default::default() };
+            let full = PageSnapshot {
+                url: "http://127.0.0.1/".into(),
+                title: "T".into(),
+                nodes: all.clone(),
+                ..Default::default()
+            };
             let total = render(&full, RenderOptions { max_chars, page: 1 }).pages.unwrap();
             for page in [1, 2, 3, total / 2 + 1, total.saturating_sub(1).max(1), total, total + 1] {
                 let req = SnapshotRequest { max_chars, page, ..SnapshotRequest::default() };

@@ -725,7 +725,7 @@ fn effect_text(report: &ActReport) -> String {
     match report.effect {
         Effect::Navigated => {
             let mut s = "navigated to ".to_string();
-            shared::snapshot::quote(&report.url, &mut s);
+            shared::snapshot::quote(&shared::redact::redact_url(&report.url), &mut s);
             s
         }
         Effect::ValueChanged => "the value changed".into(),
@@ -743,11 +743,11 @@ fn report_json(p: &Prepared, report: &ActReport) -> Value {
         "tab": p.plan.tab,
         "ref": p.plan.target,
         "effect": report.effect,
-        "url": report.url,
+        "url": shared::redact::redact_url(&report.url),
         "risk": report.risk,
         "reasons": report.reasons,
         "decided_by": report.decided_by,
-        "changes": report.changes,
+        "changes": report.changes.iter().map(|c| shared::redact::redact_text(c)).collect::<Vec<_>>(),
     })
 }
 
@@ -755,7 +755,7 @@ fn render(p: &Prepared, report: &ActReport) -> CallToolResult {
     let mut text = format!("{}: {}", done_line(p), effect_text(report));
     for c in report.changes.iter().take(20) {
         text.push_str("\n- ");
-        let mut c = c.clone();
+        let mut c = shared::redact::redact_text(c);
         shared::limits::truncate_chars(&mut c, shared::limits::MAX_NAME_CHARS);
         text.push_str(&c);
     }
@@ -1110,7 +1110,8 @@ pub(crate) async fn screenshot(
         ))),
         rmcp::model::ContentBlock::image(png_base64, "image/png"),
     ]);
-    r.structured_content = Some(shared::untrusted::wrap(json!({ "tab": tab, "url": url })));
+    r.structured_content =
+        Some(shared::untrusted::wrap(json!({ "tab": tab, "url": shared::redact::redact_url(&url) })));
     Ok(r)
 }
 

@@ -157,7 +157,8 @@ impl ExtHub {
             Err(_) => Err(WireError::new(ErrorCode::Timeout, "the browser extension did not answer in time")),
             Ok(Err(e)) => Err(e),
             Ok(Ok(Outcome::Ok(result))) => Ok(result),
-            Ok(Ok(Outcome::Err(e))) => Err(WireError::new(e.code, e.message)),
+            // The extension's messages can quote page text (names): redacted.
+            Ok(Ok(Outcome::Err(e))) => Err(WireError::new(e.code, shared::redact::redact_text(&e.message))),
         }
     }
 

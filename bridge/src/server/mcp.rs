@@ -41,6 +41,7 @@ use serde_json::{Value, json};
 use shared::error::{ErrorCode, WireError};
 use shared::limits::{COMMAND_TIMEOUT_MS, DEFAULT_SNAPSHOT_CHARS, NAVIGATION_TIMEOUT_MS};
 use shared::protocol::{Command, CommandResult, TabId, TabInfo};
+use shared::redact;
 use shared::snapshot::{RenderOptions, SnapshotRequest, TextRequest, render, render_text};
 use shared::tools::{
     ClickArgs, ExtractTextArgs, FillFormArgs, HoverArgs, NavigateArgs, PressKeyArgs, ScreenshotArgs, ScrollArgs,
@@ -228,14 +229,21 @@ fn tab_line(tab: &TabInfo, current: Option<TabId>, out: &mut String) {
         out.push_str(" (current)");
     }
     out.push(' ');
-    shared::snapshot::quote(&tab.title, out);
+    shared::snapshot::quote(&redact::redact_text(&tab.title), out);
     out.push(' ');
-    shared::snapshot::quote(&tab.url, out);
+    shared::snapshot::quote(&redact::redact_url(&tab.url), out);
     out.push('\n');
 }
 
+/// Titles and URLs are page data: credentials in them are redacted.
 fn tab_json(tab: &TabInfo, current: Option<TabId>) -> Value {
-    json!({ "id": tab.id, "url": tab.url, "title": tab.title, "active": tab.active, "current": current == Some(tab.id) })
+    json!({
+        "id": tab.id,
+        "url": redact::redact_url(&tab.url),
+        "title": redact::redact_text(&tab.title),
+        "active": tab.active,
+        "current": current == Some(tab.id),
+    })
 }
 
 fn tab_result(tab: &TabInfo, current: Option<TabId>) -> CallToolResult {
@@ -331,7 +339,9 @@ impl McpServer {
                 // tab stays the agent's (to close), its page is not shown.
                 match self.check_site(&tab.url) {
                     Ok(()) => Ok(tab),
-                    Err(e) => Err(err(e.code, format!("the new tab {} landed on a denied site: {}", tab.id, e.message))),
+                    Err(e) => {
+                        Err(err(e.code, format!("the new tab {} landed on a denied site: {}", tab.id, e.message)))
+                    }
                 }
             }
             Ok(_) => Err(unexpected()),
@@ -519,8 +529,8 @@ impl McpServer {
         self.check_site(&snapshot.url)?;
         let rendered = render(&snapshot, RenderOptions { max_chars, page });
         let mut data = json!({
-            "url": snapshot.url,
-            "title": snapshot.title,
+            "url": redact::redact_url(&snapshot.url),
+            "title": redact::redact_text(&snapshot.title),
             "page": rendered.page,
             "more": rendered.more,
             "snapshot": rendered.text,
@@ -554,7 +564,12 @@ impl McpServer {
         self.state.actions().remember_url(tab, &page.url);
         self.check_site(&page.url)?;
         let (text, cut) = render_text(&page, max_chars);
-        let data = json!({ "url": page.url, "title": page.title, "cut": cut, "text": text });
+        let data = json!({
+            "url": redact::redact_url(&page.url),
+            "title": redact::redact_text(&page.title),
+            "cut": cut,
+            "text": text,
+        });
         Ok(untrusted_result(&text, data))
     }
 
@@ -601,7 +616,7 @@ impl McpServer {
                     (Some(_), None) => "The text appeared",
                     _ => "The text is gone",
                 };
-                let data = json!({ "url": page.url, "waited_ms": waited });
+                let data = json!({ "url": redact::redact_url(&page.url), "waited_ms": waited });
                 return Ok(untrusted_result(&format!("{what} (after {waited} ms)."), data));
             }
             if started.elapsed() >= limit {
