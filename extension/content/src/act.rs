@@ -23,8 +23,11 @@ use web_sys::{Element, HtmlElement};
 use crate::dom;
 use crate::facts::{self, call, form_of};
 
-/// How long to watch for a navigation, a dialog or a late value change.
-const SETTLE_MS: i32 = 40;
+/// How long to watch for a navigation, a dialog or a late value change when
+/// none showed at once. Handlers that react to a click (frameworks
+/// included) mostly run before it returns or in the microtasks after; a
+/// navigation or a dialog seen right away ends the wait at once.
+const SETTLE_MS: i32 = 12;
 
 fn err(code: ErrorCode, msg: impl Into<String>) -> WireError {
     WireError::new(code, msg)
@@ -58,6 +61,10 @@ struct Before {
     href: String,
     unloading: Rc<Cell<bool>>,
     listener: JsValue,
+    /// Set by the Navigation API's `navigate` event.
+    navigating: Rc<Cell<bool>>,
+    navigation: JsValue,
+    nav_listener: JsValue,
 }
 
 /// `act`: a Promise of the JSON `Outcome` (an `Acted` report whose risk
@@ -67,15 +74,24 @@ pub fn act(target: Option<String>, action: Action, expect: Option<Fingerprint>) 
         Ok(b) => b,
         Err(e) => return Promise::resolve(&encode(&Outcome::Err(e))),
     };
-    let wait = Promise::new(&mut |resolve, _| {
-        if let Some(w) = web_sys::window() {
+    let settled = already_settled(&before);
+    let wait = Promise::new(&mut |resolve, _| match web_sys::window() {
+        Some(w) if !settled => {
             let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, SETTLE_MS);
-        } else {
+        }
+        _ => {
             let _ = resolve.call0(&JsValue::NULL);
         }
     });
     let finish = Closure::once_into_js(move |_: JsValue| -> JsValue { encode(&finish(before)) });
     call(&wait, "then", &[finish]).map(JsCast::unchecked_into).unwrap_or(wait)
+}
+
+/// Whether the outcome is clear right after acting: a navigation has begun
+/// (the page is about to go, or the URL changed) or a dialog opened.
+fn already_settled(b: &Before) -> bool {
+    let href = web_sys::window().and_then(|w| w.location().href().ok()).unwrap_or_default();
+    b.unloading.get() || b.navigating.get() || href != b.href || open_dialogs().iter().any(|d| !b.dialogs.contains(d))
 }
 
 fn start(target: Option<&str>, action: &Action, expect: Option<&Fingerprint>) -> Result<Before, WireError> {
@@ -121,6 +137,22 @@ fn start(target: Option<&str>, action: &Action, expect: Option<&Fingerprint>) ->
     for ev in ["beforeunload", "pagehide"] {
         let _ = call(&win, "addEventListener", &[JsValue::from_str(ev), listener.clone()]);
     }
+    // The Navigation API announces a navigation (link, form, script) the
+    // moment it starts, before the old page unloads.
+    let navigating = Rc::new(Cell::new(false));
+    let nav_flag = navigating.clone();
+    let nav_listener = Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
+        // A download does not leave the page.
+        let download = Reflect::get(&ev, &JsValue::from_str("downloadRequest")).unwrap_or(JsValue::NULL);
+        if download.is_null() || download.is_undefined() {
+            nav_flag.set(true);
+        }
+    })
+    .into_js_value();
+    let navigation = Reflect::get(&win, &JsValue::from_str("navigation")).unwrap_or(JsValue::UNDEFINED);
+    if navigation.is_object() {
+        let _ = call(&navigation, "addEventListener", &[JsValue::from_str("navigate"), nav_listener.clone()]);
+    }
     let before = Before {
         value: el.as_ref().map(value_state),
         dialogs: open_dialogs(),
@@ -128,6 +160,9 @@ fn start(target: Option<&str>, action: &Action, expect: Option<&Fingerprint>) ->
         el: el.clone(),
         unloading,
         listener,
+        navigating,
+        navigation,
+        nav_listener,
     };
     let r = perform(el.as_ref(), action);
     if r.is_err() {
@@ -141,6 +176,9 @@ fn remove_listener(b: &Before) {
         for ev in ["beforeunload", "pagehide"] {
             let _ = call(&win, "removeEventListener", &[JsValue::from_str(ev), b.listener.clone()]);
         }
+    }
+    if b.navigation.is_object() {
+        let _ = call(&b.navigation, "removeEventListener", &[JsValue::from_str("navigate"), b.nav_listener.clone()]);
     }
 }
 
@@ -156,7 +194,7 @@ fn finish(b: Before) -> Outcome {
             .unwrap_or_default();
         changes.push(if name.is_empty() { "dialog opened".to_string() } else { format!("dialog \"{name}\" opened") });
     }
-    let effect = if b.unloading.get() || href != b.href {
+    let effect = if b.unloading.get() || b.navigating.get() || href != b.href {
         Effect::Navigated
     } else if !new_dialogs.is_empty() {
         Effect::DialogOpened

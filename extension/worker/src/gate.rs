@@ -42,6 +42,25 @@ use crate::chrome;
 use crate::commands::{self, LoadWaiter};
 use crate::util::{from_js, get, js_error_text, now_ms, obj, to_js, wire, with_timeout};
 
+/// `scheme://host:port` as `shared::url::origin` writes it, parsed by the
+/// browser's own URL parser (no second parser in the worker); empty for
+/// anything but http(s).
+fn origin_of(url: &str) -> String {
+    let Ok(u) = web_sys::Url::new(url) else { return String::new() };
+    let scheme = u.protocol();
+    let scheme = scheme.trim_end_matches(':');
+    let default_port = match scheme {
+        "http" => "80",
+        "https" => "443",
+        _ => return String::new(),
+    };
+    let host = u.hostname();
+    let host = host.strip_suffix('.').unwrap_or(&host);
+    let port = u.port();
+    let port = if port.is_empty() { default_port } else { port.as_str() };
+    format!("{scheme}://{host}:{port}")
+}
+
 /// Approval history kept in `chrome.storage.local`.
 pub const HISTORY_MAX: usize = 1000;
 const MAX_TIMEOUT_SECS: u32 = 600;
@@ -544,7 +563,7 @@ pub async fn act(
     };
     // The bridge decided (site rules included) for one site; the person
     // may have taken the tab elsewhere since.
-    if shared::url::origin(&url).unwrap_or_default() != gate.origin {
+    if origin_of(&url) != gate.origin {
         return Err(wire(
             ErrorCode::StaleRef,
             "the tab is no longer on the page the action was decided for; take a new browser_snapshot",
