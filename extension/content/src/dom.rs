@@ -18,22 +18,31 @@ extern "C" {
 
 #[wasm_bindgen]
 extern "C" {
-    /// An element seen through attribute methods taking JS strings, so
-    /// attribute names cross into JS once per snapshot, not once per call.
-    type AttrElement;
+    /// An element seen through methods taking JS strings, so attribute
+    /// names and selectors cross into JS once per page, not once per call
+    /// (decoding a string from wasm memory costs more than the DOM call).
+    type JsElement;
     #[wasm_bindgen(method, js_name = getAttribute)]
-    fn get_attribute_js(this: &AttrElement, name: &JsValue) -> Option<String>;
+    fn get_attribute_js(this: &JsElement, name: &JsValue) -> Option<String>;
     #[wasm_bindgen(method, js_name = hasAttribute)]
-    fn has_attribute_js(this: &AttrElement, name: &JsValue) -> bool;
+    fn has_attribute_js(this: &JsElement, name: &JsValue) -> bool;
+    #[wasm_bindgen(method, catch, js_name = matches)]
+    fn matches_js(this: &JsElement, selector: &JsValue) -> Result<bool, JsValue>;
+    #[wasm_bindgen(method, catch, js_name = closest)]
+    fn closest_js(this: &JsElement, selector: &JsValue) -> Result<Option<Element>, JsValue>;
+    #[wasm_bindgen(method, catch, js_name = querySelector)]
+    fn query_selector_js(this: &JsElement, selector: &JsValue) -> Result<Option<Element>, JsValue>;
 }
 
 thread_local! {
-    /// JS strings for the attribute and property names this crate uses.
+    /// JS strings for the attribute names, property names and selectors
+    /// this crate uses.
     static NAMES: std::cell::RefCell<Vec<(&'static str, JsValue)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// `name` as a JS string, cached (decoding a string from wasm memory costs
-/// more than the DOM call it is passed to).
+/// more than the DOM call it is passed to). Not generic on purpose: under
+/// wasm2js every copy of a function warms up in the JIT on its own.
 fn js_name(name: &'static str) -> JsValue {
     NAMES.with(|n| {
         let mut n = n.borrow_mut();
@@ -52,11 +61,31 @@ fn js_name(name: &'static str) -> JsValue {
 }
 
 pub fn attr(el: &Element, name: &'static str) -> Option<String> {
-    el.unchecked_ref::<AttrElement>().get_attribute_js(&js_name(name))
+    el.unchecked_ref::<JsElement>().get_attribute_js(&js_name(name))
 }
 
 pub fn has(el: &Element, name: &'static str) -> bool {
-    el.unchecked_ref::<AttrElement>().has_attribute_js(&js_name(name))
+    el.unchecked_ref::<JsElement>().has_attribute_js(&js_name(name))
+}
+
+/// `el.matches(selector)`; false when the selector is invalid.
+pub fn matches(el: &Element, selector: &'static str) -> bool {
+    el.unchecked_ref::<JsElement>().matches_js(&js_name(selector)).unwrap_or(false)
+}
+
+/// `el.closest(selector)`.
+pub fn closest(el: &Element, selector: &'static str) -> Option<Element> {
+    el.unchecked_ref::<JsElement>().closest_js(&js_name(selector)).ok().flatten()
+}
+
+/// `el.querySelector(selector)`.
+pub fn query_selector(el: &Element, selector: &'static str) -> Option<Element> {
+    el.unchecked_ref::<JsElement>().query_selector_js(&js_name(selector)).ok().flatten()
+}
+
+/// `el.matches(selector)` for a selector held as a JS string.
+pub fn matches_value(el: &Element, selector: &JsValue) -> Result<bool, JsValue> {
+    el.unchecked_ref::<JsElement>().matches_js(selector)
 }
 
 /// The attribute trimmed, `None` when absent or blank.

@@ -30,8 +30,8 @@ pub struct Pseudo {
 enum PseudoKind {
     /// No rule in the document's sheets creates pseudo-elements.
     Never,
-    /// Elements matching this selector list may have them.
-    Matching(String),
+    /// Elements matching this selector list (a JS string) may have them.
+    Matching(JsValue),
     /// Unknown (unreadable sheets): check every element.
     Always,
 }
@@ -61,7 +61,11 @@ impl Pseudo {
                 }
             }
         }
-        if selectors.is_empty() { PseudoKind::Never } else { PseudoKind::Matching(selectors.join(",")) }
+        if selectors.is_empty() {
+            PseudoKind::Never
+        } else {
+            PseudoKind::Matching(JsValue::from_str(&selectors.join(",")))
+        }
     }
 
     fn may_have(&self, el: &Element) -> bool {
@@ -72,7 +76,7 @@ impl Pseudo {
         match &self.kind {
             PseudoKind::Never => false,
             PseudoKind::Always => true,
-            PseudoKind::Matching(sel) => el.matches(sel).unwrap_or(true),
+            PseudoKind::Matching(sel) => dom::matches_value(el, sel).unwrap_or(true),
         }
     }
 }
@@ -354,7 +358,7 @@ fn embedded_value(el: &Element, tag: &str, role: &str) -> Option<String> {
                 return Some(el.unchecked_ref::<HtmlInputElement>().value());
             }
             // ARIA combobox/listbox: the selected option(s).
-            let sel = el.query_selector("[role=option][aria-selected=true]").ok().flatten();
+            let sel = dom::query_selector(el, "[role=option][aria-selected=true]");
             Some(sel.and_then(|o| o.text_content()).unwrap_or_default())
         }
         "slider" | "spinbutton" | "progressbar" | "scrollbar" | "meter" => {
@@ -461,7 +465,7 @@ fn native_name(cx: &mut Cx, el: &Element, tag: &str, role: &str, mode: Mode) -> 
             return attr(el, "alt");
         }
         "fieldset" => {
-            if let Some(legend) = el.query_selector(":scope > legend").ok().flatten()
+            if let Some(legend) = dom::query_selector(el, ":scope > legend")
                 && !is_hidden(&legend)
             {
                 return nonempty(child_text(cx, &legend));
@@ -469,7 +473,7 @@ fn native_name(cx: &mut Cx, el: &Element, tag: &str, role: &str, mode: Mode) -> 
             return None;
         }
         "table" => {
-            if let Some(caption) = el.query_selector(":scope > caption").ok().flatten()
+            if let Some(caption) = dom::query_selector(el, ":scope > caption")
                 && !is_hidden(&caption)
             {
                 return nonempty(child_text(cx, &caption));
@@ -483,7 +487,7 @@ fn native_name(cx: &mut Cx, el: &Element, tag: &str, role: &str, mode: Mode) -> 
             }
         }
         "svg" => {
-            if let Some(t) = el.query_selector(":scope > title").ok().flatten() {
+            if let Some(t) = dom::query_selector(el, ":scope > title") {
                 return t.text_content().and_then(nonempty);
             }
         }
@@ -566,7 +570,7 @@ impl Labels {
             return found;
         }
         let is_control = |l: &Element| dom::prop(l, "control") == JsValue::from(el.clone());
-        if let Ok(Some(wrapping)) = el.closest("label")
+        if let Some(wrapping) = dom::closest(el, "label")
             && is_control(&wrapping)
         {
             found.push(wrapping);

@@ -317,7 +317,7 @@ fn in_required_context(el: &Element, role: &str) -> bool {
         "form" | "region" => return named_by_author(el),
         _ => return true,
     };
-    el.parent_element().and_then(|p| p.closest(context).ok().flatten()).is_some()
+    el.parent_element().and_then(|p| crate::dom::closest(&p, context)).is_some()
 }
 
 /// Ancestors that scope `header`/`footer` (and unnamed `aside`) away from
@@ -329,13 +329,13 @@ fn named_by_author(el: &Element) -> bool {
     attr_nonempty(el, "aria-label").is_some() || attr_nonempty(el, "aria-labelledby").is_some() || has(el, "title")
 }
 
-fn inside(el: &Element, selector: &str) -> bool {
-    el.parent_element().and_then(|p| p.closest(selector).ok().flatten()).is_some()
+fn inside(el: &Element, selector: &'static str) -> bool {
+    el.parent_element().and_then(|p| crate::dom::closest(&p, selector)).is_some()
 }
 
 /// The table-ish role of the closest table: cells in grids are gridcells.
 fn table_kind(el: &Element) -> Option<&'static str> {
-    let table = el.closest("table,[role=table],[role=grid],[role=treegrid]").ok().flatten()?;
+    let table = crate::dom::closest(el, "table,[role=table],[role=grid],[role=treegrid]")?;
     match attr(&table, "role").as_deref().and_then(explicit_role) {
         Some(r @ ("grid" | "treegrid")) => Some(r),
         Some("none") => None,
@@ -396,7 +396,7 @@ pub fn implicit_role(el: &Element, tag: &str) -> Option<&'static str> {
             if attr(el, "alt").is_some_and(|a| a.is_empty()) && !labelled { "none" } else { "img" }
         }
         "svg" => {
-            if named_by_author(el) || el.query_selector(":scope > title").ok().flatten().is_some() {
+            if named_by_author(el) || crate::dom::query_selector(el, ":scope > title").is_some() {
                 "img"
             } else {
                 return None;
@@ -521,7 +521,7 @@ fn th_role(el: &Element) -> &'static str {
     }
     // A header cell first in a row that also holds data cells heads the row.
     let row = el.parent_element();
-    let has_td = row.as_ref().is_some_and(|r| r.query_selector(":scope > td").ok().flatten().is_some());
+    let has_td = row.as_ref().is_some_and(|r| crate::dom::query_selector(r, ":scope > td").is_some());
     let first = el.previous_element_sibling().is_none();
     if has_td && first { "rowheader" } else { "columnheader" }
 }

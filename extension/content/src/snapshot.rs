@@ -443,7 +443,7 @@ impl<'a> Walker<'a> {
             // A cell holding controls or structure is a container: its
             // content is listed instead.
             "cell" | "columnheader" | "rowheader" => {
-                !(el.first_element_child().is_some() && el.query_selector(RICH).ok().flatten().is_some())
+                !(el.first_element_child().is_some() && dom::query_selector(el, RICH).is_some())
             }
             "iframe" => tag == "iframe" || tag == "frame",
             _ => true,
@@ -663,9 +663,9 @@ fn states_of(el: &Element, tag: &str, role: &str, focused: Option<&Element>, s: 
         s.push(State::Pressed);
     }
     let form_control = matches!(tag, "button" | "input" | "select" | "textarea" | "option" | "optgroup" | "fieldset");
-    if (form_control && el.matches(":disabled").unwrap_or(false))
+    if (form_control && dom::matches(el, ":disabled"))
         || (attrs && attr_is(el, "aria-disabled", "true"))
-        || (roles::is_interactive(role) && el.closest("[aria-disabled=true]").ok().flatten().is_some())
+        || (roles::is_interactive(role) && dom::closest(el, "[aria-disabled=true]").is_some())
     {
         s.push(State::Disabled);
     }
