@@ -172,17 +172,45 @@ async fn history(tab: TabId, step: HistoryStep) -> CmdResult {
 
 // ---------------------------------------------------------------- snapshot
 
+/// The content script's answer to a snapshot request, read straight into
+/// its one expected shape (`{"ok":{"kind":"snapshot","snapshot":…}}` or
+/// `{"err":…}`): the generic [`Outcome`] has internally tagged results,
+/// which serde reads by buffering the whole value first — a second copy
+/// of a snapshot that can hold tens of thousands of nodes.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum SnapshotReply {
+    Ok(SnapshotOk),
+    Err(WireError),
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SnapshotOk {
+    #[allow(dead_code)]
+    kind: SnapshotKind,
+    snapshot: shared::snapshot::PageSnapshot,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum SnapshotKind {
+    Snapshot,
+}
+
+// Only http(s) pages have the content script; other pages are refused when
+// they do not answer (`ask_page_text`), which saves a `tabs.get` a call.
 async fn snapshot(tab: TabId, request: &SnapshotRequest) -> CmdResult {
-    require_web_page(tab).await?;
     let msg = obj(&[("type", JsValue::from_str("snapshot")), ("request", to_js(request))]);
-    match ask_page(tab, &msg).await? {
-        r @ CommandResult::Snapshot { .. } => Ok(r),
-        _ => Err(wire(ErrorCode::Internal, "the page sent an invalid snapshot")),
+    let text = ask_page_text(tab, &msg).await?;
+    match serde_json::from_str::<SnapshotReply>(&text) {
+        Ok(SnapshotReply::Ok(ok)) => Ok(CommandResult::Snapshot { snapshot: ok.snapshot }),
+        Ok(SnapshotReply::Err(e)) => Err(e),
+        Err(_) => Err(wire(ErrorCode::Internal, "the page sent an invalid snapshot")),
     }
 }
 
 async fn extract_text(tab: TabId, request: &TextRequest) -> CmdResult {
-    require_web_page(tab).await?;
     let msg = obj(&[("type", JsValue::from_str("extract_text")), ("request", to_js(request))]);
     match ask_page(tab, &msg).await? {
         r @ CommandResult::Text { .. } => Ok(r),
@@ -243,9 +271,22 @@ pub(crate) async fn require_web_page(tab: TabId) -> Result<(), WireError> {
 /// Sends `msg` to the content script of `tab` (injecting it once if the
 /// tab has none yet) and decodes its `Outcome`.
 pub(crate) async fn ask_page(tab: TabId, msg: &JsValue) -> CmdResult {
+    let text = ask_page_text(tab, msg).await?;
+    match serde_json::from_str::<Outcome>(&text) {
+        Ok(Outcome::Ok(r)) => Ok(r),
+        Ok(Outcome::Err(e)) => Err(e),
+        Err(_) => Err(wire(ErrorCode::Internal, "the page sent an invalid answer")),
+    }
+}
+
+/// Sends `msg` to the content script of `tab` and returns its answer (JSON
+/// text). A tab without the content script gets it injected once, if it
+/// shows an http(s) page (`INVALID_REQUEST` otherwise).
+async fn ask_page_text(tab: TabId, msg: &JsValue) -> Result<String, WireError> {
     let id = tab_id(tab)?;
     let reply = match ask_content(id, msg).await {
         Err(e) if no_receiver(&e) => {
+            require_web_page(tab).await?;
             // Tab loaded before the extension: inject the loader and retry once.
             let injection = obj(&[
                 ("target", obj(&[("tabId", JsValue::from_f64(id))]).into()),
@@ -262,12 +303,7 @@ pub(crate) async fn ask_page(tab: TabId, msg: &JsValue) -> CmdResult {
         AskError::Timeout => wire(ErrorCode::Timeout, "the page did not answer in time"),
         AskError::Js(e) => tab_error(tab, &e),
     })?;
-    let text = reply.as_string().ok_or_else(|| wire(ErrorCode::Internal, "the page gave no answer"))?;
-    match serde_json::from_str::<Outcome>(&text) {
-        Ok(Outcome::Ok(r)) => Ok(r),
-        Ok(Outcome::Err(e)) => Err(e),
-        Err(_) => Err(wire(ErrorCode::Internal, "the page sent an invalid answer")),
-    }
+    reply.as_string().ok_or_else(|| wire(ErrorCode::Internal, "the page gave no answer"))
 }
 
 enum AskError {
