@@ -462,25 +462,26 @@ pub fn display_url(url: &str) -> String {
 /// content script's [`PageEnd`] breaks them (by [`render_line`]); the lines
 /// shown have credentials redacted.
 pub fn render(snap: &PageSnapshot, opts: RenderOptions) -> Rendered {
-    let mut pager = Pager::new(opts.max_chars);
+    let refs = snap.nodes.iter().filter(|n| n.element_ref.is_some()).count();
     let mut pages: Vec<(usize, usize)> = Vec::new(); // node index ranges
-    let mut page_start = 0;
-    let mut refs = 0;
-    let mut line = String::new();
-    for (i, node) in snap.nodes.iter().enumerate() {
-        if node.element_ref.is_some() {
-            refs += 1;
+    // When even the upper bounds of the lines fit in one page, so do the
+    // lines: no need to render them twice to find where pages break.
+    let bound = snap.nodes.iter().fold(0usize, |sum, n| sum.saturating_add(line_chars_bound(n)));
+    if bound <= opts.max_chars.max(MIN_PAGE_CHARS) {
+        pages.push((0, snap.nodes.len()));
+    } else {
+        let mut pager = Pager::new(opts.max_chars);
+        let mut page_start = 0;
+        let mut line = String::new();
+        for (i, node) in snap.nodes.iter().enumerate() {
+            if pager.place(line_chars(node, &mut line)) > pages.len() + 1 {
+                pages.push((page_start, i));
+                page_start = i;
+            }
         }
-        line.clear();
-        render_line(node, &mut line);
-        let len = line.chars().count() + 1;
-        if pager.place(len) > pages.len() + 1 {
-            pages.push((page_start, i));
-            page_start = i;
+        if page_start < snap.nodes.len() || pages.is_empty() {
+            pages.push((page_start, snap.nodes.len()));
         }
-    }
-    if page_start < snap.nodes.len() || pages.is_empty() {
-        pages.push((page_start, snap.nodes.len()));
     }
     let total = pages.len();
     let page = opts.page.clamp(1, total);
