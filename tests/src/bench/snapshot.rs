@@ -63,6 +63,7 @@ pub async fn run(b: &mut Bench) -> Result<Suite> {
 
     let form = measure_page(b, &format!("form ({} controls)", pages::FORM_CONTROLS), &form_url, None).await?;
     let load_proxy = cold.median_ms - form.row.stats.median_ms;
+    let form_median = form.row.stats.median_ms;
     checks.push(Check::at_most("form, full snapshot, median", form.row.stats.median_ms, FORM_MS, "ms"));
     rows.push(form.row);
 
@@ -197,7 +198,14 @@ pub async fn run(b: &mut Bench) -> Result<Suite> {
     );
 
     if !b.config.no_profile {
-        // Where the time goes: the largest page that worked, and what a failing page spends its time on.
+        // Where the time goes: the form (fixed costs per call), the largest
+        // page that worked, and what a failing page spends its time on.
+        match profile_page(b, &form_url, form_median).await {
+            Ok(p) => {
+                extra.insert("profile_form".into(), p);
+            }
+            Err(e) => println!("profile of the form unavailable: {e:#}"),
+        }
         if let Some(&(n, median, _, _)) = per_size.last() {
             let url = b.url(&pages::rows_path(n));
             let key = format!("profile_{n}_rows");
@@ -361,7 +369,14 @@ async fn profile_page(b: &mut Bench, url: &str, end_to_end_ms: f64) -> Result<Va
     let cdp = b.browser.cdp.clone();
     let page = profile::attach_page(&cdp, url).await?;
     let ctx = profile::content_world(&cdp, &page).await?;
-    let n = if end_to_end_ms > SLOW_MS { 1 } else { 5 };
+    // Small pages vary more from run to run: more runs for their median.
+    let n = if end_to_end_ms > SLOW_MS {
+        1
+    } else if end_to_end_ms < 100.0 {
+        30
+    } else {
+        5
+    };
     let v = profile::eval_in(&page, ctx, &format!("{}({n})", profile::IN_PAGE_TIMING)).await?;
     let ms = |k: &str| -> Stats {
         let xs: Vec<f64> = v[k]["ms"].as_array().into_iter().flatten().filter_map(Value::as_f64).collect();
