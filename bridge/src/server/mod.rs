@@ -260,6 +260,12 @@ pub async fn serve(
             cancel.cancel();
         }
     };
+    // No Nagle delay: an MCP answer is a small event then the result, and
+    // holding the second write until the first is acknowledged cost up to
+    // 40 ms a call.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     let result = axum::serve(listener, app(state)).with_graceful_shutdown(signal).await;
     cancel.cancel();
     tracker.close();
