@@ -118,7 +118,9 @@ async fn a_low_risk_click_runs_under_policy_and_reports_what_changed() {
     assert!(t.starts_with(shared::untrusted::NOTICE), "{t}");
     assert!(
         // The new URL as the agent sees it: its session parameter redacted.
-        t.contains(r#"Clicked link "Next page" [e1]: navigated to "https://shop.example/products?page=2&session=••••""#),
+        t.contains(
+            r#"Clicked link "Next page" [e1]: navigated to "https://shop.example/products?page=2&session=••••""#
+        ),
         "{t}"
     );
     assert!(t.contains("heading \"Products, page 2\" appeared"), "{t}");

@@ -19,13 +19,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub mod ax;
-pub mod leaks;
 mod browser;
 mod cdp;
 mod daemon;
 mod expect;
 mod fixtures;
 mod human;
+pub mod leaks;
 mod mcp;
 mod stack;
 mod stdio;
