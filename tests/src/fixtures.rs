@@ -65,7 +65,7 @@ impl FixtureServer {
     }
 
     /// Every `POST` so far: `(path, body)`.
-    pub fn posted(&self) -> Vec<(String, Vec<u8>)> {
+    pub fn posted(&self) -> Vec<Post> {
         self.posted.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
@@ -169,9 +169,12 @@ fn content_type(path: &Path) -> &'static str {
     }
 }
 
+/// One `POST`: its path and body.
+type Post = (String, Vec<u8>);
+
 /// Bodies of `POST`s, in arrival order.
 #[derive(Clone, Default)]
-struct Posted(Arc<Mutex<Vec<(String, Vec<u8>)>>>);
+struct Posted(Arc<Mutex<Vec<Post>>>);
 
 /// Largest `POST` body kept.
 const MAX_POST_BYTES: usize = 64 * 1024;

@@ -8,28 +8,13 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tests::{CdpSession, Human, Stack, ToolResult, ref_of};
+use tests::{CdpSession, Human, Stack, ref_of};
 
-use crate::{new_tab, snapshot};
+use crate::{code, new_tab, page_at, snapshot, status_line};
 
 /// Seconds the person has to answer (config.toml of this stack's daemon).
 const APPROVAL_TIMEOUT_SECS: u64 = 12;
 const SHOW_WITHIN: Duration = Duration::from_secs(10);
-
-/// The agent's tab as a CDP page (to look at what happened on it).
-async fn page_of(s: &Stack, url: &str) -> CdpSession {
-    let t = s
-        .browser
-        .cdp
-        .wait_for_target(Duration::from_secs(10), |t| t.kind == "page" && t.url == url)
-        .await
-        .unwrap_or_else(|e| panic!("no page target at {url}: {e:#}"));
-    s.browser.cdp.attach(&t.target_id).await.expect("attach to the agent's tab")
-}
-
-async fn status_line(page: &CdpSession) -> String {
-    page.evaluate("document.getElementById('status').textContent").await.unwrap().as_str().unwrap_or("").to_string()
-}
 
 async fn counter(page: &CdpSession, key: &str) -> Value {
     page.evaluate(&format!("document.body.dataset.{key} || '0'")).await.unwrap()
@@ -41,10 +26,6 @@ async fn find_ref(s: &mut Stack, role: &str, name: &str) -> String {
     ref_of(&snap, role, name).unwrap_or_else(|| panic!("no {role} {name:?} in the snapshot:\n{snap}"))
 }
 
-fn code(r: &ToolResult) -> String {
-    r.error_code().unwrap_or("").to_string()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn risky_actions_wait_for_the_person() {
     let config = format!("approval_timeout_secs = {APPROVAL_TIMEOUT_SECS}\n");
@@ -54,7 +35,7 @@ async fn risky_actions_wait_for_the_person() {
     // ---- a low-risk click runs without asking
     let shop = s.url("/shop/index.html");
     new_tab(&mut s.mcp, &shop).await;
-    let shop_page = page_of(&s, &shop).await;
+    let shop_page = page_at(&s, &shop).await;
     let add = find_ref(&mut s, "button", "Add to cart").await;
     let r = s.mcp.ok("browser_click", json!({ "ref": add })).await.expect_untrusted();
     assert_eq!(r.data()["decided_by"], json!("policy"), "{}", r.raw);
@@ -71,7 +52,7 @@ async fn risky_actions_wait_for_the_person() {
     // ---- "Delete account": the window asks; approve → runs once
     let account = s.url("/settings/account/");
     s.mcp.ok("browser_navigate", json!({ "url": account })).await;
-    let acct_page = page_of(&s, &account).await;
+    let acct_page = page_at(&s, &account).await;
     let delete = find_ref(&mut s, "button", "Delete account").await;
     let (r, shown) = tokio::join!(s.mcp.call("browser_click", json!({ "ref": delete })), async {
         let (win, req) = human.next_request(SHOW_WITHIN).await.expect("the approval window shows the request");
@@ -139,7 +120,7 @@ async fn risky_actions_wait_for_the_person() {
     // ---- STOP while a request waits → STOPPED; later actions STOPPED until Resume
     let mail = s.url("/mail/index.html");
     s.mcp.ok("browser_navigate", json!({ "url": mail })).await;
-    let mail_page = page_of(&s, &mail).await;
+    let mail_page = page_at(&s, &mail).await;
     let message = find_ref(&mut s, "textbox", "Message").await;
     let draft = find_ref(&mut s, "button", "Save draft").await;
     let (r, _) = tokio::join!(s.mcp.call("browser_press_key", json!({ "key": "Enter", "ref": message })), async {
@@ -162,7 +143,7 @@ async fn risky_actions_wait_for_the_person() {
     // ---- YOLO on (popup only) → approved automatically, logged `auto (YOLO)`
     let checkout = s.url("/shop/checkout/");
     s.mcp.ok("browser_navigate", json!({ "url": checkout })).await;
-    let checkout_page = page_of(&s, &checkout).await;
+    let checkout_page = page_at(&s, &checkout).await;
     human.click_in_popup("yolo").await.expect("switch YOLO on");
     let popup = human.popup().await.unwrap();
     let banner = tests::poll(Duration::from_secs(5), Duration::from_millis(100), || async {

@@ -23,8 +23,10 @@ mod strict_csp;
 mod up;
 mod worker_restart;
 
+use std::time::Duration;
+
 use serde_json::{Value, json};
-use tests::{Expectations, Mcp, ToolResult};
+use tests::{CdpSession, Expectations, Mcp, Stack, ToolResult};
 
 /// The id of the tab a `browser_tabs new|select` or `browser_navigate` result names.
 pub fn tab_id(r: &ToolResult) -> i64 {
@@ -68,4 +70,27 @@ pub async fn list_tabs(mcp: &mut Mcp) -> Vec<(i64, String, bool)> {
             )
         })
         .collect()
+}
+
+/// The error code of a tool result (empty when it succeeded).
+pub fn code(r: &ToolResult) -> String {
+    r.error_code().unwrap_or("").to_string()
+}
+
+/// The page target whose URL is `url` (≤ 10 s), attached, `Page` enabled.
+pub async fn page_at(s: &Stack, url: &str) -> CdpSession {
+    let t = s
+        .browser
+        .cdp
+        .wait_for_target(Duration::from_secs(10), |t| t.kind == "page" && t.url == url)
+        .await
+        .unwrap_or_else(|e| panic!("no page target at {url}: {e:#}"));
+    let p = s.browser.cdp.attach(&t.target_id).await.expect("attach to the tab");
+    p.call("Page.enable", json!({})).await.expect("Page.enable");
+    p
+}
+
+/// The text of the fixture page's `#status` line.
+pub async fn status_line(page: &CdpSession) -> String {
+    page.evaluate("document.getElementById('status').textContent").await.unwrap().as_str().unwrap_or("").to_string()
 }

@@ -9,29 +9,11 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tests::{CdpSession, Human, Mcp, Stack, ToolResult, ref_of};
+use tests::{CdpSession, Human, Mcp, Stack, ref_of};
 
-use crate::{new_tab, snapshot};
+use crate::{code, new_tab, page_at, snapshot, status_line};
 
 const SHOW_WITHIN: Duration = Duration::from_secs(10);
-
-fn code(r: &ToolResult) -> String {
-    r.error_code().unwrap_or("").to_string()
-}
-
-async fn page_at(s: &Stack, url: &str) -> CdpSession {
-    let t = s
-        .browser
-        .cdp
-        .wait_for_target(Duration::from_secs(10), |t| t.kind == "page" && t.url == url)
-        .await
-        .unwrap_or_else(|e| panic!("no page target at {url}: {e:#}"));
-    s.browser.cdp.attach(&t.target_id).await.expect("attach to the agent's tab")
-}
-
-async fn status_line(page: &CdpSession) -> String {
-    page.evaluate("document.getElementById('status').textContent").await.unwrap().as_str().unwrap_or("").to_string()
-}
 
 async fn find_ref(mcp: &mut Mcp, tab: i64, role: &str, name: &str) -> String {
     let snap = snapshot(mcp, json!({ "tab": tab })).await.snapshot();

@@ -11,25 +11,11 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tests::{CdpSession, Human, ShownRequest, Stack, ToolResult, ref_of};
+use tests::{CdpSession, Human, ShownRequest, Stack, ref_of};
 
-use crate::{new_tab, snapshot};
+use crate::{code, new_tab, page_at, snapshot};
 
 const SHOW_WITHIN: Duration = Duration::from_secs(10);
-
-fn code(r: &ToolResult) -> String {
-    r.error_code().unwrap_or("").to_string()
-}
-
-async fn page_at(s: &Stack, url: &str) -> CdpSession {
-    let t = s
-        .browser
-        .cdp
-        .wait_for_target(Duration::from_secs(10), |t| t.kind == "page" && t.url == url)
-        .await
-        .unwrap_or_else(|e| panic!("no page target at {url}: {e:#}"));
-    s.browser.cdp.attach(&t.target_id).await.expect("attach to the agent's tab")
-}
 
 /// Refs of `(role, name)` pairs in one fresh snapshot of the current tab.
 async fn refs(s: &mut Stack, want: &[(&str, &str)]) -> Vec<String> {

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use tests::leaks::{Hit, Needles, canary};
 use tests::{CdpSession, Human, ShownRequest, Stack, ToolResult, ref_of};
 
-use crate::{new_tab, snapshot};
+use crate::{new_tab, page_at, snapshot};
 
 const SECRET_NAME: &str = "REPORTS_API_TOKEN";
 const MASK: &str = "••••";
@@ -62,16 +62,6 @@ async fn call(s: &mut Stack, tool: &str, args: Value) -> ToolResult {
 async fn field_value(page: &CdpSession, id: &str) -> String {
     let v = page.evaluate(&format!("document.getElementById('{id}').value")).await.unwrap();
     v.as_str().unwrap_or_default().to_string()
-}
-
-async fn page_at(s: &Stack, url: &str) -> CdpSession {
-    let t = s
-        .browser
-        .cdp
-        .wait_for_target(Duration::from_secs(10), |t| t.kind == "page" && t.url == url)
-        .await
-        .unwrap_or_else(|e| panic!("no page target at {url}: {e:#}"));
-    s.browser.cdp.attach(&t.target_id).await.expect("attach to the agent's tab")
 }
 
 /// Frames on the extension's `/ext` socket, as Chromium's network domain

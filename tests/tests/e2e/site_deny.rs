@@ -12,28 +12,11 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tests::{CdpSession, Human, Stack, ToolResult, ref_of};
+use tests::{CdpSession, Human, Stack, ref_of};
 
-use crate::{new_tab, snapshot};
+use crate::{code, new_tab, page_at, snapshot};
 
 const CONFIG: &str = "approval_timeout_secs = 20\n\n[[sites]]\norigin = \"http://localhost:*\"\naccess = \"deny\"\n";
-
-fn code(r: &ToolResult) -> String {
-    r.error_code().unwrap_or("").to_string()
-}
-
-/// The page target whose URL is `url`, attached.
-async fn page_at(s: &Stack, url: &str) -> CdpSession {
-    let t = s
-        .browser
-        .cdp
-        .wait_for_target(Duration::from_secs(10), |t| t.kind == "page" && t.url == url)
-        .await
-        .unwrap_or_else(|e| panic!("no page target at {url}: {e:#}"));
-    let p = s.browser.cdp.attach(&t.target_id).await.expect("attach to the tab");
-    p.call("Page.enable", json!({})).await.expect("Page.enable");
-    p
-}
 
 /// What the mail page shows: status line, sent counter, the three fields,
 /// the scroll position, and whether anything ever had focus or a hover.
