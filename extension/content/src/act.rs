@@ -11,23 +11,28 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use js_sys::{Array, Function, Object, Promise, Reflect};
-use shared::action::{ActReport, Action, Effect, Fingerprint, ScrollDirection};
+use shared::action::{ActReport, Action, Effect, ResolvedElement, ScrollDirection};
 use shared::audit::DecidedBy;
 use shared::error::{ErrorCode, WireError};
 use shared::protocol::{CommandResult, Outcome};
 use shared::risk::RiskLevel;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
-use web_sys::{Element, HtmlElement};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{Element, HtmlElement, MutationObserver, MutationObserverInit};
 
 use crate::dom;
 use crate::facts::{self, call, form_of};
 
-/// How long to watch for a navigation, a dialog or a late value change when
-/// none showed at once. Handlers that react to a click (frameworks
-/// included) mostly run before it returns or in the microtasks after; a
-/// navigation or a dialog seen right away ends the wait at once.
-const SETTLE_MS: i32 = 12;
+/// How the outcome is watched for after acting: every tick the page's DOM
+/// mutations since the previous tick are taken; the first tick without any
+/// (the page has gone quiet) ends the wait, and so does a navigation or a
+/// new dialog. Handlers that react to an action (frameworks included)
+/// mostly run before it returns, in the microtasks after it, or in a
+/// zero-delay timer — all before the first tick. A page that keeps
+/// changing is given at most [`SETTLE_MAX_MS`].
+const SETTLE_TICK_MS: i32 = 2;
+const SETTLE_MAX_MS: f64 = 12.0;
 
 fn err(code: ErrorCode, msg: impl Into<String>) -> WireError {
     WireError::new(code, msg)
@@ -65,26 +70,42 @@ struct Before {
     navigating: Rc<Cell<bool>>,
     navigation: JsValue,
     nav_listener: JsValue,
+    /// Watches the document for changes while the outcome settles
+    /// (records are taken, never delivered: the callback does nothing).
+    observer: Option<MutationObserver>,
+    _observer_callback: Closure<dyn FnMut()>,
 }
 
 /// `act`: a Promise of the JSON `Outcome` (an `Acted` report whose risk
 /// and decision fields the worker fills in).
-pub fn act(target: Option<String>, action: Action, expect: Option<Fingerprint>) -> Promise {
-    let before = match start(target.as_deref(), &action, expect.as_ref()) {
+pub fn act(target: Option<String>, action: Action, verify: Option<ResolvedElement>) -> Promise {
+    let before = match start(target.as_deref(), &action, verify.as_ref()) {
         Ok(b) => b,
         Err(e) => return Promise::resolve(&encode(&Outcome::Err(e))),
     };
-    let settled = already_settled(&before);
-    let wait = Promise::new(&mut |resolve, _| match web_sys::window() {
-        Some(w) if !settled => {
-            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, SETTLE_MS);
+    wasm_bindgen_futures::future_to_promise(async move {
+        settle(&before).await;
+        Ok(encode(&finish(before)))
+    })
+}
+
+/// Waits until the outcome is clear: a navigation or a new dialog, a tick
+/// without DOM changes, or [`SETTLE_MAX_MS`].
+async fn settle(b: &Before) {
+    let started = js_sys::Date::now();
+    while !already_settled(b) {
+        let Some(win) = web_sys::window() else { return };
+        let tick = Promise::new(&mut |resolve, _| {
+            if win.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, SETTLE_TICK_MS).is_err() {
+                let _ = resolve.call0(&JsValue::NULL);
+            }
+        });
+        let _ = JsFuture::from(tick).await;
+        let quiet = b.observer.as_ref().is_none_or(|o| o.take_records().length() == 0);
+        if quiet || js_sys::Date::now() - started >= SETTLE_MAX_MS {
+            return;
         }
-        _ => {
-            let _ = resolve.call0(&JsValue::NULL);
-        }
-    });
-    let finish = Closure::once_into_js(move |_: JsValue| -> JsValue { encode(&finish(before)) });
-    call(&wait, "then", &[finish]).map(JsCast::unchecked_into).unwrap_or(wait)
+    }
 }
 
 /// Whether the outcome is clear right after acting: a navigation has begun
@@ -94,19 +115,22 @@ fn already_settled(b: &Before) -> bool {
     b.unloading.get() || b.navigating.get() || href != b.href || open_dialogs().iter().any(|d| !b.dialogs.contains(d))
 }
 
-fn start(target: Option<&str>, action: &Action, expect: Option<&Fingerprint>) -> Result<Before, WireError> {
+fn start(target: Option<&str>, action: &Action, verify: Option<&ResolvedElement>) -> Result<Before, WireError> {
     let el = match target {
         Some(t) => Some(facts::element(t)?),
         None => facts::focused(),
     };
-    if let (Some(el), Some(want)) = (el.as_ref(), expect) {
+    if let (Some(el), Some(want)) = (el.as_ref(), verify) {
+        // The worker classified (and the person approved) exactly these
+        // facts: anything different now — another element, a new name or
+        // form, another URL — and nothing is done.
         let live = facts::resolve(el)?;
-        let fp = &live.fingerprint;
-        if fp.role != want.role || fp.name != want.name || fp.path != want.path {
+        if live != *want {
+            let fp = &live.fingerprint;
             return Err(err(
                 ErrorCode::StaleRef,
                 format!(
-                    "{} is not the element that was resolved any more (now {} \"{}\"); take a new browser_snapshot",
+                    "{} changed while the action was being decided (now {} \"{}\"); take a new browser_snapshot",
                     target.unwrap_or("the focused element"),
                     fp.role,
                     fp.name
@@ -121,8 +145,12 @@ fn start(target: Option<&str>, action: &Action, expect: Option<&Fingerprint>) ->
                 "Chaperone never types into password fields: ask the person to log in by hand in this tab",
             ));
         }
-    } else if target.is_some() && expect.is_none() {
-        return Err(err(ErrorCode::InvalidRequest, "an action on a ref needs the fingerprint it was resolved with"));
+    } else if target.is_some() {
+        return Err(err(ErrorCode::InvalidRequest, "an action on a ref needs the facts it was classified on"));
+    } else if el.is_some() {
+        return Err(err(ErrorCode::StaleRef, "the focus moved while the action was being decided; try again"));
+    } else if verify.is_some() {
+        return Err(err(ErrorCode::StaleRef, "the element that was classified has lost the focus; try again"));
     }
     if matches!(action, Action::Click | Action::Type { .. } | Action::SelectOption { .. } | Action::Hover)
         && el.is_none()
@@ -153,6 +181,15 @@ fn start(target: Option<&str>, action: &Action, expect: Option<&Fingerprint>) ->
     if navigation.is_object() {
         let _ = call(&navigation, "addEventListener", &[JsValue::from_str("navigate"), nav_listener.clone()]);
     }
+    let observer_callback = Closure::<dyn FnMut()>::new(|| {});
+    let observer = MutationObserver::new(observer_callback.as_ref().unchecked_ref()).ok().filter(|o| {
+        let opts = MutationObserverInit::new();
+        opts.set_subtree(true);
+        opts.set_child_list(true);
+        opts.set_attributes(true);
+        opts.set_character_data(true);
+        win.document().is_some_and(|d| o.observe_with_options(&d, &opts).is_ok())
+    });
     let before = Before {
         value: el.as_ref().map(value_state),
         dialogs: open_dialogs(),
@@ -163,6 +200,8 @@ fn start(target: Option<&str>, action: &Action, expect: Option<&Fingerprint>) ->
         navigating,
         navigation,
         nav_listener,
+        observer,
+        _observer_callback: observer_callback,
     };
     let r = perform(el.as_ref(), action);
     if r.is_err() {
@@ -172,6 +211,9 @@ fn start(target: Option<&str>, action: &Action, expect: Option<&Fingerprint>) ->
 }
 
 fn remove_listener(b: &Before) {
+    if let Some(o) = &b.observer {
+        o.disconnect();
+    }
     if let Some(win) = web_sys::window() {
         for ev in ["beforeunload", "pagehide"] {
             let _ = call(&win, "removeEventListener", &[JsValue::from_str(ev), b.listener.clone()]);

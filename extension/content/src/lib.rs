@@ -44,8 +44,10 @@ enum ContentRequest {
     History { delta: i32 },
     /// Facts about the element behind a ref (or the focused element).
     Resolve { target: Option<String> },
-    /// One action the service worker has gated.
-    Act { target: Option<String>, action: shared::action::Action, expect: Option<shared::action::Fingerprint> },
+    /// One action the service worker has gated, on the element it
+    /// classified (`verify`: acted on only while the live element still
+    /// resolves to exactly these facts).
+    Act { target: Option<String>, action: shared::action::Action, verify: Option<shared::action::ResolvedElement> },
 }
 
 /// Entry point for `static/content.js`: answers one message with a Promise
@@ -53,7 +55,7 @@ enum ContentRequest {
 #[wasm_bindgen]
 pub fn handle_message(msg: JsValue) -> Promise {
     let outcome = match parse(&msg) {
-        Ok(ContentRequest::Act { target, action, expect }) => return act::act(target, action, expect),
+        Ok(ContentRequest::Act { target, action, verify }) => return act::act(target, action, verify),
         Ok(ContentRequest::Resolve { target }) => act::resolve(target.as_deref()),
         Ok(ContentRequest::Snapshot { request }) => match snapshot::take(&request) {
             Ok(mut snapshot) => {

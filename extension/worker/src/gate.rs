@@ -127,6 +127,11 @@ struct State {
     stop_generation: u64,
     window: Option<f64>,
     opening_window: bool,
+    /// The element this worker last resolved for the bridge
+    /// (`Command::Resolve`): the `Act` that usually follows classifies on
+    /// it instead of asking the page again; the content script then acts
+    /// only if the live element still resolves to exactly these facts.
+    last_resolved: Option<(TabId, String, ResolvedElement)>,
 }
 
 type WindowListener = Closure<dyn FnMut(JsValue)>;
@@ -503,13 +508,33 @@ async fn resolve_live(tab: TabId, target: Option<&str>) -> Result<Option<Resolve
     }
 }
 
-/// `Command::Resolve`.
+/// `Command::Resolve`. (A tab without the content script gets it only
+/// when it shows an http(s) page; the URL the element reports is checked
+/// too, so no extra tab lookup is needed.)
 pub async fn resolve(tab: TabId, target: &str) -> CmdResult {
-    commands::require_web_page(tab).await?;
-    match resolve_live(tab, Some(target)).await? {
-        Some(element) => Ok(CommandResult::Element { element }),
-        None => Err(wire(ErrorCode::NotFound, "no such element")),
+    let Some(element) = resolve_live(tab, Some(target)).await? else {
+        return Err(wire(ErrorCode::NotFound, "no such element"));
+    };
+    if !is_web_url(&element.url) {
+        return Err(wire(ErrorCode::InvalidRequest, "only http(s) pages can be read"));
     }
+    STATE.with(|s| s.borrow_mut().last_resolved = Some((tab, target.to_string(), element.clone())));
+    Ok(CommandResult::Element { element })
+}
+
+fn is_web_url(url: &str) -> bool {
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    lower.starts_with("http://") || lower.starts_with("https://")
+}
+
+/// The element resolved for the bridge just before, if this `Act` is about
+/// it (same tab, ref and fingerprint). Every `Act` clears it, so it serves
+/// at most the one that follows its `Resolve` directly.
+fn take_resolved(tab: TabId, target: Option<&str>, expect: Option<&Fingerprint>) -> Option<ResolvedElement> {
+    let (t, r, element) = STATE.with(|s| s.borrow_mut().last_resolved.take())?;
+    let fits =
+        t == tab && Some(r.as_str()) == target && expect == Some(&element.fingerprint) && is_web_url(&element.url);
+    fits.then_some(element)
 }
 
 /// `Command::Act`: the whole gate, then the action.
@@ -536,16 +561,24 @@ pub async fn act(
     if close_tab && target.is_some() {
         return Err(wire(ErrorCode::InvalidRequest, "closing a tab takes no ref"));
     }
-    // Any tab can be closed (behind the gate); page actions need a web page.
-    if !close_tab {
-        commands::require_web_page(tab).await?;
-    }
     if target.is_some() && expect.is_none() {
         return Err(wire(ErrorCode::InvalidRequest, "an action on a ref needs the fingerprint it was resolved with"));
     }
 
-    // Re-resolve and re-classify the live element.
-    let live = if close_tab { None } else { resolve_live(tab, target.as_deref()).await? };
+    // The live element, classified here again: the one this worker
+    // resolved for the bridge a moment ago, or a fresh resolution. Either
+    // way the content script acts only while the element still resolves to
+    // exactly these facts (`verify`), so what was classified — and shown
+    // to the person — is what is acted on.
+    let live = match take_resolved(tab, target.as_deref(), expect.as_ref()) {
+        Some(element) => Some(element),
+        None if close_tab => None,
+        None => {
+            // Any tab can be closed (behind the gate); page actions need a web page.
+            commands::require_web_page(tab).await?;
+            resolve_live(tab, target.as_deref()).await?
+        }
+    };
     if let (Some(l), Some(want)) = (live.as_ref(), expect.as_ref())
         && l.fingerprint != *want
     {
@@ -655,11 +688,10 @@ pub async fn act(
         return Err(e);
     }
 
-    let fingerprint = live.as_ref().map(|l| l.fingerprint.clone());
     let mut report = if close_tab {
         close(tab, &url).await?
     } else {
-        perform(tab, target.as_deref(), &action, fingerprint.as_ref()).await?
+        perform(tab, target.as_deref(), &action, live.as_ref()).await?
     };
     report.risk = c.risk;
     report.reasons = c.reasons;
@@ -697,7 +729,7 @@ async fn perform(
     tab: TabId,
     target: Option<&str>,
     action: &Action,
-    expect: Option<&Fingerprint>,
+    verify: Option<&ResolvedElement>,
 ) -> Result<ActReport, WireError> {
     let before = commands::tab_url(tab).await.unwrap_or_default();
     let waiter = LoadWaiter::register(tab, false);
@@ -705,7 +737,7 @@ async fn perform(
         ("type", JsValue::from_str("act")),
         ("target", target.map_or(JsValue::NULL, JsValue::from_str)),
         ("action", to_js(action)),
-        ("expect", expect.map_or(JsValue::NULL, to_js)),
+        ("verify", verify.map_or(JsValue::NULL, to_js)),
     ]);
     let reply = commands::ask_page(tab, &msg).await;
     let mut report = match reply {

@@ -77,6 +77,19 @@ async fn risky_actions_wait_for_the_person() {
     assert_eq!(code(&r), "APPROVAL_DENIED", "{}", r.raw);
     assert_eq!(counter(&acct_page, "deleted").await, json!("1"), "a denied action ran");
 
+    // ---- the page changes while the person decides (same element, same
+    // name, another URL): what was approved is not what is live → STALE_REF,
+    // nothing runs
+    let (r, _) = tokio::join!(s.mcp.call("browser_click", json!({ "ref": delete })), async {
+        let (win, req) = human.next_request(SHOW_WITHIN).await.expect("the approval window shows the request");
+        acct_page.evaluate("history.replaceState(null, '', 'danger-zone'); true").await.unwrap();
+        human.approve(&win, req.request).await.expect("click Approve");
+    });
+    let r = r.expect("browser_click");
+    assert_eq!(code(&r), "STALE_REF", "approved facts that are no longer live ran: {}", r.raw);
+    assert_eq!(counter(&acct_page, "deleted").await, json!("1"), "an action on changed facts ran");
+    acct_page.evaluate(&format!("history.replaceState(null, '', {account:?}); true")).await.unwrap();
+
     // ---- forged approvals never approve: a page's postMessage, an unknown
     // id, the id of an earlier (answered) request
     let publish = find_ref(&mut s, "button", "Publish").await;
