@@ -390,7 +390,11 @@ fn build_content(root: &Path, dist: &Path) -> Result<()> {
     run_cmd(
         Command::new(binaryen_bin(root, "wasm-opt"))
             .args(CONTENT_WASM_FEATURES)
-            .args(["-Os", "--strip-debug", "--strip-producers"])
+            .args(["-Os", "--strip-producers"])
+            // CHAPERONE_KEEP_NAMES=1 keeps the function names, so that a
+            // CPU profile of the content script names Rust functions
+            // (`cargo xtask bench` then lists them; a bigger bundle).
+            .args(if std::env::var_os("CHAPERONE_KEEP_NAMES").is_some() { &[][..] } else { &["--strip-debug"][..] })
             .arg(bindgen_dir.join("content_bg.wasm"))
             .arg("-o")
             .arg(&optimised),

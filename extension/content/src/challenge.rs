@@ -2,12 +2,21 @@
 //! [`PageSignals`] from the live page and hands them to the pure
 //! [`shared::challenge::detect`].
 //!
-//! Cheap by construction: a handful of targeted `querySelectorAll` calls,
-//! each read only up to [`MAX_SIGNAL_ITEMS`] visible matches, and a text
-//! walk that stops after [`MAX_SIGNAL_TEXT_CHARS`] characters of visible
-//! text. The main frame and same-origin iframes (two levels deep) are
-//! looked at; cross-origin frames count only through their `src`. Open
-//! shadow roots are not entered (their hosts' widget classes still count).
+//! Two ways to the same signals:
+//! - a snapshot whose walk saw the whole page gathers headings, buttons,
+//!   links, fields, frames and the first visible text as it goes
+//!   (`snapshot::Walker`), and only the few page-wide facts the walk does
+//!   not see (CAPTCHA widget markers, scripts, forms) are added here with
+//!   [`add_page_facts`];
+//! - otherwise (a snapshot of one page of a long document, of a subtree)
+//!   [`gather`] scans the page on its own: a handful of targeted
+//!   `querySelectorAll` calls, each read only up to [`MAX_SIGNAL_ITEMS`]
+//!   visible matches, and a text walk that stops after
+//!   [`MAX_SIGNAL_TEXT_CHARS`] characters of visible text.
+//!
+//! The main frame and same-origin iframes (two levels deep) are looked at;
+//! cross-origin frames count only through their `src`. Open shadow roots
+//! are not entered by the scan (their hosts' widget classes still count).
 
 use js_sys::{Function, Reflect};
 use shared::challenge::{
@@ -34,10 +43,26 @@ const INPUT_SELECTOR: &str = "input:not([type=hidden i]):not([type=submit i]):no
      :not([type=image i]):not([type=reset i])";
 const BUTTON_SELECTOR: &str = "button, [role=button], input[type=submit i], input[type=button i]";
 
-/// The challenge on the current page, if any.
+/// The challenge on the current page, if any, from its own scan.
 pub fn detect() -> Option<Challenge> {
     let signals = gather()?;
     decide(&signals)
+}
+
+/// The challenge, from signals a complete walk gathered (plus the
+/// page-wide facts it cannot see).
+pub fn detect_from(mut signals: PageSignals, document: &Document) -> Option<Challenge> {
+    add_page_facts(document, &mut signals, 0, &mut 0);
+    decide(&signals)
+}
+
+/// Widget markers, scripts and forms of `doc` and its same-origin frames.
+fn add_page_facts(doc: &Document, s: &mut PageSignals, depth: u32, frames: &mut usize) {
+    let Some(root) = doc.document_element() else { return };
+    widgets_scripts_forms(&root, s);
+    for d in inner_documents(&root, depth, frames, None) {
+        add_page_facts(&d, s, depth + 1, frames);
+    }
 }
 
 /// Reads the signals of the current page.
@@ -59,19 +84,31 @@ fn gather_document(doc: &Document, s: &mut PageSignals, depth: u32, frames: &mut
     each_visible(&root, "h1, h2, h3, h4, h5, h6, [role=heading]", false, |el| push_name(&mut s.headings, name_of(el)));
     each_visible(&root, BUTTON_SELECTOR, false, |el| push_name(&mut s.buttons, name_of(el)));
     each_visible(&root, "a[href]", false, |el| push_name(&mut s.links, name_of(el)));
-    each_visible(&root, WIDGET_SELECTOR, true, |el| {
+    each_visible(&root, INPUT_SELECTOR, true, |el| {
+        if let Some(i) = input_signal(el) {
+            s.inputs.push(i);
+        }
+        s.inputs.len() < MAX_SIGNAL_ITEMS
+    });
+    widgets_scripts_forms(&root, s);
+    if s.text.chars().count() < MAX_SIGNAL_TEXT_CHARS
+        && let Some(body) = doc.body()
+    {
+        visible_text(doc, &body, &mut s.text);
+    }
+    for d in inner_documents(&root, depth, frames, Some(&mut s.iframes)) {
+        gather_document(&d, s, depth + 1, frames);
+    }
+}
+
+fn widgets_scripts_forms(root: &Element, s: &mut PageSignals) {
+    each_visible(root, WIDGET_SELECTOR, true, |el| {
         if let Some(w) = widget_token(el)
             && !s.widgets.iter().any(|x| x == w)
         {
             s.widgets.push(w.to_string());
         }
         s.widgets.len() < MAX_SIGNAL_ITEMS
-    });
-    each_visible(&root, INPUT_SELECTOR, true, |el| {
-        if let Some(i) = input_signal(el) {
-            s.inputs.push(i);
-        }
-        s.inputs.len() < MAX_SIGNAL_ITEMS
     });
     if let Ok(list) = root.query_selector_all("script[src]") {
         for i in 0..list.length() {
@@ -84,15 +121,22 @@ fn gather_document(doc: &Document, s: &mut PageSignals, depth: u32, frames: &mut
         }
     }
     s.forms += root.query_selector_all("form").map(|l| l.length() as usize).unwrap_or(0);
-    if s.text.chars().count() < MAX_SIGNAL_TEXT_CHARS
-        && let Some(body) = doc.body()
-    {
-        visible_text(doc, &body, &mut s.text);
-    }
+}
+
+/// Documents of the visible same-origin frames under `root` (within the
+/// depth and count limits); their `src`s go to `srcs` when given.
+fn inner_documents(
+    root: &Element,
+    depth: u32,
+    frames: &mut usize,
+    mut srcs: Option<&mut Vec<String>>,
+) -> Vec<Document> {
     let mut inner: Vec<Document> = Vec::new();
-    each_visible(&root, "iframe, frame", false, |el| {
-        if let Some(src) = prop_string(el, "src").filter(|s| !s.is_empty()) {
-            s.iframes.push(src);
+    each_visible(root, "iframe, frame", false, |el| {
+        if let Some(srcs) = srcs.as_deref_mut()
+            && let Some(src) = prop_string(el, "src").filter(|s| !s.is_empty())
+        {
+            srcs.push(src);
         }
         if depth < MAX_FRAME_DEPTH
             && inner.len() + *frames < MAX_FRAMES
@@ -101,12 +145,10 @@ fn gather_document(doc: &Document, s: &mut PageSignals, depth: u32, frames: &mut
         {
             inner.push(d);
         }
-        s.iframes.len() < MAX_SIGNAL_ITEMS
+        srcs.as_deref().is_none_or(|s| s.len() < MAX_SIGNAL_ITEMS)
     });
     *frames += inner.len();
-    for d in inner {
-        gather_document(&d, s, depth + 1, frames);
-    }
+    inner
 }
 
 /// Calls `f` on the visible matches of `selector` until it returns false
@@ -244,16 +286,55 @@ fn input_signal(el: &Element) -> Option<InputSignal> {
     if label.trim().is_empty() {
         label = attr(el, "aria-label");
     }
-    Some(InputSignal {
-        input_type: input.type_().to_ascii_lowercase(),
+    Some(field_signal(el, input.type_().to_ascii_lowercase(), &label))
+}
+
+/// Whether an `<input>` of this (lower-case) type is a field the signals
+/// count (not hidden, submit, button, image or reset).
+pub fn is_signal_input(input_type: &str) -> bool {
+    !matches!(input_type, "hidden" | "submit" | "button" | "image" | "reset")
+}
+
+/// The signal of one field whose type and label are known.
+pub fn field_signal(el: &Element, input_type: String, label: &str) -> InputSignal {
+    InputSignal {
+        input_type,
         autocomplete: attr(el, "autocomplete"),
         name: short(&attr(el, "name")),
         id: short(&el.id()),
-        label: short(&label),
+        label: short(label),
         placeholder: short(&attr(el, "placeholder")),
         maxlength: el.get_attribute("maxlength").and_then(|m| m.trim().parse().ok()),
         inputmode: attr(el, "inputmode"),
-    })
+    }
+}
+
+/// A heading, button or link name as the signals keep it.
+pub fn push_item(list: &mut Vec<String>, name: &str) {
+    if list.len() < MAX_SIGNAL_ITEMS && !name.trim().is_empty() {
+        list.push(short(name));
+    }
+}
+
+/// Appends the words of `text` to the signals' visible text, `count` its
+/// length in characters, up to [`MAX_SIGNAL_TEXT_CHARS`]; false once full.
+pub fn push_text(out: &mut String, count: &mut usize, text: &str) -> bool {
+    for w in text.split_whitespace() {
+        if *count >= MAX_SIGNAL_TEXT_CHARS {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+            *count += 1;
+        }
+        out.push_str(w);
+        *count += w.chars().count();
+    }
+    if *count >= MAX_SIGNAL_TEXT_CHARS {
+        shared::limits::truncate_chars(out, MAX_SIGNAL_TEXT_CHARS);
+        return false;
+    }
+    true
 }
 
 /// Moves `walker` to the last node inside the highest hidden ancestor of

@@ -58,10 +58,7 @@ pub fn handle_message(msg: JsValue) -> Promise {
         Ok(ContentRequest::Act { target, action, verify }) => return act::act(target, action, verify),
         Ok(ContentRequest::Resolve { target }) => act::resolve(target.as_deref()),
         Ok(ContentRequest::Snapshot { request }) => match snapshot::take(&request) {
-            Ok(mut snapshot) => {
-                snapshot.challenge = challenge::detect();
-                Outcome::Ok(CommandResult::Snapshot { snapshot })
-            }
+            Ok(snapshot) => Outcome::Ok(CommandResult::Snapshot { snapshot }),
             Err(e) => Outcome::Err(e),
         },
         Ok(ContentRequest::ExtractText { request }) => match text::extract(&request) {

@@ -24,6 +24,9 @@ use shared::snapshot::{Node, PageEnd, PageSnapshot, SnapshotRequest, State, TEXT
 use wasm_bindgen::JsCast;
 use web_sys::{Document, Element, HtmlIFrameElement, HtmlInputElement, HtmlSelectElement, HtmlTextAreaElement, Window};
 
+use shared::challenge::{MAX_SIGNAL_ITEMS, PageSignals};
+
+use crate::challenge;
 use crate::dom::{self, Vis, attr, attr_is, attr_nonempty, has};
 use crate::name::{self, Labels, NameEnv, Pseudo};
 use crate::refs;
@@ -57,6 +60,7 @@ fn walk(
 ) -> Result<PageSnapshot, WireError> {
     let mut w = Walker::new(window, document, pseudo, req.interactive_only);
     w.end = Some(PageEnd::new(req));
+    let mut modal = false;
     match &req.scope {
         Some(r) => {
             let el = refs::lookup(r)
@@ -67,7 +71,9 @@ fn walk(
             w.visit(&el, 0, 0);
         }
         None => {
-            let (dialogs, modal) = open_dialogs(document, &w.vis);
+            w.signals = Some(Signals::default());
+            let dialogs;
+            (dialogs, modal) = open_dialogs(document, &w.vis);
             for d in &dialogs {
                 w.visit(d, 0, 0);
                 w.flush_text();
@@ -80,9 +86,70 @@ fn walk(
     }
     w.flush_text();
     let url = window.location().href().unwrap_or_default();
-    let mut title = document.title();
+    let title = document.title();
+    // The challenge: from what the walk saw when it saw the whole page,
+    // else from a scan of its own.
+    let whole_page = !modal && !w.stopped && !w.full();
+    let challenge = match w.signals.take() {
+        Some(sig) if whole_page => challenge::detect_from(sig.into_page_signals(&url, &title), document),
+        _ => challenge::detect(),
+    };
+    let mut title = title;
     truncate_chars(&mut title, MAX_TEXT_CHARS);
-    Ok(PageSnapshot { url, title, nodes: w.nodes, challenge: None, partial: w.stopped })
+    Ok(PageSnapshot { url, title, nodes: w.nodes, challenge, partial: w.stopped })
+}
+
+/// Challenge signals gathered by the walk (`shared::challenge::PageSignals`).
+#[derive(Default)]
+struct Signals {
+    page: PageSignals,
+    text_chars: usize,
+    text_full: bool,
+}
+
+impl Signals {
+    fn into_page_signals(self, url: &str, title: &str) -> PageSignals {
+        PageSignals { url: url.to_string(), title: title.to_string(), ..self.page }
+    }
+
+    /// A visible element the walk has just described (`line`: its line).
+    fn element(&mut self, el: &Element, tag: &str, line: Option<&Node>, rect: Option<&web_sys::DomRect>) {
+        let p = &mut self.page;
+        if let Some(n) = line {
+            match n.role.as_str() {
+                "heading" => challenge::push_item(&mut p.headings, &n.name),
+                "button" => challenge::push_item(&mut p.buttons, &n.name),
+                "link" => challenge::push_item(&mut p.links, &n.name),
+                _ => {}
+            }
+        }
+        match tag {
+            "input" if p.inputs.len() < MAX_SIGNAL_ITEMS => {
+                let t = roles::input_type(el);
+                if challenge::is_signal_input(&t) {
+                    let label = line.map(|n| n.name.as_str()).unwrap_or_default();
+                    p.inputs.push(challenge::field_signal(el, t, label));
+                }
+            }
+            "iframe" | "frame" if p.iframes.len() < MAX_SIGNAL_ITEMS => {
+                // Frames without a box (invisible widgets, trackers) do not count.
+                let r = rect.cloned().unwrap_or_else(|| el.get_bounding_client_rect());
+                let src = dom::prop(el, "src").as_string().unwrap_or_default();
+                if r.width() > 0.0 && r.height() > 0.0 && !src.is_empty() {
+                    p.iframes.push(src);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn wants_text(&self) -> bool {
+        !self.text_full
+    }
+
+    fn text(&mut self, t: &str) {
+        self.text_full = !challenge::push_text(&mut self.page.text, &mut self.text_chars, t);
+    }
 }
 
 /// wasm2js grows memory a page at a time, copying the whole heap each
@@ -141,6 +208,15 @@ fn open_dialogs(doc: &Document, vis: &dom::Visibility) -> (Vec<Element>, bool) {
     (out, modal)
 }
 
+/// What becomes of the text nodes of an element's children.
+#[derive(Clone, Copy)]
+struct Text {
+    /// Rendered (not `visibility: hidden`).
+    shown: bool,
+    /// Collected into text blocks (shown, and not already a name).
+    collect: bool,
+}
+
 struct Walker<'a> {
     nodes: Vec<Node>,
     interactive_only: bool,
@@ -170,6 +246,8 @@ struct Walker<'a> {
     open_folds: u32,
     /// The requested page is complete: the walk unwinds without adding lines.
     stopped: bool,
+    /// Challenge signals, gathered when snapshotting a whole page.
+    signals: Option<Signals>,
 }
 
 impl<'a> Walker<'a> {
@@ -193,6 +271,7 @@ impl<'a> Walker<'a> {
             end: None,
             open_folds: 0,
             stopped: false,
+            signals: None,
         };
         w.set_window(win.clone());
         w
@@ -307,6 +386,9 @@ impl<'a> Walker<'a> {
         if shown && !consume && !self.text_only && self.consumes_label_text(el, &tag) {
             consume = true;
         }
+        if shown && let Some(sig) = self.signals.as_mut() {
+            sig.element(el, &tag, idx.map(|i| &self.nodes[i]), rect.as_ref());
+        }
 
         // Fields show their content as a value, images have none.
         let descend = match tag.as_str() {
@@ -327,15 +409,15 @@ impl<'a> Walker<'a> {
                 if marked_offscreen {
                     self.offscreen += 1;
                 }
-                let collect = shown && self.consuming == 0;
+                let text = Text { shown, collect: shown && self.consuming == 0 };
                 if let Some(shadow) = el.shadow_root() {
-                    self.visit_children(shadow.first_child(), collect, child_depth, nesting);
+                    self.visit_children(shadow.first_child(), text, child_depth, nesting);
                 } else if tag == "slot" {
                     for child in dom::flat_children(el) {
-                        self.visit_node(child, collect, child_depth, nesting);
+                        self.visit_node(child, text, child_depth, nesting);
                     }
                 } else {
-                    self.visit_children(el.first_child(), collect, child_depth, nesting);
+                    self.visit_children(el.first_child(), text, child_depth, nesting);
                 }
                 if consume {
                     self.consuming -= 1;
@@ -366,18 +448,18 @@ impl<'a> Walker<'a> {
     }
 
     /// Visits `first` and its following siblings.
-    fn visit_children(&mut self, first: Option<web_sys::Node>, collect: bool, depth: u16, nesting: u32) {
+    fn visit_children(&mut self, first: Option<web_sys::Node>, text: Text, depth: u16, nesting: u32) {
         let mut next = first;
         while let Some(child) = next {
             if self.stopped {
                 break;
             }
             next = child.next_sibling();
-            self.visit_node(child, collect, depth, nesting);
+            self.visit_node(child, text, depth, nesting);
         }
     }
 
-    fn visit_node(&mut self, child: web_sys::Node, collect: bool, depth: u16, nesting: u32) {
+    fn visit_node(&mut self, child: web_sys::Node, text: Text, depth: u16, nesting: u32) {
         if self.stopped {
             return;
         }
@@ -386,9 +468,18 @@ impl<'a> Walker<'a> {
                 let c: Element = child.unchecked_into();
                 self.visit(&c, depth, nesting + 1);
             }
-            web_sys::Node::TEXT_NODE if collect => {
+            web_sys::Node::TEXT_NODE => {
+                let signal = text.shown && self.signals.as_ref().is_some_and(Signals::wants_text);
+                if !(text.collect || signal) {
+                    return;
+                }
                 if let Some(t) = child.node_value() {
-                    self.push_text(&t, depth);
+                    if signal && let Some(sig) = self.signals.as_mut() {
+                        sig.text(&t);
+                    }
+                    if text.collect {
+                        self.push_text(&t, depth);
+                    }
                 }
             }
             _ => {}

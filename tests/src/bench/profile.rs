@@ -97,6 +97,61 @@ pub async fn stop_profiler(s: &CdpSession) -> Result<Vec<(String, f64)>> {
     Ok(categorise(&r["profile"]))
 }
 
+/// Stops the profiler and returns the raw profile.
+pub async fn stop_profiler_raw(s: &CdpSession) -> Result<Value> {
+    let r = s.call("Profiler.stop", json!({})).await?;
+    let _ = s.call("Profiler.disable", json!({})).await;
+    Ok(r["profile"].clone())
+}
+
+/// Per function of the content script (a build with names, see
+/// `CHAPERONE_KEEP_NAMES`): `(name, self ms, inclusive ms)`, by inclusive
+/// time, the `n` largest. Inclusive counts a sample once per function even
+/// when it recurses.
+pub fn functions(profile: &Value, n: usize) -> Vec<(String, f64, f64)> {
+    let mut parent: HashMap<i64, i64> = HashMap::new();
+    let mut name: HashMap<i64, String> = HashMap::new();
+    for node in profile["nodes"].as_array().into_iter().flatten() {
+        let id = node["id"].as_i64().unwrap_or(-1);
+        for c in node["children"].as_array().into_iter().flatten() {
+            if let Some(c) = c.as_i64() {
+                parent.insert(c, id);
+            }
+        }
+        let f = node["callFrame"]["functionName"].as_str().unwrap_or("");
+        let file = node["callFrame"]["url"].as_str().unwrap_or("").rsplit('/').next().unwrap_or("").to_string();
+        let label = if f.is_empty() { format!("(anonymous) {file}") } else { format!("{f} {file}") };
+        name.insert(id, label);
+    }
+    let samples = profile["samples"].as_array().cloned().unwrap_or_default();
+    let deltas = profile["timeDeltas"].as_array().cloned().unwrap_or_default();
+    let mut own: HashMap<String, f64> = HashMap::new();
+    let mut incl: HashMap<String, f64> = HashMap::new();
+    for (i, s) in samples.iter().enumerate() {
+        let dt = deltas.get(i + 1).and_then(Value::as_f64).unwrap_or(0.0) / 1000.0;
+        let mut id = s.as_i64().unwrap_or(-1);
+        if let Some(f) = name.get(&id) {
+            *own.entry(f.clone()).or_default() += dt;
+        }
+        let mut seen = std::collections::HashSet::new();
+        while let Some(f) = name.get(&id) {
+            if seen.insert(f.clone()) {
+                *incl.entry(f.clone()).or_default() += dt;
+            }
+            match parent.get(&id) {
+                Some(p) => id = *p,
+                None => break,
+            }
+        }
+    }
+    let mut v: Vec<(String, f64, f64)> =
+        incl.into_iter().map(|(f, t)| (f.clone(), own.get(&f).copied().unwrap_or(0.0), t)).collect();
+    v.retain(|(f, _, _)| !f.starts_with('('));
+    v.sort_by(|a, b| b.2.total_cmp(&a.2));
+    v.truncate(n);
+    v
+}
+
 /// Self time by category: `(idle)`, `(program)`, `(garbage collector)`,
 /// the wasm2js module, wasm-bindgen glue, other script files by name, and
 /// native functions (DOM API calls) by name.

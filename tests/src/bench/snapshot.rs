@@ -387,6 +387,19 @@ async fn profile_page(b: &mut Bench, url: &str, end_to_end_ms: f64) -> Result<Va
     let reply_bytes = reply.len();
     let inter_bytes = v["interactive"]["len"].as_u64().unwrap_or(0);
 
+    // With a named build (CHAPERONE_KEEP_NAMES=1), where the content
+    // script's time goes, function by function.
+    if std::env::var_os("CHAPERONE_KEEP_NAMES").is_some() {
+        profile::start_profiler(&page, 100).await?;
+        profile::eval_in(&page, ctx, &format!("{}({n})", profile::IN_PAGE_TIMING)).await?;
+        let raw = profile::stop_profiler_raw(&page).await?;
+        println!();
+        println!("content script functions, {n} full + {n} interactive-only snapshots (self / inclusive ms):");
+        for (f, own, incl) in profile::functions(&raw, 60) {
+            println!("  {own:>9.1} {incl:>9.1}  {}", f.chars().take(110).collect::<String>());
+        }
+    }
+
     // Bridge side, natively, with the same shared code.
     let t = Instant::now();
     let outcome: Outcome = serde_json::from_str(&reply).context("the content script's reply is not an Outcome")?;
