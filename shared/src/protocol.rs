@@ -26,6 +26,71 @@ pub enum ExtToBridge {
     Response { id: u64, outcome: Outcome },
 }
 
+impl ExtToBridge {
+    /// Reads one frame. A snapshot answer — the one frame that can hold
+    /// megabytes — is read straight into its shape: serde reads an
+    /// internally tagged enum (`type`, then `kind`) by first buffering the
+    /// whole value, twice here. Anything else, or a snapshot answer that
+    /// does not fit exactly, goes through the generic enum, which accepts
+    /// and refuses exactly as before.
+    pub fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+        if let Ok(frame) = serde_json::from_str::<SnapshotResponseFrame>(text) {
+            let outcome = match frame.outcome {
+                SnapshotReply::Ok(ok) => Outcome::Ok(CommandResult::Snapshot { snapshot: ok.snapshot }),
+                SnapshotReply::Err(e) => Outcome::Err(e),
+            };
+            return Ok(ExtToBridge::Response { id: frame.id, outcome });
+        }
+        serde_json::from_str(text)
+    }
+}
+
+/// The content script's answer to a snapshot request (`{"ok":{"kind":
+/// "snapshot","snapshot":…}}` or `{"err":…}`), read without buffering (see
+/// [`ExtToBridge::from_json`]).
+pub fn snapshot_outcome_from_json(text: &str) -> Result<Result<PageSnapshot, WireError>, serde_json::Error> {
+    Ok(match serde_json::from_str::<SnapshotReply>(text)? {
+        SnapshotReply::Ok(ok) => Ok(ok.snapshot),
+        SnapshotReply::Err(e) => Err(e),
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SnapshotResponseFrame {
+    #[serde(rename = "type")]
+    _type: ResponseTag,
+    id: u64,
+    outcome: SnapshotReply,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum ResponseTag {
+    Response,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum SnapshotReply {
+    Ok(SnapshotOk),
+    Err(WireError),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SnapshotOk {
+    #[serde(rename = "kind")]
+    _kind: SnapshotTag,
+    snapshot: PageSnapshot,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum SnapshotTag {
+    Snapshot,
+}
+
 /// Result of one command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -214,6 +279,66 @@ mod tests {
         assert_eq!(
             json,
             r#"{"type":"request","id":1,"command":{"cmd":"navigate","tab":5,"url":"https://a.example/"}}"#
+        );
+    }
+
+    #[test]
+    fn snapshot_answers_read_directly_match_the_generic_reading() {
+        let snapshot = PageSnapshot {
+            url: "https://a.example/".into(),
+            title: "A".into(),
+            nodes: vec![crate::snapshot::Node {
+                depth: 1,
+                role: "button".into(),
+                name: "Go".into(),
+                element_ref: Some("e1".into()),
+                ..Default::default()
+            }],
+            challenge: None,
+            partial: true,
+        };
+        let frames = [
+            ExtToBridge::Response {
+                id: 9,
+                outcome: Outcome::Ok(CommandResult::Snapshot { snapshot: snapshot.clone() }),
+            },
+            ExtToBridge::Response {
+                id: 10,
+                outcome: Outcome::Err(WireError::new(crate::error::ErrorCode::StaleRef, "gone")),
+            },
+            ExtToBridge::Response { id: 11, outcome: Outcome::Ok(CommandResult::Closed { tab: 3 }) },
+            ExtToBridge::Ping { seq: 4 },
+        ];
+        for frame in frames {
+            let json = serde_json::to_string(&frame).unwrap();
+            assert_eq!(ExtToBridge::from_json(&json).unwrap(), frame, "{json}");
+            assert_eq!(serde_json::from_str::<ExtToBridge>(&json).unwrap(), frame, "{json}");
+        }
+        // Fields in another order read the same.
+        let reordered = r#"{"outcome":{"ok":{"snapshot":{"nodes":[],"title":"","url":"u"},"kind":"snapshot"}},"id":2,"type":"response"}"#;
+        assert!(matches!(
+            ExtToBridge::from_json(reordered).unwrap(),
+            ExtToBridge::Response { id: 2, outcome: Outcome::Ok(CommandResult::Snapshot { .. }) }
+        ));
+        // Whatever the generic reading refuses, the direct one refuses too.
+        for bad in [
+            r#"{"type":"response","id":2,"outcome":{"ok":{"kind":"snapshot","snapshot":{"nodes":[],"title":"","url":"u"},"approve":true}}}"#,
+            r#"{"type":"response","id":2,"outcome":{"ok":{"kind":"snapshot","snapshot":{"nodes":[],"title":"","url":"u","x":1}}}}"#,
+            r#"{"type":"response","id":2,"extra":1,"outcome":{"ok":{"kind":"snapshot","snapshot":{"nodes":[],"title":"","url":"u"}}}}"#,
+            r#"{"type":"response","id":2,"id":3,"outcome":{"ok":{"kind":"snapshot","snapshot":{"nodes":[],"title":"","url":"u"}}}}"#,
+            r#"{"type":"request","id":2,"outcome":{"ok":{"kind":"snapshot","snapshot":{"nodes":[],"title":"","url":"u"}}}}"#,
+            r#"{"type":"response","id":2,"outcome":{"ok":{"kind":"snapshot","snapshot":{"nodes":[{"r":"button","zz":1}],"title":"","url":"u"}}}}"#,
+        ] {
+            assert!(serde_json::from_str::<ExtToBridge>(bad).is_err(), "generic reading accepted {bad}");
+            assert!(ExtToBridge::from_json(bad).is_err(), "direct reading accepted {bad}");
+        }
+        assert_eq!(
+            snapshot_outcome_from_json(
+                &serde_json::to_string(&Outcome::Ok(CommandResult::Snapshot { snapshot: snapshot.clone() })).unwrap()
+            )
+            .unwrap()
+            .unwrap(),
+            snapshot
         );
     }
 

@@ -411,7 +411,7 @@ fn build_content(root: &Path, dist: &Path) -> Result<()> {
             .arg(&js),
     )?;
     let converted = fs::read_to_string(&js)?;
-    fs::write(&js, patch_memory_grow(&converted)?)?;
+    fs::write(&js, patch_memory_copy(&patch_memory_grow(&converted)?)?)?;
 
     let glue = fs::read_to_string(bindgen_dir.join("content.js"))?;
     let patched = glue.replace("\"./content_bg.wasm\"", "\"./content_bg.wasm.js\"");
@@ -448,6 +448,28 @@ fn patch_memory_grow(js: &str) -> Result<String> {
     Ok(out)
 }
 
+/// wasm2js turns `memory.copy` into a `copyWithin` call, a trip into the
+/// engine's native code for every copy. The content script makes millions
+/// of small ones (string and vector growth); copying up to 32 bytes in a
+/// plain loop is several times cheaper. Overlapping ranges copy in the
+/// safe direction, as `memory.copy` requires.
+fn patch_memory_copy(js: &str) -> Result<String> {
+    const ORIGINAL: &str = "bufferView.copyWithin(dest, source, source + size);";
+    let start = js.find("function wasm2js_memory_copy(").context("wasm2js output has no wasm2js_memory_copy")?;
+    let at = js[start..].find(ORIGINAL).context("wasm2js_memory_copy has an unexpected shape")? + start;
+    let mut out = String::with_capacity(js.len() + 400);
+    out.push_str(&js[..at]);
+    out.push_str(
+        "/* chaperone: small copies without a native call */ \
+         if (size <= 32) { var i; \
+           if (dest <= source) { for (i = 0; i < size; i++) bufferView[dest + i] = bufferView[source + i]; } \
+           else { for (i = size - 1; i >= 0; i--) bufferView[dest + i] = bufferView[source + i]; } \
+           return; } ",
+    );
+    out.push_str(&js[at..]);
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -460,6 +482,16 @@ mod tests {
         assert!(out.contains("structuredClone(oldBuffer, { transfer: [oldBuffer] })"));
         assert!(out.find("structuredClone").unwrap() > out.find("buffer = newBuffer;").unwrap());
         assert!(patch_memory_grow("nothing").is_err());
+    }
+
+    #[test]
+    fn memory_copy_patch_copies_small_ranges_in_a_loop() {
+        let js = "a\n  function wasm2js_memory_copy(dest, source, size) {\n    bufferView.copyWithin(dest, source, source + size);\n  }\n";
+        let out = patch_memory_copy(js).unwrap();
+        let small = out.find("if (size <= 32)").unwrap();
+        assert!(small < out.find("copyWithin").unwrap(), "the loop must come first: {out}");
+        assert!(out.contains("for (i = size - 1; i >= 0; i--)"), "overlap copying backwards: {out}");
+        assert!(patch_memory_copy("nothing").is_err());
     }
 
     #[test]

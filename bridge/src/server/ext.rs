@@ -242,7 +242,7 @@ async fn read_hello(state: &AppState, socket: &mut WebSocket) -> Hello {
             Some(Ok(Message::Binary(_))) => return Hello::Refused("binary frames are not accepted"),
             Some(Ok(Message::Text(t))) => t,
         };
-        return match serde_json::from_str::<ExtToBridge>(text.as_str()) {
+        return match ExtToBridge::from_json(text.as_str()) {
             Ok(ExtToBridge::Hello { token, version }) => {
                 if !state.inner.config.tokens.extension.matches(&token) {
                     Hello::Refused("authentication failed")
@@ -340,7 +340,7 @@ async fn authenticated_loop(
                     }
                     Some(Ok(Message::Text(t))) => t,
                 };
-                let valid = match serde_json::from_str::<ExtToBridge>(text.as_str()) {
+                let valid = match ExtToBridge::from_json(text.as_str()) {
                     Ok(ExtToBridge::Ping { seq }) => {
                         if !send(socket, &BridgeToExt::Pong { seq }).await {
                             return;

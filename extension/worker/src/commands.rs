@@ -172,40 +172,16 @@ async fn history(tab: TabId, step: HistoryStep) -> CmdResult {
 
 // ---------------------------------------------------------------- snapshot
 
-/// The content script's answer to a snapshot request, read straight into
-/// its one expected shape (`{"ok":{"kind":"snapshot","snapshot":…}}` or
-/// `{"err":…}`): the generic [`Outcome`] has internally tagged results,
-/// which serde reads by buffering the whole value first — a second copy
-/// of a snapshot that can hold tens of thousands of nodes.
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum SnapshotReply {
-    Ok(SnapshotOk),
-    Err(WireError),
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SnapshotOk {
-    #[allow(dead_code)]
-    kind: SnapshotKind,
-    snapshot: shared::snapshot::PageSnapshot,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum SnapshotKind {
-    Snapshot,
-}
-
 // Only http(s) pages have the content script; other pages are refused when
 // they do not answer (`ask_page_text`), which saves a `tabs.get` a call.
 async fn snapshot(tab: TabId, request: &SnapshotRequest) -> CmdResult {
     let msg = obj(&[("type", JsValue::from_str("snapshot")), ("request", to_js(request))]);
     let text = ask_page_text(tab, &msg).await?;
-    match serde_json::from_str::<SnapshotReply>(&text) {
-        Ok(SnapshotReply::Ok(ok)) => Ok(CommandResult::Snapshot { snapshot: ok.snapshot }),
-        Ok(SnapshotReply::Err(e)) => Err(e),
+    // Read straight into its one expected shape (no buffering of a
+    // snapshot that can hold tens of thousands of nodes).
+    match shared::protocol::snapshot_outcome_from_json(&text) {
+        Ok(Ok(snapshot)) => Ok(CommandResult::Snapshot { snapshot }),
+        Ok(Err(e)) => Err(e),
         Err(_) => Err(wire(ErrorCode::Internal, "the page sent an invalid snapshot")),
     }
 }
