@@ -373,13 +373,20 @@ fn build_content(root: &Path, dist: &Path) -> Result<()> {
     fs::create_dir_all(&stripped_dir)?;
     let stripped = stripped_dir.join("content.wasm");
     // wasm-bindgen would otherwise see std's target features and emit externref.
-    run_cmd(
-        Command::new(binaryen_bin(root, "wasm-opt"))
-            .arg("--strip-target-features")
-            .arg(wasm_target_file(&target_dir, "content"))
-            .arg("-o")
-            .arg(&stripped),
-    )?;
+    let keep_names = std::env::var_os("CHAPERONE_KEEP_NAMES").is_some();
+    if keep_names {
+        // wasm-opt would drop the function names on the way.
+        let wasm = fs::read(wasm_target_file(&target_dir, "content"))?;
+        fs::write(&stripped, without_custom_section(&wasm, "target_features")?)?;
+    } else {
+        run_cmd(
+            Command::new(binaryen_bin(root, "wasm-opt"))
+                .arg("--strip-target-features")
+                .arg(wasm_target_file(&target_dir, "content"))
+                .arg("-o")
+                .arg(&stripped),
+        )?;
+    }
     run_cmd(
         Command::new("wasm-bindgen")
             .args(["--target", "bundler", "--no-typescript", "--out-dir"])
@@ -394,7 +401,7 @@ fn build_content(root: &Path, dist: &Path) -> Result<()> {
             // CHAPERONE_KEEP_NAMES=1 keeps the function names, so that a
             // CPU profile of the content script names Rust functions
             // (`cargo xtask bench` then lists them; a bigger bundle).
-            .args(if std::env::var_os("CHAPERONE_KEEP_NAMES").is_some() { &[][..] } else { &["--strip-debug"][..] })
+            .args(if keep_names { &["-g"][..] } else { &["--strip-debug"][..] })
             .arg(bindgen_dir.join("content_bg.wasm"))
             .arg("-o")
             .arg(&optimised),
@@ -406,6 +413,7 @@ fn build_content(root: &Path, dist: &Path) -> Result<()> {
         Command::new(binaryen_bin(root, "wasm2js"))
             .args(CONTENT_WASM_FEATURES)
             .arg("-Os")
+            .args(if keep_names { &["-g"][..] } else { &[][..] })
             .arg(&optimised)
             .arg("-o")
             .arg(&js),
@@ -445,6 +453,45 @@ fn patch_memory_grow(js: &str) -> Result<String> {
          try { structuredClone(oldBuffer, { transfer: [oldBuffer] }); } catch (e) {}",
     );
     out.push_str(&body[assign_at + "buffer = newBuffer;".len()..]);
+    Ok(out)
+}
+
+/// `wasm` without the custom section `name` (its other sections as they are).
+fn without_custom_section(wasm: &[u8], name: &str) -> Result<Vec<u8>> {
+    fn leb(b: &[u8], mut i: usize) -> Result<(usize, usize)> {
+        let (mut v, mut shift) = (0usize, 0);
+        loop {
+            let byte = *b.get(i).context("truncated wasm")?;
+            i += 1;
+            v |= usize::from(byte & 0x7f) << shift;
+            shift += 7;
+            if byte < 0x80 {
+                return Ok((v, i));
+            }
+            if shift > 35 {
+                bail!("bad LEB128 in wasm");
+            }
+        }
+    }
+    if wasm.len() < 8 || &wasm[..4] != b"\0asm" {
+        bail!("not a wasm module");
+    }
+    let mut out = wasm[..8].to_vec();
+    let mut i = 8;
+    while i < wasm.len() {
+        let start = i;
+        let id = wasm[i];
+        let (size, body) = leb(wasm, i + 1)?;
+        let end = body.checked_add(size).filter(|&e| e <= wasm.len()).context("truncated wasm section")?;
+        let skip = id == 0 && {
+            let (len, at) = leb(wasm, body)?;
+            wasm.get(at..at + len) == Some(name.as_bytes())
+        };
+        if !skip {
+            out.extend_from_slice(&wasm[start..end]);
+        }
+        i = end;
+    }
     Ok(out)
 }
 

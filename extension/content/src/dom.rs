@@ -112,7 +112,9 @@ pub fn prop_f64(obj: &JsValue, name: &'static str) -> Option<f64> {
 
 /// `aria-hidden="true"` or `inert`: the subtree is out of the tree.
 pub fn hidden_by_attribute(el: &Element) -> bool {
-    el.has_attributes() && (has(el, "inert") || attr_is(el, "aria-hidden", "true"))
+    el.has_attributes()
+        && matches(el, "[inert],[aria-hidden]")
+        && (has(el, "inert") || attr_is(el, "aria-hidden", "true"))
 }
 
 /// How an element shows.

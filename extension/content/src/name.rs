@@ -168,7 +168,7 @@ pub fn accessible_name(env: &NameEnv, el: &Element, tag: &str, role: &str) -> St
 /// The description of `el` in AccName order: the text of its
 /// `aria-describedby` targets, else `aria-description`.
 pub fn description(env: &NameEnv, el: &Element) -> Option<String> {
-    if !el.has_attributes() {
+    if !el.has_attributes() || !dom::matches(el, "[aria-describedby],[aria-description]") {
         return None;
     }
     if let Some(ids) = attr_nonempty(el, "aria-describedby") {
@@ -287,9 +287,11 @@ fn compute(cx: &mut Cx, el: &Element, tag: &str, role: &str, mode: Mode) -> Stri
         return content_text(cx, el, false);
     }
     let attrs = el.has_attributes();
+    // One `matches` call before reading the naming attributes one by one.
+    let aria_named = attrs && dom::matches(el, "[aria-labelledby],[aria-labeledby],[aria-label]");
     // 2B: aria-labelledby (one hop only; Chromium also reads the
     // `aria-labeledby` spelling, whichever comes first).
-    if attrs
+    if aria_named
         && !cx.in_labelledby
         && let Some(ids) = labelledby(el)
     {
@@ -305,7 +307,7 @@ fn compute(cx: &mut Cx, el: &Element, tag: &str, role: &str, mode: Mode) -> Stri
         return v;
     }
     // 2D: aria-label (not on slots, which have no role).
-    if attrs
+    if aria_named
         && tag != "slot"
         && let Some(l) = attr_nonempty(el, "aria-label")
     {

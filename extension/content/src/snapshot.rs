@@ -715,8 +715,13 @@ fn list_items(el: &Element, tag: &str) -> Option<u32> {
     el.query_selector_all(sel).ok().map(|l| l.length())
 }
 
+/// The ARIA state attributes [`states_of`] reads: one `matches` call tells
+/// whether any is there before reading them one by one.
+const STATE_ATTRS: &str = "[aria-checked],[aria-selected],[aria-expanded],[aria-pressed],[aria-disabled],\
+                           [aria-required],[aria-readonly],[aria-invalid]";
+
 fn states_of(el: &Element, tag: &str, role: &str, focused: Option<&Element>, s: &mut Vec<State>) {
-    let attrs = el.has_attributes();
+    let attrs = el.has_attributes() && dom::matches(el, STATE_ATTRS);
     if tag == "input" && matches!(role, "checkbox" | "radio" | "switch" | "menuitemcheckbox" | "menuitemradio") {
         let input = el.unchecked_ref::<HtmlInputElement>();
         if input.indeterminate() {

@@ -62,7 +62,7 @@ pub async fn eval_in(page: &CdpSession, ctx: i64, expression: &str) -> Result<Va
 /// Calls the content script's `handle_message` directly, `n` times for a
 /// full and `n` times for an interactive-only snapshot, and once more to
 /// return the reply JSON. Times are `performance.now()` in the page.
-pub const IN_PAGE_TIMING: &str = r#"(async (n) => {
+pub const IN_PAGE_TIMING: &str = r#"(async (n, fullOnly) => {
   const m = await import(chrome.runtime.getURL('content/content.js'));
   const time = async (request) => {
     const ms = []; let len = 0;
@@ -75,7 +75,7 @@ pub const IN_PAGE_TIMING: &str = r#"(async (n) => {
   };
   const all = 100000000; // max_chars for one page holding everything, as the bench asks
   const full = await time({ max_chars: all });
-  const interactive = await time({ max_chars: all, interactive_only: true });
+  const interactive = fullOnly ? { ms: [], len: 0 } : await time({ max_chars: all, interactive_only: true });
   const reply = await m.handle_message({ type: 'snapshot', request: { max_chars: all } });
   const t0 = performance.now(); JSON.parse(reply); const parse_ms = performance.now() - t0;
   const nodes = document.getElementsByTagName('*').length;

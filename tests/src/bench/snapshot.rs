@@ -391,10 +391,10 @@ async fn profile_page(b: &mut Bench, url: &str, end_to_end_ms: f64) -> Result<Va
     // script's time goes, function by function.
     if std::env::var_os("CHAPERONE_KEEP_NAMES").is_some() {
         profile::start_profiler(&page, 100).await?;
-        profile::eval_in(&page, ctx, &format!("{}({n})", profile::IN_PAGE_TIMING)).await?;
+        profile::eval_in(&page, ctx, &format!("{}({n}, true)", profile::IN_PAGE_TIMING)).await?;
         let raw = profile::stop_profiler_raw(&page).await?;
         println!();
-        println!("content script functions, {n} full + {n} interactive-only snapshots (self / inclusive ms):");
+        println!("content script functions, {n} full snapshots (self / inclusive ms, profiler on):");
         for (f, own, incl) in profile::functions(&raw, 60) {
             println!("  {own:>9.1} {incl:>9.1}  {}", f.chars().take(110).collect::<String>());
         }
