@@ -342,17 +342,17 @@ fn audit(home: &Home, since: Option<&str>, json: bool) -> Result<i32, Error> {
 fn parse_since(s: &str) -> Result<i64, Error> {
     let bad = || Error::Config(format!("--since {s:?}: use 30m, 12h, 7d or YYYY-MM-DD"));
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
-    if let Some((num, unit)) = s.len().checked_sub(1).map(|i| s.split_at(i)) {
-        if let Ok(n) = num.parse::<i64>() {
-            let secs = match unit {
-                "s" => 1,
-                "m" => 60,
-                "h" => 3600,
-                "d" => 86_400,
-                _ => return Err(bad()),
-            };
-            return n.checked_mul(secs).filter(|v| *v >= 0).map(|v| now - v).ok_or_else(bad);
-        }
+    if let Some((num, unit)) = s.len().checked_sub(1).map(|i| s.split_at(i))
+        && let Ok(n) = num.parse::<i64>()
+    {
+        let secs = match unit {
+            "s" => 1,
+            "m" => 60,
+            "h" => 3600,
+            "d" => 86_400,
+            _ => return Err(bad()),
+        };
+        return n.checked_mul(secs).filter(|v| *v >= 0).map(|v| now - v).ok_or_else(bad);
     }
     let parts: Vec<&str> = s.split('-').collect();
     let [y, m, d] = parts.as_slice() else { return Err(bad()) };
@@ -453,20 +453,6 @@ async fn status(home: &Home, json: bool) -> Result<i32, Error> {
     Ok(0)
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn since_accepts_durations_and_dates() {
-        assert_eq!(super::parse_since("2000-03-01").unwrap(), 951_868_800);
-        assert_eq!(super::parse_since("1970-01-01").unwrap(), 0);
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
-        assert!((super::parse_since("2h").unwrap() - (now - 7200)).abs() <= 2);
-        for bad in ["", "h", "2w", "-3d", "2026-13-01", "yesterday"] {
-            assert!(super::parse_since(bad).is_err(), "{bad}");
-        }
-    }
-}
-
 struct UpArgs {
     home: Home,
     profile: String,
@@ -547,10 +533,10 @@ async fn up(a: UpArgs) -> Result<i32, Error> {
                 launcher::tail(&log, 15)
             )));
         }
-        if let Ok(st) = fetch_status(&info, &token).await {
-            if st.browsers.iter().any(|b| b.connection > before) {
-                break true;
-            }
+        if let Ok(st) = fetch_status(&info, &token).await
+            && st.browsers.iter().any(|b| b.connection > before)
+        {
+            break true;
         }
         if Instant::now() > deadline {
             break false;
@@ -669,4 +655,18 @@ fn stop_browser(child: &mut std::process::Child) {
     }
     let _ = child.kill();
     let _ = child.wait();
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn since_accepts_durations_and_dates() {
+        assert_eq!(super::parse_since("2000-03-01").unwrap(), 951_868_800);
+        assert_eq!(super::parse_since("1970-01-01").unwrap(), 0);
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+        assert!((super::parse_since("2h").unwrap() - (now - 7200)).abs() <= 2);
+        for bad in ["", "h", "2w", "-3d", "2026-13-01", "yesterday"] {
+            assert!(super::parse_since(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -139,7 +139,7 @@ impl FileConfig {
     /// The validated policy.
     pub fn policy(&self) -> Result<Policy, String> {
         let policy = Policy {
-            risk: self.risk.clone(),
+            risk: self.risk,
             sites: self.sites.clone(),
             approval_timeout_secs: self.approval_timeout_secs.unwrap_or(shared::policy::DEFAULT_APPROVAL_TIMEOUT_SECS),
         };

@@ -183,10 +183,10 @@ impl Home {
 
     /// Removes `daemon.json` if it still describes this process.
     pub fn remove_daemon_json(&self, pid: u32) {
-        if let Ok(text) = fs::read_to_string(self.daemon_json()) {
-            if serde_json::from_str::<DaemonInfo>(&text).is_ok_and(|i| i.pid == pid) {
-                let _ = fs::remove_file(self.daemon_json());
-            }
+        if let Ok(text) = fs::read_to_string(self.daemon_json())
+            && serde_json::from_str::<DaemonInfo>(&text).is_ok_and(|i| i.pid == pid)
+        {
+            let _ = fs::remove_file(self.daemon_json());
         }
     }
 

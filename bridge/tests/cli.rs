@@ -47,10 +47,10 @@ impl Serve {
     fn wait_for_daemon_json(&self) -> serde_json::Value {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
-            if let Ok(text) = std::fs::read_to_string(self.home.join("daemon.json")) {
-                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
-                    return v;
-                }
+            if let Ok(text) = std::fs::read_to_string(self.home.join("daemon.json"))
+                && let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
+            {
+                return v;
             }
             assert!(Instant::now() < deadline, "daemon.json did not appear");
             std::thread::sleep(Duration::from_millis(25));

@@ -91,6 +91,30 @@ enum SnapshotTag {
     Snapshot,
 }
 
+/// The service worker → content script message (`chrome.tabs.sendMessage`);
+/// the content script answers with an [`Outcome`] as JSON text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum PageRequest {
+    Snapshot {
+        #[serde(default)]
+        request: SnapshotRequest,
+    },
+    ExtractText {
+        #[serde(default)]
+        request: TextRequest,
+    },
+    /// `history.go(delta)`: used when `chrome.tabs.goBack/goForward` refuse
+    /// entries that Chrome's history intervention marks as skippable.
+    History { delta: i32 },
+    /// Facts about the element behind a ref (or the focused element).
+    Resolve { target: Option<String> },
+    /// One action the service worker has gated, on the element it
+    /// classified (`verify`: acted on only while the live element still
+    /// resolves to exactly these facts).
+    Act { target: Option<String>, action: crate::action::Action, verify: Option<Box<crate::action::ResolvedElement>> },
+}
+
 /// Result of one command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -112,7 +136,8 @@ pub enum BridgeToExt {
     },
     Request {
         id: u64,
-        command: Command,
+        /// Boxed: an `Act` is far larger than the other frames.
+        command: Box<Command>,
     },
 }
 
@@ -273,8 +298,10 @@ mod tests {
         assert_eq!(json, r#"{"type":"response","id":7,"outcome":{"ok":{"kind":"closed","tab":3}}}"#);
         assert_eq!(serde_json::from_str::<ExtToBridge>(&json).unwrap(), resp);
 
-        let req =
-            BridgeToExt::Request { id: 1, command: Command::Navigate { tab: 5, url: "https://a.example/".into() } };
+        let req = BridgeToExt::Request {
+            id: 1,
+            command: Box::new(Command::Navigate { tab: 5, url: "https://a.example/".into() }),
+        };
         let json = serde_json::to_string(&req).unwrap();
         assert_eq!(
             json,
@@ -340,6 +367,19 @@ mod tests {
             .unwrap(),
             snapshot
         );
+    }
+
+    #[test]
+    fn page_requests_have_their_documented_shape() {
+        let act = PageRequest::Act { target: Some("e3".into()), action: crate::action::Action::Click, verify: None };
+        let json = serde_json::to_string(&act).unwrap();
+        assert_eq!(json, r#"{"type":"act","target":"e3","action":{"kind":"click"},"verify":null}"#);
+        assert_eq!(serde_json::from_str::<PageRequest>(&json).unwrap(), act);
+        let snap: PageRequest = serde_json::from_str(r#"{"type":"snapshot"}"#).unwrap();
+        assert_eq!(snap, PageRequest::Snapshot { request: SnapshotRequest::default() });
+        // Nothing but the worker's own shapes: no extra field can ride along.
+        assert!(serde_json::from_str::<PageRequest>(r#"{"type":"resolve","target":"e1","approved":true}"#).is_err());
+        assert!(serde_json::from_str::<PageRequest>(r#"{"type":"evaluate","js":"1"}"#).is_err());
     }
 
     #[test]

@@ -148,7 +148,7 @@ impl ExtHub {
         // timeout, or the caller dropping it).
         let _cleanup = PendingGuard { hub: self, id };
         let exchange = async {
-            sender.send(BridgeToExt::Request { id, command }).await.map_err(|_| disconnected())?;
+            sender.send(BridgeToExt::Request { id, command: Box::new(command) }).await.map_err(|_| disconnected())?;
             rx.await.map_err(|_| {
                 WireError::new(ErrorCode::ExtensionDisconnected, "the browser extension disconnected before answering")
             })

@@ -254,6 +254,7 @@ impl FakeExt {
                 let Message::Text(t) = msg else { continue };
                 let frame: BridgeToExt = serde_json::from_str(t.as_str()).unwrap();
                 if let BridgeToExt::Request { id, command } = frame {
+                    let command = *command;
                     rec.lock().unwrap().push(command.clone());
                     if let Some(outcome) = responder(&command) {
                         let resp = ExtToBridge::Response { id, outcome };
@@ -524,6 +525,7 @@ impl PageFake {
             while let Some(Ok(msg)) = stream.next().await {
                 let Message::Text(t) = msg else { continue };
                 let Ok(BridgeToExt::Request { id, command }) = serde_json::from_str(t.as_str()) else { continue };
+                let command = *command;
                 rec.lock().unwrap().push(command.clone());
                 let (cfg, ov, tx, next_tab) = (cfg.clone(), ov.clone(), tx.clone(), next_tab.clone());
                 tokio::spawn(async move {

@@ -11,10 +11,8 @@
 //! into the page's DOM.
 
 use js_sys::Promise;
-use serde::Deserialize;
 use shared::error::{ErrorCode, WireError};
-use shared::protocol::{CommandResult, Outcome};
-use shared::snapshot::{SnapshotRequest, TextRequest};
+use shared::protocol::{CommandResult, Outcome, PageRequest};
 use wasm_bindgen::prelude::*;
 
 mod act;
@@ -27,45 +25,22 @@ mod roles;
 mod snapshot;
 mod text;
 
-/// Messages from the service worker (`chrome.tabs.sendMessage`).
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum ContentRequest {
-    Snapshot {
-        #[serde(default)]
-        request: SnapshotRequest,
-    },
-    ExtractText {
-        #[serde(default)]
-        request: TextRequest,
-    },
-    /// `history.go(delta)`: used when `chrome.tabs.goBack/goForward` refuse
-    /// entries that Chrome's history intervention marks as skippable.
-    History { delta: i32 },
-    /// Facts about the element behind a ref (or the focused element).
-    Resolve { target: Option<String> },
-    /// One action the service worker has gated, on the element it
-    /// classified (`verify`: acted on only while the live element still
-    /// resolves to exactly these facts).
-    Act { target: Option<String>, action: shared::action::Action, verify: Option<shared::action::ResolvedElement> },
-}
-
 /// Entry point for `static/content.js`: answers one message with a Promise
 /// of a JSON string holding a `shared::protocol::Outcome`.
 #[wasm_bindgen]
 pub fn handle_message(msg: JsValue) -> Promise {
     let outcome = match parse(&msg) {
-        Ok(ContentRequest::Act { target, action, verify }) => return act::act(target, action, verify),
-        Ok(ContentRequest::Resolve { target }) => act::resolve(target.as_deref()),
-        Ok(ContentRequest::Snapshot { request }) => match snapshot::take(&request) {
+        Ok(PageRequest::Act { target, action, verify }) => return act::act(target, action, verify.map(|v| *v)),
+        Ok(PageRequest::Resolve { target }) => act::resolve(target.as_deref()),
+        Ok(PageRequest::Snapshot { request }) => match snapshot::take(&request) {
             Ok(snapshot) => Outcome::Ok(CommandResult::Snapshot { snapshot }),
             Err(e) => Outcome::Err(e),
         },
-        Ok(ContentRequest::ExtractText { request }) => match text::extract(&request) {
+        Ok(PageRequest::ExtractText { request }) => match text::extract(&request) {
             Ok(text) => Outcome::Ok(CommandResult::Text { text }),
             Err(e) => Outcome::Err(e),
         },
-        Ok(ContentRequest::History { delta }) => match go(delta) {
+        Ok(PageRequest::History { delta }) => match go(delta) {
             Ok(()) => Outcome::Ok(CommandResult::Tabs { tabs: Vec::new() }),
             Err(e) => Outcome::Err(e),
         },
@@ -86,7 +61,7 @@ fn go(delta: i32) -> Result<(), WireError> {
     history.go_with_delta(delta).map_err(|_| WireError::new(ErrorCode::Internal, "history navigation failed"))
 }
 
-fn parse(msg: &JsValue) -> Result<ContentRequest, WireError> {
+fn parse(msg: &JsValue) -> Result<PageRequest, WireError> {
     let text = js_sys::JSON::stringify(msg)
         .ok()
         .and_then(|s| s.as_string())

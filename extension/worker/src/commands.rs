@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use js_sys::{Array, Function, Promise};
 use shared::error::{ErrorCode, WireError};
 use shared::limits::{COMMAND_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS};
-use shared::protocol::{Command, CommandResult, HistoryStep, Outcome, TabId, TabInfo};
+use shared::protocol::{Command, CommandResult, HistoryStep, Outcome, PageRequest, TabId, TabInfo};
 use shared::snapshot::{SnapshotRequest, TextRequest};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -156,7 +156,7 @@ async fn history(tab: TabId, step: HistoryStep) -> CmdResult {
         if delta != 0 && text.contains("Cannot find") {
             // Chrome skips entries its history intervention marks (pages
             // left without a user gesture); the page's own history does not.
-            let msg = obj(&[("type", JsValue::from_str("history")), ("delta", JsValue::from_f64(delta as f64))]);
+            let msg = to_js(&PageRequest::History { delta });
             if let Err(e) = ask_page(tab, &msg).await {
                 waiter.cancel();
                 return Err(e);
@@ -175,7 +175,7 @@ async fn history(tab: TabId, step: HistoryStep) -> CmdResult {
 // Only http(s) pages have the content script; other pages are refused when
 // they do not answer (`ask_page_text`), which saves a `tabs.get` a call.
 async fn snapshot(tab: TabId, request: &SnapshotRequest) -> CmdResult {
-    let msg = obj(&[("type", JsValue::from_str("snapshot")), ("request", to_js(request))]);
+    let msg = to_js(&PageRequest::Snapshot { request: request.clone() });
     let text = ask_page_text(tab, &msg).await?;
     // Read straight into its one expected shape (no buffering of a
     // snapshot that can hold tens of thousands of nodes).
@@ -187,7 +187,7 @@ async fn snapshot(tab: TabId, request: &SnapshotRequest) -> CmdResult {
 }
 
 async fn extract_text(tab: TabId, request: &TextRequest) -> CmdResult {
-    let msg = obj(&[("type", JsValue::from_str("extract_text")), ("request", to_js(request))]);
+    let msg = to_js(&PageRequest::ExtractText { request: request.clone() });
     match ask_page(tab, &msg).await? {
         r @ CommandResult::Text { .. } => Ok(r),
         _ => Err(wire(ErrorCode::Internal, "the page sent invalid text")),
@@ -200,7 +200,7 @@ async fn extract_text(tab: TabId, request: &TextRequest) -> CmdResult {
 async fn screenshot(tab: TabId) -> CmdResult {
     require_web_page(tab).await?;
     let request = SnapshotRequest { interactive_only: true, ..SnapshotRequest::default() };
-    let msg = obj(&[("type", JsValue::from_str("snapshot")), ("request", to_js(&request))]);
+    let msg = to_js(&PageRequest::Snapshot { request });
     let url = match ask_page(tab, &msg).await? {
         CommandResult::Snapshot { snapshot } if snapshot.challenge.is_some() => {
             return Err(wire(

@@ -245,7 +245,7 @@ fn on_frame(generation: u64, text: &str) {
         BridgeToExt::Pong { .. } => {}
         BridgeToExt::Request { id, command } => {
             spawn_local(async move {
-                let outcome = crate::commands::run(command).await;
+                let outcome = crate::commands::run(*command).await;
                 send(generation, &ExtToBridge::Response { id, outcome });
             });
         }

@@ -31,7 +31,7 @@ use shared::action::{ActReport, Action, ControlState, Effect, Fingerprint, Gate,
 use shared::audit::DecidedBy;
 use shared::error::{ErrorCode, WireError};
 use shared::policy::Decision;
-use shared::protocol::{CommandResult, TabId};
+use shared::protocol::{CommandResult, PageRequest, TabId};
 use shared::risk::{ActionKind, RiskLevel, classify};
 use shared::sensitive::SensitiveKind;
 use wasm_bindgen::JsCast;
@@ -498,8 +498,7 @@ fn action_kind(action: &Action) -> ActionKind {
 
 /// Live facts about `target` (or the focused element when absent).
 async fn resolve_live(tab: TabId, target: Option<&str>) -> Result<Option<ResolvedElement>, WireError> {
-    let msg =
-        obj(&[("type", JsValue::from_str("resolve")), ("target", target.map_or(JsValue::NULL, JsValue::from_str))]);
+    let msg = to_js(&PageRequest::Resolve { target: target.map(str::to_string) });
     match commands::ask_page(tab, &msg).await {
         Ok(CommandResult::Element { element }) => Ok(Some(element)),
         Ok(_) => Err(wire(ErrorCode::Internal, "the page sent an invalid element")),
@@ -733,12 +732,11 @@ async fn perform(
 ) -> Result<ActReport, WireError> {
     let before = commands::tab_url(tab).await.unwrap_or_default();
     let waiter = LoadWaiter::register(tab, false);
-    let msg = obj(&[
-        ("type", JsValue::from_str("act")),
-        ("target", target.map_or(JsValue::NULL, JsValue::from_str)),
-        ("action", to_js(action)),
-        ("verify", verify.map_or(JsValue::NULL, to_js)),
-    ]);
+    let msg = to_js(&PageRequest::Act {
+        target: target.map(str::to_string),
+        action: action.clone(),
+        verify: verify.map(|v| Box::new(v.clone())),
+    });
     let reply = commands::ask_page(tab, &msg).await;
     let mut report = match reply {
         Ok(CommandResult::Acted { report }) => report,

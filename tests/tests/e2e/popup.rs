@@ -32,9 +32,9 @@ async fn the_popup_shows_the_connection_and_its_loss() {
     let text = changed.unwrap_or_else(|| panic!("popup still shows {want:?} after the daemon stopped"));
     assert!(text.starts_with("Not connected") || text.starts_with("Connected to bridge (port "), "{text}");
     // Stop the daemon the native host started, if any.
-    if let Ok(info) = std::fs::read_to_string(s.daemon.home().join("daemon.json")) {
-        if let Some(pid) = serde_json::from_str::<serde_json::Value>(&info).ok().and_then(|v| v["pid"].as_u64()) {
-            send_signal(pid as u32, "TERM");
-        }
+    if let Ok(info) = std::fs::read_to_string(s.daemon.home().join("daemon.json"))
+        && let Some(pid) = serde_json::from_str::<serde_json::Value>(&info).ok().and_then(|v| v["pid"].as_u64())
+    {
+        send_signal(pid as u32, "TERM");
     }
 }
