@@ -322,6 +322,7 @@ mod tests {
                 ..Default::default()
             }],
             challenge: None,
+            signals: None,
             partial: true,
         };
         let frames = [

@@ -109,6 +109,15 @@ fn quote_block(s: &str, out: &mut String) {
     out.push('"');
 }
 
+impl PageSnapshot {
+    /// Turns the gathered signals into `challenge` and drops them.
+    pub fn decide_challenge(&mut self) {
+        if let Some(signals) = self.signals.take() {
+            self.challenge = crate::challenge::detect(&signals);
+        }
+    }
+}
+
 /// The page as the content script saw it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -119,6 +128,12 @@ pub struct PageSnapshot {
     /// A challenge on the page (CAPTCHA, MFA, login…), surfaced in the header.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub challenge: Option<crate::challenge::Challenge>,
+    /// What the content script saw of the page for challenge detection.
+    /// The service worker decides ([`PageSnapshot::decide_challenge`]: real
+    /// WASM, several times faster than the content script's wasm2js) and
+    /// drops them; they never reach the bridge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signals: Option<Box<crate::challenge::PageSignals>>,
     /// The walk stopped once the requested page was complete
     /// ([`PageEnd`]): `nodes` end partway into the next page and the
     /// number of pages is unknown.
@@ -627,6 +642,7 @@ mod tests {
                 kind: crate::challenge::ChallengeKind::Captcha,
                 evidence: "reCAPTCHA iframe".into(),
             }),
+            signals: None,
             partial: false,
         };
         let r = render(&snap, RenderOptions { max_chars: 1000, page: 1 });
@@ -658,6 +674,7 @@ mod tests {
             url: "http://127.0.0.1/".into(),
             title: "T".into(),
             challenge: None,
+            signals: None,
             partial: false,
             nodes: (0..100).map(|i| node(0, "link", &format!("Row {i}"), Some(&format!("e{i}")))).collect(),
         };

@@ -327,6 +327,7 @@ pub fn browser_like() -> Responder {
                     url: "http://127.0.0.1:9/form".into(),
                     title: "Fixture form".into(),
                     challenge: None,
+                    signals: None,
                     partial: false,
                     nodes: vec![
                         Node {

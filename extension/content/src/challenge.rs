@@ -1,6 +1,7 @@
 //! Challenge detection, DOM side (DESIGN §4): gathers
-//! [`PageSignals`] from the live page and hands them to the pure
-//! [`shared::challenge::detect`].
+//! [`PageSignals`] from the live page. The snapshot carries them to the
+//! service worker, which runs the pure [`shared::challenge::detect`] (real
+//! WASM there; DESIGN §8 keeps classification out of the content script).
 //!
 //! Two ways to the same signals:
 //! - a snapshot whose walk saw the whole page gathers headings, buttons,
@@ -19,9 +20,7 @@
 //! are not entered by the scan (their hosts' widget classes still count).
 
 use js_sys::{Function, Reflect};
-use shared::challenge::{
-    Challenge, InputSignal, MAX_SIGNAL_ITEMS, MAX_SIGNAL_TEXT_CHARS, PageSignals, detect as decide,
-};
+use shared::challenge::{InputSignal, MAX_SIGNAL_ITEMS, MAX_SIGNAL_TEXT_CHARS, PageSignals};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{Document, Element, HtmlInputElement};
@@ -43,17 +42,11 @@ const INPUT_SELECTOR: &str = "input:not([type=hidden i]):not([type=submit i]):no
      :not([type=image i]):not([type=reset i])";
 const BUTTON_SELECTOR: &str = "button, [role=button], input[type=submit i], input[type=button i]";
 
-/// The challenge on the current page, if any, from its own scan.
-pub fn detect() -> Option<Challenge> {
-    let signals = gather()?;
-    decide(&signals)
-}
-
-/// The challenge, from signals a complete walk gathered (plus the
-/// page-wide facts it cannot see).
-pub fn detect_from(mut signals: PageSignals, document: &Document) -> Option<Challenge> {
+/// Signals a complete walk gathered, plus the page-wide facts it cannot
+/// see.
+pub fn complete(mut signals: PageSignals, document: &Document) -> PageSignals {
     add_page_facts(document, &mut signals, 0, &mut 0);
-    decide(&signals)
+    signals
 }
 
 /// Widget markers, scripts and forms of `doc` and its same-origin frames.

@@ -87,16 +87,16 @@ fn walk(
     w.flush_text();
     let url = window.location().href().unwrap_or_default();
     let title = document.title();
-    // The challenge: from what the walk saw when it saw the whole page,
-    // else from a scan of its own.
+    // The challenge signals: what the walk saw when it saw the whole page,
+    // else a scan of their own. The service worker decides.
     let whole_page = !modal && !w.stopped && !w.full();
-    let challenge = match w.signals.take() {
-        Some(sig) if whole_page => challenge::detect_from(sig.into_page_signals(&url, &title), document),
-        _ => challenge::detect(),
+    let signals = match w.signals.take() {
+        Some(sig) if whole_page => Some(challenge::complete(sig.into_page_signals(&url, &title), document)),
+        _ => challenge::gather(),
     };
     let mut title = title;
     truncate_chars(&mut title, MAX_TEXT_CHARS);
-    Ok(PageSnapshot { url, title, nodes: w.nodes, challenge, partial: w.stopped })
+    Ok(PageSnapshot { url, title, nodes: w.nodes, challenge: None, signals: signals.map(Box::new), partial: w.stopped })
 }
 
 /// Challenge signals gathered by the walk (`shared::challenge::PageSignals`).

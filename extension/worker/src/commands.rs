@@ -6,7 +6,7 @@ use js_sys::{Array, Function, Promise};
 use shared::error::{ErrorCode, WireError};
 use shared::limits::{COMMAND_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS};
 use shared::protocol::{Command, CommandResult, HistoryStep, Outcome, PageRequest, TabId, TabInfo};
-use shared::snapshot::{SnapshotRequest, TextRequest};
+use shared::snapshot::{PageSnapshot, SnapshotRequest, TextRequest};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
@@ -175,12 +175,21 @@ async fn history(tab: TabId, step: HistoryStep) -> CmdResult {
 // Only http(s) pages have the content script; other pages are refused when
 // they do not answer (`ask_page_text`), which saves a `tabs.get` a call.
 async fn snapshot(tab: TabId, request: &SnapshotRequest) -> CmdResult {
-    let msg = to_js(&PageRequest::Snapshot { request: request.clone() });
+    Ok(CommandResult::Snapshot { snapshot: page_snapshot(tab, request.clone()).await? })
+}
+
+/// A snapshot from the page, its challenge decided here from the signals
+/// the content script gathered (which go no further).
+async fn page_snapshot(tab: TabId, request: SnapshotRequest) -> Result<PageSnapshot, WireError> {
+    let msg = to_js(&PageRequest::Snapshot { request });
     let text = ask_page_text(tab, &msg).await?;
     // Read straight into its one expected shape (no buffering of a
     // snapshot that can hold tens of thousands of nodes).
     match shared::protocol::snapshot_outcome_from_json(&text) {
-        Ok(Ok(snapshot)) => Ok(CommandResult::Snapshot { snapshot }),
+        Ok(Ok(mut snapshot)) => {
+            snapshot.decide_challenge();
+            Ok(snapshot)
+        }
         Ok(Err(e)) => Err(e),
         Err(_) => Err(wire(ErrorCode::Internal, "the page sent an invalid snapshot")),
     }
@@ -200,18 +209,15 @@ async fn extract_text(tab: TabId, request: &TextRequest) -> CmdResult {
 async fn screenshot(tab: TabId) -> CmdResult {
     require_web_page(tab).await?;
     let request = SnapshotRequest { interactive_only: true, ..SnapshotRequest::default() };
-    let msg = to_js(&PageRequest::Snapshot { request });
-    let url = match ask_page(tab, &msg).await? {
-        CommandResult::Snapshot { snapshot } if snapshot.challenge.is_some() => {
-            return Err(wire(
-                ErrorCode::SecurityChallenge,
-                "the page shows a security challenge (CAPTCHA or similar); no screenshot is taken. Ask the person \
-                 to solve it by hand",
-            ));
-        }
-        CommandResult::Snapshot { snapshot } => snapshot.url,
-        _ => return Err(wire(ErrorCode::Internal, "the page sent an invalid snapshot")),
-    };
+    let snapshot = page_snapshot(tab, request).await?;
+    if snapshot.challenge.is_some() {
+        return Err(wire(
+            ErrorCode::SecurityChallenge,
+            "the page shows a security challenge (CAPTCHA or similar); no screenshot is taken. Ask the person to \
+             solve it by hand",
+        ));
+    }
+    let url = snapshot.url;
     let page = get_tab(tab).await?;
     let window = page.window_id().ok_or_else(|| wire(ErrorCode::Internal, "the tab has no window"))?;
     if page.active() != Some(true) {

@@ -395,7 +395,14 @@ async fn profile_page(b: &mut Bench, url: &str, end_to_end_ms: f64) -> Result<Va
         let raw = profile::stop_profiler_raw(&page).await?;
         println!();
         println!("content script functions, {n} full snapshots (self / inclusive ms, profiler on):");
-        for (f, own, incl) in profile::functions(&raw, 60) {
+        let all = profile::functions(&raw, usize::MAX);
+        for (f, own, incl) in all.iter().take(40) {
+            println!("  {own:>9.1} {incl:>9.1}  {}", f.chars().take(110).collect::<String>());
+        }
+        let mut by_self = all.clone();
+        by_self.sort_by(|a, b| b.1.total_cmp(&a.1));
+        println!("  by self time:");
+        for (f, own, incl) in by_self.iter().take(30) {
             println!("  {own:>9.1} {incl:>9.1}  {}", f.chars().take(110).collect::<String>());
         }
     }
