@@ -653,6 +653,22 @@ mod tests {
     }
 
     #[test]
+    fn the_worker_decides_the_challenge_and_drops_the_signals() {
+        let signals = crate::challenge::PageSignals {
+            url: "https://a.example/login".into(),
+            widgets: vec!["g-recaptcha".into()],
+            text: "secret page text".into(),
+            ..Default::default()
+        };
+        let mut snap = PageSnapshot { signals: Some(Box::new(signals)), ..Default::default() };
+        snap.decide_challenge();
+        assert_eq!(snap.challenge.as_ref().map(|c| c.kind), Some(crate::challenge::ChallengeKind::Captcha));
+        assert!(snap.signals.is_none(), "signals must not travel on to the bridge");
+        let json = serde_json::to_string(&snap).unwrap();
+        assert!(!json.contains("signals") && !json.contains("secret page text"), "{json}");
+    }
+
+    #[test]
     fn text_blocks_are_quoted_cut_and_bounded() {
         let page = PageText {
             url: "http://127.0.0.1/a".into(),

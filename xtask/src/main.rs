@@ -38,7 +38,7 @@ binaryen from xtask/npm/package-lock.json (npm ci into target/xtask-npm/),
 and for `test`/`up`, when running as root, Debian's chromium + chromium-driver.
 ";
 
-/// Features the content-script wasm keeps after `--strip-target-features`
+/// Features the content-script wasm keeps once its `target_features` section is gone
 /// (what rustc emits without reference-types/multivalue); wasm2js lowers them.
 const CONTENT_WASM_FEATURES: &[&str] = &[
     "--enable-bulk-memory",
@@ -377,21 +377,12 @@ fn build_content(root: &Path, dist: &Path) -> Result<()> {
     let bindgen_dir = work.join("bindgen");
     fs::create_dir_all(&stripped_dir)?;
     let stripped = stripped_dir.join("content.wasm");
-    // wasm-bindgen would otherwise see std's target features and emit externref.
+    // wasm-bindgen would otherwise see std's target features and emit
+    // externref. Dropped by hand, not with `wasm-opt --strip-target-features`,
+    // which would drop the function names too (CHAPERONE_KEEP_NAMES below).
     let keep_names = std::env::var_os("CHAPERONE_KEEP_NAMES").is_some();
-    if keep_names {
-        // wasm-opt would drop the function names on the way.
-        let wasm = fs::read(wasm_target_file(&target_dir, "content"))?;
-        fs::write(&stripped, without_custom_section(&wasm, "target_features")?)?;
-    } else {
-        run_cmd(
-            Command::new(binaryen_bin(root, "wasm-opt"))
-                .arg("--strip-target-features")
-                .arg(wasm_target_file(&target_dir, "content"))
-                .arg("-o")
-                .arg(&stripped),
-        )?;
-    }
+    let wasm = fs::read(wasm_target_file(&target_dir, "content"))?;
+    fs::write(&stripped, without_custom_section(&wasm, "target_features")?)?;
     run_cmd(
         Command::new("wasm-bindgen")
             .args(["--target", "bundler", "--no-typescript", "--out-dir"])
@@ -534,6 +525,30 @@ mod tests {
         assert!(out.contains("structuredClone(oldBuffer, { transfer: [oldBuffer] })"));
         assert!(out.find("structuredClone").unwrap() > out.find("buffer = newBuffer;").unwrap());
         assert!(patch_memory_grow("nothing").is_err());
+    }
+
+    #[test]
+    fn only_the_named_custom_section_is_dropped() {
+        // header, a type section (id 1), custom "target_features", custom "name"
+        let custom = |name: &str, body: &[u8]| {
+            let mut c = vec![name.len() as u8];
+            c.extend_from_slice(name.as_bytes());
+            c.extend_from_slice(body);
+            let mut s = vec![0u8, c.len() as u8];
+            s.extend(c);
+            s
+        };
+        let mut wasm = b"\0asm\x01\0\0\0".to_vec();
+        wasm.extend([1u8, 1, 0]);
+        wasm.extend(custom("target_features", b"+x"));
+        wasm.extend(custom("name", b"fn"));
+        let out = without_custom_section(&wasm, "target_features").unwrap();
+        let mut want = b"\0asm\x01\0\0\0".to_vec();
+        want.extend([1u8, 1, 0]);
+        want.extend(custom("name", b"fn"));
+        assert_eq!(out, want);
+        assert!(without_custom_section(&wasm[..wasm.len() - 1], "x").is_err(), "a truncated section is refused");
+        assert!(without_custom_section(b"nope", "x").is_err());
     }
 
     #[test]

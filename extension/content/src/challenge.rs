@@ -163,10 +163,9 @@ fn each_visible(root: &Element, selector: &str, allow_empty: bool, mut f: impl F
     }
 }
 
+/// [`push_item`], then whether the list has room for more.
 fn push_name(list: &mut Vec<String>, name: String) -> bool {
-    if !name.is_empty() {
-        list.push(name);
-    }
+    push_item(list, &name);
     list.len() < MAX_SIGNAL_ITEMS
 }
 
@@ -212,7 +211,8 @@ fn prop_string(v: &JsValue, name: &str) -> Option<String> {
     Reflect::get(v, &JsValue::from_str(name)).ok().and_then(|v| v.as_string())
 }
 
-/// A short name: `aria-label`, else the text, else `value`/`title`.
+/// A name: `aria-label`, else the text, else `value`/`title` (shortened by
+/// [`push_item`]).
 fn name_of(el: &Element) -> String {
     let mut name = attr(el, "aria-label");
     if name.trim().is_empty() {
@@ -221,7 +221,7 @@ fn name_of(el: &Element) -> String {
     if name.trim().is_empty() {
         name = el.get_attribute("value").or_else(|| el.get_attribute("title")).unwrap_or_default();
     }
-    short(&name)
+    name
 }
 
 /// Whitespace collapsed and cut to [`MAX_ITEM_CHARS`].
@@ -384,17 +384,8 @@ fn visible_text(doc: &Document, body: &Element, out: &mut String) {
         if !last_visible {
             continue;
         }
-        for w in text.split_whitespace() {
-            if count >= MAX_SIGNAL_TEXT_CHARS {
-                return;
-            }
-            if !out.is_empty() {
-                out.push(' ');
-                count += 1;
-            }
-            out.push_str(w);
-            count += w.chars().count();
+        if !push_text(out, &mut count, &text) {
+            return;
         }
     }
-    shared::limits::truncate_chars(out, MAX_SIGNAL_TEXT_CHARS);
 }

@@ -265,6 +265,9 @@ pub fn path_of(el: &Element) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut cur = Some(el.clone());
     let mut steps = 0;
+    let index_of = Reflect::get(&js_sys::Array::new(), &JsValue::from_str("indexOf"))
+        .ok()
+        .and_then(|f| f.dyn_into::<Function>().ok());
     while let Some(e) = cur {
         steps += 1;
         if steps > 1_000 {
@@ -275,11 +278,7 @@ pub fn path_of(el: &Element) -> String {
         let index = match e.parent_node() {
             Some(parent) => {
                 let children = dom::prop(&parent, "children");
-                let found = Reflect::get(&js_sys::Array::new(), &JsValue::from_str("indexOf"))
-                    .ok()
-                    .and_then(|f| f.dyn_into::<Function>().ok())
-                    .and_then(|f| f.call1(&children, &e).ok())
-                    .and_then(|i| i.as_f64());
+                let found = index_of.as_ref().and_then(|f| f.call1(&children, &e).ok()).and_then(|i| i.as_f64());
                 found.unwrap_or(-1.0) as i32
             }
             None => 0,

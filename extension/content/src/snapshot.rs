@@ -86,7 +86,7 @@ fn walk(
     }
     w.flush_text();
     let url = window.location().href().unwrap_or_default();
-    let title = document.title();
+    let mut title = document.title();
     // The challenge signals: what the walk saw when it saw the whole page,
     // else a scan of their own. The service worker decides.
     let whole_page = !modal && !w.stopped && !w.full();
@@ -94,7 +94,6 @@ fn walk(
         Some(sig) if whole_page => Some(challenge::complete(sig.into_page_signals(&url, &title), document)),
         _ => challenge::gather(),
     };
-    let mut title = title;
     truncate_chars(&mut title, MAX_TEXT_CHARS);
     Ok(PageSnapshot { url, title, nodes: w.nodes, challenge: None, signals: signals.map(Box::new), partial: w.stopped })
 }

@@ -21,8 +21,8 @@ pub async fn run(command: Command) -> Outcome {
         Command::TabClose { tab } => tab_close(tab).await,
         Command::Navigate { tab, url } => navigate(tab, &url).await,
         Command::History { tab, step } => history(tab, step).await,
-        Command::Snapshot { tab, request } => snapshot(tab, &request).await,
-        Command::ExtractText { tab, request } => extract_text(tab, &request).await,
+        Command::Snapshot { tab, request } => snapshot(tab, request).await,
+        Command::ExtractText { tab, request } => extract_text(tab, request).await,
         Command::Screenshot { tab } => screenshot(tab).await,
         Command::Resolve { tab, target } => crate::gate::resolve(tab, &target).await,
         // Every action goes through the gate: STOP/Pause, live
@@ -122,8 +122,7 @@ async fn tab_close(tab: TabId) -> CmdResult {
 
 async fn navigate(tab: TabId, url: &str) -> CmdResult {
     // The bridge has validated the URL already; refuse anything but http(s) anyway.
-    let lower = url.to_ascii_lowercase();
-    if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+    if !is_web_url(url) {
         return Err(wire(ErrorCode::InvalidRequest, "only http(s) URLs can be opened"));
     }
     let id = tab_id(tab)?;
@@ -174,8 +173,8 @@ async fn history(tab: TabId, step: HistoryStep) -> CmdResult {
 
 // Only http(s) pages have the content script; other pages are refused when
 // they do not answer (`ask_page_text`), which saves a `tabs.get` a call.
-async fn snapshot(tab: TabId, request: &SnapshotRequest) -> CmdResult {
-    Ok(CommandResult::Snapshot { snapshot: page_snapshot(tab, request.clone()).await? })
+async fn snapshot(tab: TabId, request: SnapshotRequest) -> CmdResult {
+    Ok(CommandResult::Snapshot { snapshot: page_snapshot(tab, request).await? })
 }
 
 /// A snapshot from the page, its challenge decided here from the signals
@@ -195,8 +194,8 @@ async fn page_snapshot(tab: TabId, request: SnapshotRequest) -> Result<PageSnaps
     }
 }
 
-async fn extract_text(tab: TabId, request: &TextRequest) -> CmdResult {
-    let msg = to_js(&PageRequest::ExtractText { request: request.clone() });
+async fn extract_text(tab: TabId, request: TextRequest) -> CmdResult {
+    let msg = to_js(&PageRequest::ExtractText { request });
     match ask_page(tab, &msg).await? {
         r @ CommandResult::Text { .. } => Ok(r),
         _ => Err(wire(ErrorCode::Internal, "the page sent invalid text")),
@@ -207,7 +206,6 @@ async fn extract_text(tab: TabId, request: &TextRequest) -> CmdResult {
 /// challenge (a fresh interactive-only snapshot; refused when it does),
 /// makes the tab the active one of its window, then captures it as PNG.
 async fn screenshot(tab: TabId) -> CmdResult {
-    require_web_page(tab).await?;
     let request = SnapshotRequest { interactive_only: true, ..SnapshotRequest::default() };
     let snapshot = page_snapshot(tab, request).await?;
     if snapshot.challenge.is_some() {
@@ -242,12 +240,17 @@ async fn screenshot(tab: TabId) -> CmdResult {
 /// Only http(s) pages have our content script.
 pub(crate) async fn require_web_page(tab: TabId) -> Result<(), WireError> {
     let page = get_tab(tab).await?;
-    let url = page.url().unwrap_or_default().to_ascii_lowercase();
-    if url.starts_with("http://") || url.starts_with("https://") {
-        Ok(())
-    } else {
-        Err(wire(ErrorCode::InvalidRequest, "only http(s) pages can be read"))
-    }
+    if is_web_url(&page.url().unwrap_or_default()) { Ok(()) } else { Err(not_a_web_page()) }
+}
+
+/// `http://` or `https://`, in any case.
+pub(crate) fn is_web_url(url: &str) -> bool {
+    let scheme = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    scheme.starts_with("http://") || scheme.starts_with("https://")
+}
+
+pub(crate) fn not_a_web_page() -> WireError {
+    wire(ErrorCode::InvalidRequest, "only http(s) pages can be read")
 }
 
 /// Sends `msg` to the content script of `tab` (injecting it once if the

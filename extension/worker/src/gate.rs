@@ -514,25 +514,22 @@ pub async fn resolve(tab: TabId, target: &str) -> CmdResult {
     let Some(element) = resolve_live(tab, Some(target)).await? else {
         return Err(wire(ErrorCode::NotFound, "no such element"));
     };
-    if !is_web_url(&element.url) {
-        return Err(wire(ErrorCode::InvalidRequest, "only http(s) pages can be read"));
+    if !commands::is_web_url(&element.url) {
+        return Err(commands::not_a_web_page());
     }
     STATE.with(|s| s.borrow_mut().last_resolved = Some((tab, target.to_string(), element.clone())));
     Ok(CommandResult::Element { element })
 }
 
-fn is_web_url(url: &str) -> bool {
-    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
-    lower.starts_with("http://") || lower.starts_with("https://")
-}
-
 /// The element resolved for the bridge just before, if this `Act` is about
-/// it (same tab, ref and fingerprint). Every `Act` clears it, so it serves
-/// at most the one that follows its `Resolve` directly.
+/// it (same tab, ref and fingerprint). Taken at the start of every `Act`,
+/// so it serves at most the one that follows its `Resolve` directly.
 fn take_resolved(tab: TabId, target: Option<&str>, expect: Option<&Fingerprint>) -> Option<ResolvedElement> {
     let (t, r, element) = STATE.with(|s| s.borrow_mut().last_resolved.take())?;
-    let fits =
-        t == tab && Some(r.as_str()) == target && expect == Some(&element.fingerprint) && is_web_url(&element.url);
+    let fits = t == tab
+        && Some(r.as_str()) == target
+        && expect == Some(&element.fingerprint)
+        && commands::is_web_url(&element.url);
     fits.then_some(element)
 }
 
@@ -544,6 +541,7 @@ pub async fn act(
     expect: Option<Fingerprint>,
     gate: Gate,
 ) -> CmdResult {
+    let resolved = take_resolved(tab, target.as_deref(), expect.as_ref());
     ensure_loaded().await;
     if let Some(e) = refused_by_controls() {
         return Err(e);
@@ -569,7 +567,7 @@ pub async fn act(
     // way the content script acts only while the element still resolves to
     // exactly these facts (`verify`), so what was classified — and shown
     // to the person — is what is acted on.
-    let live = match take_resolved(tab, target.as_deref(), expect.as_ref()) {
+    let live = match resolved {
         Some(element) => Some(element),
         None if close_tab => None,
         None => {
