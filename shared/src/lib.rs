@@ -4,13 +4,15 @@
 //! arguments (`tools`), stable error codes (`error`), limits (`limits`),
 //! navigation URL rules (`url`), the snapshot model and its text rendering
 //! (`snapshot`), the untrusted-content wrapper (`untrusted`), action risk
-//! classification (`risk`) and the approval policy (`policy`).
+//! classification (`risk`, with look-alike letters folded by `confusable`) and
+//! the approval policy (`policy`).
 //!
 //! This crate does no IO and compiles to `wasm32-unknown-unknown`.
 
 pub mod action;
 pub mod audit;
 pub mod challenge;
+pub mod confusable;
 pub mod error;
 pub mod limits;
 pub mod mask;

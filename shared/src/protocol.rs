@@ -113,6 +113,11 @@ pub enum PageRequest {
     /// classified (`verify`: acted on only while the live element still
     /// resolves to exactly these facts).
     Act { target: Option<String>, action: crate::action::Action, verify: Option<Box<crate::action::ResolvedElement>> },
+    /// While an approval waits: scroll the element behind `target` (the
+    /// focused element when absent) into view and outline it with an
+    /// overlay the page cannot read; answered with
+    /// [`CommandResult::Highlighted`]. `show: false` removes the overlay.
+    Highlight { target: Option<String>, show: bool },
 }
 
 /// Result of one command.
@@ -215,14 +220,68 @@ pub enum HistoryStep {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum CommandResult {
-    Tabs { tabs: Vec<TabInfo> },
-    Tab { tab: TabInfo },
-    Closed { tab: TabId },
-    Snapshot { snapshot: PageSnapshot },
-    Text { text: PageText },
-    Element { element: crate::action::ResolvedElement },
-    Acted { report: crate::action::ActReport },
-    Image { png_base64: String, url: String },
+    Tabs {
+        tabs: Vec<TabInfo>,
+    },
+    Tab {
+        tab: TabInfo,
+    },
+    Closed {
+        tab: TabId,
+    },
+    Snapshot {
+        snapshot: PageSnapshot,
+    },
+    Text {
+        text: PageText,
+    },
+    Element {
+        element: crate::action::ResolvedElement,
+    },
+    Acted {
+        report: crate::action::ActReport,
+    },
+    Image {
+        png_base64: String,
+        url: String,
+    },
+    /// Where the highlighted element is on the screen, so the approval
+    /// window can be placed beside it (`None` when nothing is outlined).
+    Highlighted {
+        at: Option<ScreenPlace>,
+    },
+}
+
+/// An element's box and the screen's available area, in screen pixels
+/// (CSS pixels at 100% zoom), as the page sees them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScreenPlace {
+    pub left: i32,
+    pub top: i32,
+    pub width: i32,
+    pub height: i32,
+    pub screen_left: i32,
+    pub screen_top: i32,
+    pub screen_width: i32,
+    pub screen_height: i32,
+}
+
+impl ScreenPlace {
+    /// Where a `width` × `height` window goes so that it does not cover
+    /// the element: at the screen's edge on the side away from it (the
+    /// side with more room when the element is central), vertically
+    /// centred on the element and kept on the screen. `(left, top)`.
+    pub fn window_beside(&self, width: i32, height: i32) -> (i32, i32) {
+        let room_left = self.left - self.screen_left;
+        let room_right = (self.screen_left + self.screen_width) - (self.left + self.width);
+        let max_left = (self.screen_left + self.screen_width - width).max(self.screen_left);
+        let left = if room_right >= room_left { max_left } else { self.screen_left };
+        let centre = self.top + self.height / 2;
+        let max_top = (self.screen_top + self.screen_height - height).max(self.screen_top);
+        let top = (centre - height / 2).clamp(self.screen_top, max_top);
+        (left, top)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -287,6 +346,37 @@ pub struct BrowserStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn overlaps(a: (i32, i32, i32, i32), b: (i32, i32, i32, i32)) -> bool {
+        a.0 < b.0 + b.2 && b.0 < a.0 + a.2 && a.1 < b.1 + b.3 && b.1 < a.1 + a.3
+    }
+
+    #[test]
+    fn the_approval_window_goes_beside_the_element_not_over_it() {
+        let screen = |left, top, width, height| ScreenPlace {
+            left,
+            top,
+            width,
+            height,
+            screen_left: 0,
+            screen_top: 0,
+            screen_width: 1280,
+            screen_height: 800,
+        };
+        // A "Buy now" on the left, one on the right, one low, one near the middle.
+        for el in
+            [screen(40, 300, 120, 40), screen(1100, 120, 120, 40), screen(300, 760, 100, 30), screen(560, 380, 160, 40)]
+        {
+            let (left, top) = el.window_beside(480, 600);
+            let win = (left, top, 480, 600);
+            assert!(!overlaps(win, (el.left, el.top, el.width, el.height)), "{el:?} covered by {win:?}");
+            assert!(left >= 0 && left + 480 <= 1280 && top >= 0 && top + 600 <= 800, "{win:?} off the screen");
+        }
+        // A screen with an offset (second monitor, taskbar on top).
+        let el = ScreenPlace { screen_left: 1280, screen_top: 40, ..screen(1300, 500, 100, 30) };
+        let (left, top) = el.window_beside(480, 600);
+        assert_eq!((left, top), (1280 + 1280 - 480, 215));
+    }
 
     #[test]
     fn frames_round_trip_in_their_documented_shape() {

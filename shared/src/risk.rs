@@ -184,6 +184,28 @@ pub struct ElementFacts {
     /// Names of enclosing dialog, form, fieldset/region and the nearest
     /// heading, innermost first.
     pub context: Vec<String>,
+    /// What the person sees on the control, which the page may word
+    /// differently from its accessible name: the rendered text (`innerText`
+    /// plus generated content), the `value` of an input button, or, when
+    /// nothing is rendered, its `title` or the label of its icon
+    /// ([`icon_label`]). At most 120 characters; empty when nothing shows.
+    /// Classified like the name (see "What the person sees" in the module
+    /// docs).
+    pub visible_text: String,
+    /// Where activating it goes: the resolved `href` of the link it is or
+    /// is inside; for a control in a form, the form's submission URL
+    /// (`formaction` of a submit button, else the form's `action`, else the
+    /// page). Empty otherwise. Its path goes through the same URL rules as
+    /// navigation.
+    pub target: String,
+    /// The form's submission method (`get`, `post`, `dialog`), lower case;
+    /// empty outside a form.
+    pub form_method: String,
+    /// The form's fields as `type:name`, in document order; hidden fields
+    /// as `hidden:name#digest`, a hash of their value (the value itself is
+    /// never sent). Not classified: compared, so that a form rewritten
+    /// between the decision and the action is refused.
+    pub form_fields: Vec<String>,
 }
 
 // ---------------------------------------------------------------------------
@@ -1171,6 +1193,41 @@ pub const ACTION_PATHS: &[&str] = &[
     "uitschrijven",
 ];
 
+/// Query parameters whose value says what a URL does when loaded
+/// (`?action=delete`, `?do=remove`, Rails' `_method=delete`): their values
+/// go through [`ACTION_PATHS`] like path segments.
+pub const ACTION_QUERY_KEYS: &[&str] =
+    &["action", "do", "op", "cmd", "command", "task", "mode", "method", "_method", "intent", "act"];
+
+/// What a person reads from an icon on a control that shows no text: words
+/// found in the icon's hints (class names, `<svg><title>`, `<use href>`
+/// fragment, `alt`, `title`) or an emoji, and the word the rules then see.
+/// Used by [`icon_label`]; the content script gathers the hints.
+pub const ICON_LABELS: &[(&str, &str)] = &[
+    ("trash", "delete"),
+    ("trashcan", "delete"),
+    ("trash can", "delete"),
+    ("bin", "delete"),
+    ("wastebasket", "delete"),
+    ("garbage", "delete"),
+    ("delete", "delete"),
+    ("remove", "remove"),
+    ("\u{1F5D1}", "delete"), // 🗑 wastebasket
+    ("\u{1F4B3}", "pay"),    // 💳 credit card
+    ("credit card", "pay"),
+];
+
+/// The label a person reads from an icon, from its hints (see
+/// [`ICON_LABELS`]); `None` when no hint is a known icon.
+pub fn icon_label(hints: &str) -> Option<&'static str> {
+    let ws = normalize(hints);
+    ICON_LABELS.iter().find_map(|(hint, label)| {
+        let hw = normalize(hint);
+        let found = if hw.is_empty() { hints.contains(hint) } else { ws.windows(hw.len()).any(|w| w == hw.as_slice()) };
+        found.then_some(*label)
+    })
+}
+
 /// Roles whose names are column or section titles: clicking sorts or
 /// toggles a view, so name keywords there are not actions.
 const TITLE_ROLES: &[&str] = &["columnheader", "rowheader", "heading"];
@@ -1219,18 +1276,11 @@ const KEYWORD_RULES: &[&KeywordRule] = &[&DESTRUCTIVE, &PAYMENT, &SEND, &CONSENT
 // Matching
 // ---------------------------------------------------------------------------
 
-/// Words of `s` as the rules see them. Invisible characters (zero-width
-/// space/joiners, word joiner, BOM, soft hyphen) are dropped first so that
-/// they cannot split a keyword: `De\u{200B}lete` reads as `Delete`.
+/// Words of `s` as the rules see them ([`crate::sensitive::words`]: look-alike
+/// letters read as Latin, invisible characters and combining marks dropped,
+/// so `De\u{200B}lete` and `Dеlеtе` with Cyrillic `е` read as `Delete`),
+/// with `ß`→`ss`, `œ`→`oe`, `æ`→`ae` on top.
 pub fn normalize(s: &str) -> Vec<String> {
-    const INVISIBLE: [char; 6] = ['\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}', '\u{FEFF}', '\u{00AD}'];
-    let visible: String;
-    let s = if s.contains(INVISIBLE) {
-        visible = s.chars().filter(|c| !INVISIBLE.contains(c)).collect();
-        visible.as_str()
-    } else {
-        s
-    };
     words(s)
         .into_iter()
         .map(|w| {
@@ -1448,6 +1498,7 @@ fn keyword_rules(what: &str, text: &str, el: Option<&ElementFacts>, hits: &mut H
 /// Clicking, or Enter/Space on a control, or a submit that follows typing.
 fn activation_rules(el: &ElementFacts, hits: &mut Hits) {
     let c = compiled();
+    target_rules(el, el.is_submit_button, hits);
     if role_is(el, TITLE_ROLES) {
         if !keyword_hits(&normalize(&el.name)).is_empty() {
             hits.add(
@@ -1464,7 +1515,9 @@ fn activation_rules(el: &ElementFacts, hits: &mut Hits) {
             hits.add(RiskLevel::High, "submits a form");
         }
     }
-    let matched = keyword_rules("name", &el.name, Some(el), hits);
+    let named = keyword_rules("name", &el.name, Some(el), hits);
+    let shown = visible_text_rules(el, hits);
+    let matched = named || shown;
     if is_checkbox(el) {
         let ws = normalize(&el.name);
         if el.consent_hint {
@@ -1504,8 +1557,10 @@ fn enter_rules(el: Option<&ElementFacts>, mods: Modifiers, hits: &mut Hits) {
             if only_shift {
                 hits.add(RiskLevel::Low, "Shift+Enter inserts a line break");
             } else if el.form_is_search || el.role.eq_ignore_ascii_case("searchbox") {
+                target_rules(el, el.in_form, hits);
                 hits.add(RiskLevel::Low, "Enter in a search field");
             } else if el.in_form {
+                target_rules(el, true, hits);
                 hits.add(RiskLevel::High, "Enter in a form field may submit the form");
             } else {
                 hits.add(RiskLevel::High, "Enter in a text box or rich-text editor may send");
@@ -1580,6 +1635,102 @@ fn url_match(list: &[Phrase], segments: &[Vec<String>]) -> Option<&'static str> 
     segments.iter().find_map(|ws| any_in(list, ws))
 }
 
+/// The first word of [`ACTION_PATHS`] in the URL's path segments or in the
+/// value of an [`ACTION_QUERY_KEYS`] parameter: loading this URL may act.
+/// One rule for navigation, link targets and form submissions.
+fn action_word(url: &str) -> Option<&'static str> {
+    let c = compiled();
+    let (path_segs, _) = url_words(url);
+    if let Some(w) = path_segs.iter().find_map(|ws| any_in(&c.action_paths, ws)) {
+        return Some(w);
+    }
+    let query = url.split_once('?').map(|(_, q)| q.split('#').next().unwrap_or("")).unwrap_or("");
+    query.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let k = k.to_ascii_lowercase();
+        if !ACTION_QUERY_KEYS.contains(&k.as_str()) {
+            return None;
+        }
+        any_in(&c.action_paths, &normalize(&v.replace('+', " ")))
+    })
+}
+
+/// The path of a URL for a reason (`/account/delete`), query kept short.
+fn shown_path(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let path = rest.find('/').map_or("/", |i| &rest[i..]);
+    short(path.split('#').next().unwrap_or(path))
+}
+
+/// Where activating the element goes ([`ElementFacts::target`]): a link or
+/// form target whose path (or action parameter) acts when loaded is high,
+/// whatever the control is called; a form that posts to a payment or
+/// account page is high even when it looks like a search.
+fn target_rules(el: &ElementFacts, submits: bool, hits: &mut Hits) {
+    if el.target.is_empty() {
+        return;
+    }
+    let c = compiled();
+    let form = !el.form_method.is_empty();
+    if form && !submits {
+        return;
+    }
+    let what = if form { "form sends to" } else { "link goes to" };
+    if let Some(w) = action_word(&el.target) {
+        hits.add(RiskLevel::High, format!("{what} \"{}\" (\"{w}\" acts when loaded)", shown_path(&el.target)));
+    }
+    // A GET form loads a page, like a link; only a form that posts can
+    // change something on a payment or account page.
+    if form && el.form_method != "get" {
+        let (path_segs, host_segs) = url_words(&el.target);
+        let segs: Vec<Vec<String>> = path_segs.into_iter().chain(host_segs).collect();
+        if let Some(p) = url_match(&c.payment_paths, &segs) {
+            hits.add(RiskLevel::High, format!("{what} a payment page (\"{p}\" in \"{}\")", shown_path(&el.target)));
+        }
+        if let Some(p) = url_match(&c.account_paths, &segs) {
+            hits.add(
+                RiskLevel::High,
+                format!("{what} an account/security page (\"{p}\" in \"{}\")", shown_path(&el.target)),
+            );
+        }
+    }
+}
+
+/// Whether every word of `a` is among the words of `b`.
+fn words_within(a: &[String], b: &[String]) -> bool {
+    a.iter().all(|w| b.contains(w))
+}
+
+/// What the person sees ([`ElementFacts::visible_text`]) is classified like
+/// the name when it says something the name does not, and the higher level
+/// wins. When the two disagree (neither's words contain the other's) and
+/// either reads as consequential (any keyword rule), the disagreement is
+/// itself a reason to ask: the page tells the agent one thing and shows the
+/// person another. True when the visible text matched a keyword.
+fn visible_text_rules(el: &ElementFacts, hits: &mut Hits) -> bool {
+    let shown = normalize(&el.visible_text);
+    if shown.is_empty() {
+        return false;
+    }
+    let name = normalize(&el.name);
+    if words_within(&shown, &name) {
+        return false;
+    }
+    let what = format!("visible text \"{}\"", short(&el.visible_text));
+    let matched = keyword_rules(&what, &el.visible_text, Some(el), hits);
+    let name_matches = !keyword_hits(&name).is_empty();
+    if (matched || name_matches) && !words_within(&name, &shown) {
+        hits.add(
+            RiskLevel::High,
+            format!(
+                "{what} differs from its accessible name \"{}\": the page shows one thing and names another",
+                short(&el.name)
+            ),
+        );
+    }
+    matched
+}
+
 /// Classifies one action. `element` is the resolved target (`None` for
 /// page-level actions), `url` the page URL (for `Navigate`, the target),
 /// `sensitive` the target field's [`crate::sensitive::classify_field`].
@@ -1636,7 +1787,7 @@ pub fn classify(
             true
         }
         ActionKind::Navigate => {
-            if let Some(w) = path_segs.iter().find_map(|ws| any_in(&c.action_paths, ws)) {
+            if let Some(w) = action_word(url) {
                 hits.add(RiskLevel::High, format!("URL path \"{w}\" may act when loaded"));
             }
             false
@@ -1725,6 +1876,9 @@ mod tests {
                     "type" => el.input_type = v.to_string(),
                     "key" => key = v.to_string(),
                     "ctx" => el.context = v.split('|').map(String::from).collect(),
+                    "shown" => el.visible_text = v.to_string(),
+                    "target" => el.target = v.to_string(),
+                    "method" => el.form_method = v.to_string(),
                     "opt" => options = v.split('|').map(String::from).collect(),
                     "sensitive" => {
                         sensitive = Some(match v {

@@ -158,12 +158,19 @@ pub fn classify_name(s: &str) -> Option<SensitiveKind> {
 }
 
 /// Lower-case words: splits on anything not alphanumeric and on camelCase
-/// boundaries; drops diacritics of common Latin letters.
+/// boundaries; drops diacritics of common Latin letters; reads look-alike
+/// letters, invisible characters and combining marks as
+/// [`crate::confusable::fold`] says.
 pub fn words(s: &str) -> Vec<String> {
+    use crate::confusable::{Fold, fold};
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut prev_lower = false;
     for c in s.chars() {
+        let c = match fold(c) {
+            Fold::Keep(c) => c,
+            Fold::Drop => continue,
+        };
         if c.is_alphanumeric() {
             if c.is_uppercase() && prev_lower && !cur.is_empty() {
                 out.push(std::mem::take(&mut cur));

@@ -88,6 +88,13 @@ pub fn resolve(el: &Element) -> Result<ResolvedElement, WireError> {
     let is_rich_text = content_editable || (role == "textbox" && attr_is(el, "aria-multiline", "true"));
     let consent_hint = consent_hint(el, &tag, &input_type);
     let context = context(&env, el);
+    let visible_text = if editable || matches!(tag.as_str(), "select" | "textarea") {
+        // A field's content is what is typed into it, not a label.
+        String::new()
+    } else {
+        visible_text(el, &tag, &input_type)
+    };
+    let (target, form_method, form_fields) = target_of(el, &tag, form.as_ref());
 
     let sensitive = if matches!(tag.as_str(), "input" | "textarea" | "select") || content_editable {
         let autocomplete = attr(el, "autocomplete").unwrap_or_default();
@@ -121,10 +128,167 @@ pub fn resolve(el: &Element) -> Result<ResolvedElement, WireError> {
             is_rich_text,
             consent_hint,
             context,
+            visible_text,
+            target,
+            form_method,
+            form_fields,
         },
         sensitive,
         url,
     })
+}
+
+/// Fields of a form looked at for [`ElementFacts::form_fields`].
+const MAX_FORM_FIELDS: u32 = 200;
+/// Elements under a control looked at for icon hints.
+const MAX_ICON_PARTS: u32 = 12;
+
+/// What the person sees on a control (`ElementFacts::visible_text`): its
+/// `::before`, rendered text (`innerText`, which leaves out what is not
+/// rendered but keeps what is merely clipped) and `::after`; the `value`
+/// of an input button; else its `title` and the label of its icon.
+fn visible_text(el: &Element, tag: &str, input_type: &str) -> String {
+    let mut text = String::new();
+    if tag == "input" {
+        match input_type {
+            "button" | "submit" | "reset" => {
+                let v = dom::prop(el, "value").as_string().unwrap_or_default();
+                text = if v.is_empty() && input_type != "button" {
+                    if input_type == "submit" { "Submit".into() } else { "Reset".into() }
+                } else {
+                    v
+                };
+            }
+            "image" => text = attr(el, "alt").unwrap_or_default(),
+            _ => {}
+        }
+    } else {
+        name::pseudo_text(el, "::before", &mut text);
+        match el.dyn_ref::<web_sys::HtmlElement>() {
+            Some(h) => text.push_str(&h.inner_text()),
+            None => text.push_str(&el.text_content().unwrap_or_default()),
+        }
+        name::pseudo_text(el, "::after", &mut text);
+    }
+    let mut text = collapse(&text, 400);
+    if shared::sensitive::words(&text).is_empty() {
+        // Nothing to read: the tooltip and the icon are what the person has.
+        let mut shown = attr(el, "title").map(|t| collapse(&t, 200)).unwrap_or_default();
+        if let Some(label) = shared::risk::icon_label(&icon_hints(el, &text)) {
+            if !shown.is_empty() {
+                shown.push(' ');
+            }
+            shown.push_str(label);
+        }
+        if !shown.is_empty() {
+            text = shown;
+        }
+    }
+    truncate_chars(&mut text, MAX_NAME_CHARS);
+    text
+}
+
+/// Class names, `<svg><title>`, `<use href>` fragments, image `alt`/file
+/// names of the control and its first descendants, and its text (emoji).
+fn icon_hints(el: &Element, text: &str) -> String {
+    let mut hints = String::from(text);
+    let mut add = |s: Option<String>| {
+        if let Some(s) = s {
+            hints.push(' ');
+            hints.push_str(&s.chars().take(200).collect::<String>());
+        }
+    };
+    add(attr(el, "class"));
+    if let Ok(parts) = el.query_selector_all("[class], svg title, use, img") {
+        for i in 0..parts.length().min(MAX_ICON_PARTS) {
+            let Some(p) = parts.item(i).and_then(|n| n.dyn_into::<Element>().ok()) else { continue };
+            add(attr(&p, "class"));
+            match p.local_name().as_str() {
+                "title" => add(p.text_content()),
+                "use" => add(attr(&p, "href").or_else(|| p.get_attribute("xlink:href"))),
+                "img" => {
+                    add(attr(&p, "alt"));
+                    add(attr(&p, "src").map(|s| s.rsplit('/').next().unwrap_or("").to_string()));
+                }
+                _ => {}
+            }
+        }
+    }
+    hints
+}
+
+/// Where activating `el` goes, the form's method and its fields: the link
+/// it is (or is inside) wins; else, in a form, the submission URL
+/// (`formaction` of the control, else the form's `action`, else the page).
+/// Attributes are read, not the DOM properties, which a page can shadow
+/// with a field named `action` or `method`.
+fn target_of(el: &Element, tag: &str, form: Option<&Element>) -> (String, String, Vec<String>) {
+    if let Some(link) = el.closest("a[href], area[href]").ok().flatten() {
+        return (absolute(&attr(&link, "href").unwrap_or_default()), String::new(), Vec::new());
+    }
+    let Some(form) = form else { return (String::new(), String::new(), Vec::new()) };
+    let submitter = matches!(tag, "button" | "input");
+    let action = submitter.then(|| attr(el, "formaction")).flatten().or_else(|| attr(form, "action"));
+    let method = submitter
+        .then(|| attr(el, "formmethod"))
+        .flatten()
+        .or_else(|| attr(form, "method"))
+        .map(|m| m.trim().to_ascii_lowercase())
+        .filter(|m| matches!(m.as_str(), "get" | "post" | "dialog"))
+        .unwrap_or_else(|| "get".into());
+    (absolute(action.as_deref().unwrap_or("")), method, form_fields(form))
+}
+
+/// `href` resolved against the document's base URL, as the browser would.
+fn absolute(href: &str) -> String {
+    let base = document().ok().and_then(|d| d.base_uri().ok().flatten()).unwrap_or_default();
+    match web_sys::Url::new_with_base(href.trim(), &base) {
+        Ok(u) => u.href(),
+        Err(_) => href.trim().chars().take(2_000).collect(),
+    }
+}
+
+/// `type:name` of each field of `form` (its descendants and the controls
+/// that name it with `form=`); hidden fields carry a digest of their value.
+fn form_fields(form: &Element) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut add_all = |list: Result<web_sys::NodeList, JsValue>| {
+        let Ok(list) = list else { return };
+        for i in 0..list.length() {
+            if out.len() as u32 >= MAX_FORM_FIELDS {
+                return;
+            }
+            let Some(f) = list.item(i).and_then(|n| n.dyn_into::<Element>().ok()) else { continue };
+            let tag = f.local_name();
+            let kind = if tag == "input" { roles::input_type(&f) } else { tag };
+            let name = attr(&f, "name").unwrap_or_default();
+            if kind == "hidden" {
+                let value = dom::prop(&f, "value").as_string().unwrap_or_default();
+                out.push(format!("hidden:{name}#{}", fnv(&value)));
+            } else {
+                out.push(format!("{kind}:{name}"));
+            }
+        }
+    };
+    add_all(form.query_selector_all("input, select, textarea, button"));
+    let id = form.id();
+    if !id.is_empty()
+        && let Ok(doc) = document()
+    {
+        let escaped = id.replace('\\', "\\\\").replace('"', "\\\"");
+        add_all(doc.query_selector_all(&format!("[form=\"{escaped}\"]")));
+    }
+    out
+}
+
+/// FNV-1a of a string, hex.
+fn fnv(s: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in s.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
 }
 
 const TEXT_INPUTS: &[&str] = &["text", "search", "email", "url", "tel", "password", "number", ""];
@@ -298,13 +462,7 @@ pub fn path_of(el: &Element) -> String {
         };
     }
     parts.reverse();
-    let joined = parts.join(">");
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in joined.bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
+    fnv(&parts.join(">"))
 }
 
 /// Calls `obj[method](...args)` when it is a function.

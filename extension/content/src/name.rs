@@ -703,7 +703,7 @@ fn is_block(el: &Element, tag: &str) -> bool {
 
 /// Appends the string parts of a pseudo-element's `content`
 /// (`"a" attr(x) "b"`; `url()` and counters give nothing).
-fn pseudo_text(el: &Element, which: &str, out: &mut String) {
+pub(crate) fn pseudo_text(el: &Element, which: &str, out: &mut String) {
     let Some(win) = window_of(el) else { return };
     let Ok(Some(style)) = win.get_computed_style_with_pseudo_elt(el, which) else { return };
     let content = style.get_property_value("content").unwrap_or_default();

@@ -1,0 +1,302 @@
+//! Characters that read as other characters, folded before any word
+//! matching ([`crate::sensitive::words`], and through it the risk rules and
+//! sensitive-field detection).
+//!
+//! A page controls the text of its controls. "Dеlеtе аccount" with Cyrillic
+//! `е` and `а`, "𝐃𝐞𝐥𝐞𝐭𝐞", "Ｄｅｌｅｔｅ", "De\u{301}lete" (a combining accent
+//! that would otherwise split the word) and "ᴅᴇʟᴇᴛᴇ" all read as "Delete" to
+//! a person; the rules must read them the same way. [`fold`] maps one
+//! character to its Latin skeleton (in the spirit of Unicode's confusables
+//! "skeleton", restricted to the letters that look like Latin ones) or drops
+//! it when it is invisible or only decorates the previous letter.
+//!
+//! The tables favour asking: a word written entirely in Cyrillic or Greek
+//! is folded too (it becomes Latin-looking nonsense that matches nothing,
+//! unless it *is* a look-alike of a keyword, which is exactly the case to
+//! catch). ASCII is never touched, so the common path costs one comparison.
+
+/// What one character becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fold {
+    Keep(char),
+    /// Invisible (zero-width space/joiners, word joiner, BOM, soft hyphen)
+    /// or a combining mark: it must not split a word.
+    Drop,
+}
+
+/// Zero-width and formatting characters that render as nothing.
+const INVISIBLE: [char; 8] =
+    ['\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}', '\u{FEFF}', '\u{00AD}', '\u{180E}', '\u{034F}'];
+
+/// Letters that look like a Latin letter (Cyrillic, Greek, Armenian, Latin
+/// small capitals and IPA, letterlike symbols).
+const LOOK_ALIKES: &[(char, char)] = &[
+    // Cyrillic
+    ('а', 'a'),
+    ('в', 'b'),
+    ('е', 'e'),
+    ('ё', 'e'),
+    ('һ', 'h'),
+    ('і', 'i'),
+    ('ї', 'i'),
+    ('ј', 'j'),
+    ('к', 'k'),
+    ('ӏ', 'l'),
+    ('м', 'm'),
+    ('н', 'h'),
+    ('о', 'o'),
+    ('р', 'p'),
+    ('ԛ', 'q'),
+    ('г', 'r'),
+    ('с', 'c'),
+    ('ѕ', 's'),
+    ('т', 't'),
+    ('у', 'y'),
+    ('ԝ', 'w'),
+    ('х', 'x'),
+    ('ԁ', 'd'),
+    ('ь', 'b'),
+    ('А', 'A'),
+    ('В', 'B'),
+    ('Е', 'E'),
+    ('Ё', 'E'),
+    ('Һ', 'H'),
+    ('І', 'I'),
+    ('Ї', 'I'),
+    ('Ј', 'J'),
+    ('К', 'K'),
+    ('Ӏ', 'I'),
+    ('М', 'M'),
+    ('Н', 'H'),
+    ('О', 'O'),
+    ('Р', 'P'),
+    ('Ԛ', 'Q'),
+    ('С', 'C'),
+    ('Ѕ', 'S'),
+    ('Т', 'T'),
+    ('У', 'Y'),
+    ('Ү', 'Y'),
+    ('Ԝ', 'W'),
+    ('Х', 'X'),
+    ('Ԁ', 'D'),
+    ('Ь', 'b'),
+    // Greek
+    ('α', 'a'),
+    ('β', 'b'),
+    ('ε', 'e'),
+    ('η', 'n'),
+    ('ι', 'i'),
+    ('κ', 'k'),
+    ('ν', 'v'),
+    ('ο', 'o'),
+    ('ρ', 'p'),
+    ('τ', 't'),
+    ('υ', 'u'),
+    ('χ', 'x'),
+    ('γ', 'y'),
+    ('ω', 'w'),
+    ('ϲ', 'c'),
+    ('ϳ', 'j'),
+    ('Α', 'A'),
+    ('Β', 'B'),
+    ('Ε', 'E'),
+    ('Ζ', 'Z'),
+    ('Η', 'H'),
+    ('Ι', 'I'),
+    ('Κ', 'K'),
+    ('Μ', 'M'),
+    ('Ν', 'N'),
+    ('Ο', 'O'),
+    ('Ρ', 'P'),
+    ('Τ', 'T'),
+    ('Υ', 'Y'),
+    ('Χ', 'X'),
+    ('Ϲ', 'C'),
+    // Armenian
+    ('օ', 'o'),
+    ('ս', 'u'),
+    ('հ', 'h'),
+    ('ո', 'n'),
+    ('ց', 'g'),
+    ('զ', 'q'),
+    // Latin small capitals, IPA and other Latin look-alikes
+    ('ᴀ', 'a'),
+    ('ʙ', 'b'),
+    ('ᴄ', 'c'),
+    ('ᴅ', 'd'),
+    ('ᴇ', 'e'),
+    ('ғ', 'f'),
+    ('ɢ', 'g'),
+    ('ʜ', 'h'),
+    ('ɪ', 'i'),
+    ('ᴊ', 'j'),
+    ('ᴋ', 'k'),
+    ('ʟ', 'l'),
+    ('ᴍ', 'm'),
+    ('ɴ', 'n'),
+    ('ᴏ', 'o'),
+    ('ᴘ', 'p'),
+    ('ʀ', 'r'),
+    ('ꜱ', 's'),
+    ('ᴛ', 't'),
+    ('ᴜ', 'u'),
+    ('ᴠ', 'v'),
+    ('ᴡ', 'w'),
+    ('ʏ', 'y'),
+    ('ᴢ', 'z'),
+    ('ı', 'i'),
+    ('ȷ', 'j'),
+    ('ɑ', 'a'),
+    ('ɡ', 'g'),
+    ('ɩ', 'i'),
+    ('ɵ', 'o'),
+    ('ʋ', 'u'),
+    ('ſ', 's'),
+    // Letterlike symbols (the holes of the mathematical alphabets)
+    ('ℎ', 'h'),
+    ('ℯ', 'e'),
+    ('ℴ', 'o'),
+    ('ℊ', 'g'),
+    ('ℓ', 'l'),
+    ('ℬ', 'B'),
+    ('ℰ', 'E'),
+    ('ℱ', 'F'),
+    ('ℋ', 'H'),
+    ('ℐ', 'I'),
+    ('ℒ', 'L'),
+    ('ℳ', 'M'),
+    ('ℛ', 'R'),
+    ('ℂ', 'C'),
+    ('ℍ', 'H'),
+    ('ℕ', 'N'),
+    ('ℙ', 'P'),
+    ('ℚ', 'Q'),
+    ('ℝ', 'R'),
+    ('ℤ', 'Z'),
+    ('ℭ', 'C'),
+    ('ℌ', 'H'),
+    ('ℑ', 'I'),
+    ('ℜ', 'R'),
+    ('ℨ', 'Z'),
+    ('\u{212A}', 'K'),
+    ('\u{212B}', 'A'),
+];
+
+/// Latin letters with diacritics beyond Latin-1 (Latin Extended-A), lower
+/// case, to their base letter. Latin-1 ones are in
+/// [`crate::sensitive::fold_diacritic`].
+const EXTENDED_A: &[(&str, char)] = &[
+    ("āăą", 'a'),
+    ("ćĉċč", 'c'),
+    ("ďđ", 'd'),
+    ("ēĕėęě", 'e'),
+    ("ĝğġģ", 'g'),
+    ("ĥħ", 'h'),
+    ("ĩīĭįı", 'i'),
+    ("ĵ", 'j'),
+    ("ķ", 'k'),
+    ("ĺļľŀł", 'l'),
+    ("ńņňŉ", 'n'),
+    ("ōŏőø", 'o'),
+    ("ŕŗř", 'r'),
+    ("śŝşšș", 's'),
+    ("ţťŧț", 't'),
+    ("ũūŭůűų", 'u'),
+    ("ŵ", 'w'),
+    ("ŷ", 'y'),
+    ("źżž", 'z'),
+];
+
+fn is_combining(c: char) -> bool {
+    matches!(c as u32,
+        0x0300..=0x036F | 0x0483..=0x0489 | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
+}
+
+/// Mathematical alphanumeric symbols (bold, italic, script, fraktur,
+/// double-struck, sans-serif, monospace … letters and digits).
+fn mathematical(c: char) -> Option<char> {
+    let cp = c as u32;
+    match cp {
+        0x1D400..=0x1D6A3 => {
+            let i = (cp - 0x1D400) % 52;
+            let base = if i < 26 { b'A' + i as u8 } else { b'a' + (i - 26) as u8 };
+            Some(base as char)
+        }
+        0x1D7CE..=0x1D7FF => Some((b'0' + ((cp - 0x1D7CE) % 10) as u8) as char),
+        _ => None,
+    }
+}
+
+/// The character as the word matchers should read it.
+pub fn fold(c: char) -> Fold {
+    if c.is_ascii() {
+        return Fold::Keep(c);
+    }
+    if INVISIBLE.contains(&c) || is_combining(c) {
+        return Fold::Drop;
+    }
+    let cp = c as u32;
+    // Full-width ASCII (Ａ–Ｚ, ａ–ｚ, ０–９ and punctuation).
+    if (0xFF01..=0xFF5E).contains(&cp) {
+        return Fold::Keep(char::from_u32(cp - 0xFF01 + 0x21).unwrap_or(c));
+    }
+    // Circled letters ⓐ–ⓩ, Ⓐ–Ⓩ.
+    if (0x24B6..=0x24CF).contains(&cp) {
+        return Fold::Keep((b'A' + (cp - 0x24B6) as u8) as char);
+    }
+    if (0x24D0..=0x24E9).contains(&cp) {
+        return Fold::Keep((b'a' + (cp - 0x24D0) as u8) as char);
+    }
+    if let Some(m) = mathematical(c) {
+        return Fold::Keep(m);
+    }
+    if let Some(&(_, l)) = LOOK_ALIKES.iter().find(|(k, _)| *k == c) {
+        return Fold::Keep(l);
+    }
+    if let Some(&(_, l)) = EXTENDED_A.iter().find(|(set, _)| set.contains(c)) {
+        return Fold::Keep(l);
+    }
+    Fold::Keep(c)
+}
+
+/// `s` with every character [`fold`]ed (for display-free comparisons).
+pub fn skeleton(s: &str) -> String {
+    s.chars()
+        .filter_map(|c| match fold(c) {
+            Fold::Keep(k) => Some(k),
+            Fold::Drop => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn look_alike_spellings_read_as_latin() {
+        for s in [
+            "Dеlеtе аccount",                 // Cyrillic е, а
+            "Dεlεtε αccount",                 // Greek ε, α
+            "𝐃𝐞𝐥𝐞𝐭𝐞 𝐚𝐜𝐜𝐨𝐮𝐧𝐭",                 // mathematical bold
+            "𝙳𝚎𝚕𝚎𝚝𝚎 𝚊𝚌𝚌𝚘𝚞𝚗𝚝",                 // monospace
+            "Ｄｅｌｅｔｅ ａｃｃｏｕｎｔ",    // full width
+            "ᴅᴇʟᴇᴛᴇ ᴀᴄᴄᴏᴜɴᴛ",                 // small capitals
+            "De\u{301}le\u{300}te account",   // combining accents
+            "Dėlėtė aççount",                 // Latin Extended-A, Latin-1
+            "De\u{200B}le\u{00AD}te account", // invisible
+            "Ⓓⓔⓛⓔⓣⓔ ⓐⓒⓒⓞⓤⓝⓣ",                 // circled
+        ] {
+            let folded: String = crate::sensitive::words(s).join(" ");
+            assert_eq!(folded, "delete account", "{s:?}");
+        }
+    }
+
+    #[test]
+    fn ascii_and_ordinary_letters_are_kept() {
+        assert_eq!(skeleton("Delete account"), "Delete account");
+        assert_eq!(skeleton("Löschen"), "Löschen", "Latin-1 diacritics are folded later, by words()");
+        assert_eq!(crate::sensitive::words("Löschen Straße"), ["loschen", "straße"]);
+        assert_eq!(skeleton("削除"), "削除");
+    }
+}
