@@ -451,7 +451,14 @@ async fn prepare(state: &AppState, audit: &Audit<'_>, plan: Plan) -> Result<Prep
     let class = shared::risk::classify(&plan.kind(), element.as_ref().map(|e| &e.facts), &url, sensitive);
     let (decision, why) = shared::policy::decide(&state.config().policy, &url, class.risk);
     if decision == Decision::Deny {
-        let e = err(ErrorCode::PermissionDenied, format!("refused by the person's policy ({why})"));
+        let e = err(
+            ErrorCode::PermissionDenied,
+            // The reasons quote page text (at most 60 characters each): redacted.
+            format!(
+                "refused by the person's policy ({why}): {}",
+                shared::redact::redact_text(&class.reasons.join("; "))
+            ),
+        );
         audit.refused(&plan, &summary, Some(&url), Some(&class), &e).await;
         return Err(e);
     }

@@ -116,6 +116,8 @@ fn already_settled(b: &Before) -> bool {
 }
 
 fn start(target: Option<&str>, action: &Action, verify: Option<&ResolvedElement>) -> Result<Before, WireError> {
+    // The approval (if any) is over: its outline goes before anything runs.
+    crate::highlight::hide();
     let el = match target {
         Some(t) => Some(facts::element(t)?),
         None => facts::focused(),

@@ -19,6 +19,7 @@ mod act;
 mod challenge;
 mod dom;
 mod facts;
+mod highlight;
 mod name;
 mod refs;
 mod roles;
@@ -44,6 +45,10 @@ pub fn handle_message(msg: JsValue) -> Promise {
             Ok(()) => Outcome::Ok(CommandResult::Tabs { tabs: Vec::new() }),
             Err(e) => Outcome::Err(e),
         },
+        Ok(PageRequest::Highlight { target, show }) => {
+            let at = if show { highlight::show(target.as_deref()) } else { highlight::hide_all() };
+            Outcome::Ok(CommandResult::Highlighted { at })
+        }
         Err(e) => Outcome::Err(e),
     };
     let json = serde_json::to_string(&outcome)

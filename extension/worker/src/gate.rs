@@ -31,8 +31,8 @@ use shared::action::{ActReport, Action, ControlState, Effect, Fingerprint, Gate,
 use shared::audit::DecidedBy;
 use shared::error::{ErrorCode, WireError};
 use shared::policy::Decision;
-use shared::protocol::{CommandResult, PageRequest, TabId};
-use shared::risk::{ActionKind, RiskLevel, classify};
+use shared::protocol::{CommandResult, PageRequest, ScreenPlace, TabId};
+use shared::risk::{ActionKind, ElementFacts, RiskLevel, classify, normalize};
 use shared::sensitive::SensitiveKind;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -80,6 +80,14 @@ pub struct PendingView {
     pub name: String,
     /// Page URL without query string or fragment.
     pub url: String,
+    /// What the element shows on the page, when its words differ from
+    /// its name (`ElementFacts::visible_text`); else empty.
+    #[serde(default)]
+    pub shows: String,
+    /// Where activating it goes (link or form target, redacted), when it
+    /// is not the page itself; else empty.
+    #[serde(default)]
+    pub goes_to: String,
     /// Epoch ms.
     pub deadline: f64,
 }
@@ -364,14 +372,27 @@ pub fn install_listeners() {
     });
 }
 
-/// Brings the approval window to the front, opening it when needed.
-async fn show_window() {
+/// Size of the approval window.
+const WINDOW_WIDTH: i32 = 480;
+const WINDOW_HEIGHT: i32 = 600;
+
+/// Brings the approval window to the front, opening it when needed, beside
+/// the element it asks about (`place`) rather than over it.
+async fn show_window(place: Option<ScreenPlace>) {
     let (existing, opening) = STATE.with(|s| {
         let s = s.borrow();
         (s.window, s.opening_window)
     });
+    let mut position: Vec<(&str, JsValue)> = Vec::new();
+    if let Some(p) = place {
+        let (left, top) = p.window_beside(WINDOW_WIDTH, WINDOW_HEIGHT);
+        position.push(("left", JsValue::from_f64(left.into())));
+        position.push(("top", JsValue::from_f64(top.into())));
+    }
     if let Some(id) = existing {
-        if chrome::windows_update(id, &obj(&[("focused", JsValue::TRUE)])).await.is_ok() {
+        let mut update = vec![("focused", JsValue::TRUE)];
+        update.extend(position.iter().cloned());
+        if chrome::windows_update(id, &obj(&update)).await.is_ok() {
             return;
         }
         STATE.with(|s| s.borrow_mut().window = None);
@@ -380,13 +401,15 @@ async fn show_window() {
         return;
     }
     STATE.with(|s| s.borrow_mut().opening_window = true);
-    let props = obj(&[
+    let mut props = vec![
         ("type", JsValue::from_str("popup")),
         ("url", JsValue::from_str(&chrome::runtime_get_url("approval.html"))),
         ("focused", JsValue::TRUE),
-        ("width", JsValue::from_f64(480.0)),
-        ("height", JsValue::from_f64(600.0)),
-    ]);
+        ("width", JsValue::from_f64(WINDOW_WIDTH.into())),
+        ("height", JsValue::from_f64(WINDOW_HEIGHT.into())),
+    ];
+    props.extend(position);
+    let props = obj(&props);
     let created = chrome::windows_create(&props).await;
     let id = match created {
         Ok(w) => get(&w, "id").as_f64(),
@@ -429,14 +452,39 @@ enum Verdict {
     Stopped,
 }
 
-/// Waits for the person's answer about one request.
-async fn ask_person(view: PendingView, timeout_secs: u32) -> Verdict {
+/// Outlines the element an approval is about on its page and tells where
+/// it is; `show: false` removes the outline. Best effort: a page that
+/// cannot answer gets no outline, and the approval is asked all the same.
+async fn highlight(tab: TabId, target: Option<&str>, show: bool) -> Option<ScreenPlace> {
+    let msg = to_js(&PageRequest::Highlight { target: target.map(str::to_string), show });
+    match commands::ask_page(tab, &msg).await {
+        Ok(CommandResult::Highlighted { at }) => at,
+        _ => None,
+    }
+}
+
+/// Waits for the person's answer about one request, with the element
+/// outlined on its page (`on`: the tab and target, `None` for a tab
+/// action) and the window placed beside it.
+async fn ask_person(view: PendingView, timeout_secs: u32, on: Option<(TabId, Option<&str>)>) -> Verdict {
+    let place = match on {
+        Some((tab, target)) => highlight(tab, target, true).await,
+        None => None,
+    };
+    let verdict = wait_for_person(view, timeout_secs, place).await;
+    if let Some((tab, target)) = on {
+        highlight(tab, target, false).await;
+    }
+    verdict
+}
+
+async fn wait_for_person(view: PendingView, timeout_secs: u32, place: Option<ScreenPlace>) -> Verdict {
     let request = view.request;
     let promise = Promise::new(&mut |resolve, _reject| {
         STATE.with(|s| s.borrow_mut().pending.push(Pending { view: view.clone(), resolve }));
     });
     changed();
-    spawn_local(show_window());
+    spawn_local(show_window(place));
     let r = with_timeout(promise, timeout_secs * 1000).await;
     match r {
         Ok(Some(v)) => match v.as_string().as_deref() {
@@ -648,9 +696,12 @@ pub async fn act(
             role: live.as_ref().map(|l| l.facts.role.clone()).unwrap_or_default(),
             name: live.as_ref().map(|l| l.facts.name.clone()).unwrap_or_default(),
             url: strip_query(&url),
+            shows: live.as_ref().map(|l| shown_text(&l.facts)).unwrap_or_default(),
+            goes_to: live.as_ref().map(|l| goes_to(&l.facts, &url)).unwrap_or_default(),
             deadline: now_ms() + timeout as f64 * 1000.0,
         };
-        match ask_person(view, timeout).await {
+        let on = (!close_tab).then_some((tab, target.as_deref()));
+        match ask_person(view, timeout, on).await {
             Verdict::Approved => {
                 add_history(&gate.summary, shown_risk, "approved", &url);
                 DecidedBy::Human
@@ -694,6 +745,23 @@ pub async fn act(
     report.reasons = c.reasons;
     report.decided_by = decided_by;
     Ok(CommandResult::Acted { report })
+}
+
+/// The element's visible text when it says something its name does not.
+fn shown_text(facts: &ElementFacts) -> String {
+    let shown = normalize(&facts.visible_text);
+    let name = normalize(&facts.name);
+    if shown.is_empty() || shown.iter().all(|w| name.contains(w)) { String::new() } else { facts.visible_text.clone() }
+}
+
+/// The element's link or form target, when it is not the page itself
+/// (fragment dropped, credentials in it redacted).
+fn goes_to(facts: &ElementFacts, page: &str) -> String {
+    let target = facts.target.split('#').next().unwrap_or("");
+    if target.is_empty() || target == page.split('#').next().unwrap_or("") {
+        return String::new();
+    }
+    shared::redact::redact_url(target)
 }
 
 /// Removes the tab (after the gate let it through).

@@ -106,6 +106,12 @@ pub fn request_card(p: &PendingView) -> Element {
         format!("Element: {} \u{201c}{}\u{201d}", p.role, p.name)
     };
     card.append_child(&el("p", "element", Some(&element))).ok();
+    if !p.shows.is_empty() {
+        card.append_child(&el("p", "shows", Some(&format!("Shows on the page: \u{201c}{}\u{201d}", p.shows)))).ok();
+    }
+    if !p.goes_to.is_empty() {
+        card.append_child(&el("p", "goes-to", Some(&format!("Goes to: {}", p.goes_to)))).ok();
+    }
     card.append_child(&el("p", "url", Some(&format!("Page: {}", p.url)))).ok();
     let secs = ((p.deadline - js_sys::Date::now()) / 1000.0).max(0.0).round();
     card.append_child(&el("p", "deadline", Some(&format!("Denied automatically in {secs} s without an answer")))).ok();

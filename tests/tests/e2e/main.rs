@@ -10,6 +10,7 @@ mod bad_input;
 mod challenges;
 mod csp;
 mod injection;
+mod lies;
 mod navigation;
 mod popup;
 mod popup_controls;
