@@ -206,6 +206,32 @@ pub struct ElementFacts {
     /// never sent). Not classified: compared, so that a form rewritten
     /// between the decision and the action is refused.
     pub form_fields: Vec<String>,
+    /// The options of a `<select>` (at most [`MAX_OPTIONS_SEEN`]): an agent
+    /// may choose one by its value, which the person never sees, so the
+    /// rules read the label of the option that will really be chosen
+    /// ([`chosen_option`]) as well as its value.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<OptionFacts>,
+}
+
+/// One option of a `<select>`: its `value` and the label the person sees.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OptionFacts {
+    pub value: String,
+    pub label: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disabled: bool,
+}
+
+/// Options of one `<select>` reported in [`ElementFacts::options`].
+pub const MAX_OPTIONS_SEEN: usize = 2_000;
+
+/// Which option `want` chooses: the first enabled one whose value is
+/// exactly `want` or whose label is `want` (spaces trimmed). The content
+/// script selects with this same rule.
+pub fn chosen_option(options: &[OptionFacts], want: &str) -> Option<usize> {
+    options.iter().position(|o| !o.disabled && (o.value == want || o.label == want.trim()))
 }
 
 // ---------------------------------------------------------------------------
@@ -1499,7 +1525,10 @@ fn keyword_rules(what: &str, text: &str, el: Option<&ElementFacts>, hits: &mut H
 fn activation_rules(el: &ElementFacts, hits: &mut Hits) {
     let c = compiled();
     target_rules(el, el.is_submit_button, hits);
-    if role_is(el, TITLE_ROLES) {
+    // A column or section title sorts or toggles, unless it is really a
+    // button (it has a button type) or a link (it has a target): a role
+    // the page sets must not turn "Delete account" into a title.
+    if role_is(el, TITLE_ROLES) && el.input_type.is_empty() && el.target.is_empty() {
         if !keyword_hits(&normalize(&el.name)).is_empty() {
             hits.add(
                 RiskLevel::Low,
@@ -1768,7 +1797,17 @@ pub fn classify(
         }
         ActionKind::SelectOption { options } => {
             for o in options {
-                keyword_rules("option", o, element, &mut hits);
+                match element.and_then(|e| chosen_option(&e.options, o).map(|i| &e.options[i])) {
+                    Some(chosen) => {
+                        keyword_rules("option", &chosen.label, element, &mut hits);
+                        if !words_within(&normalize(&chosen.value), &normalize(&chosen.label)) {
+                            keyword_rules("option value", &chosen.value, element, &mut hits);
+                        }
+                    }
+                    None => {
+                        keyword_rules("option", o, element, &mut hits);
+                    }
+                }
             }
             true
         }
@@ -1879,6 +1918,15 @@ mod tests {
                     "shown" => el.visible_text = v.to_string(),
                     "target" => el.target = v.to_string(),
                     "method" => el.form_method = v.to_string(),
+                    "choices" => {
+                        el.options = v
+                            .split('|')
+                            .map(|c| {
+                                let (value, label) = c.split_once('=').unwrap_or((c, c));
+                                OptionFacts { value: value.into(), label: label.into(), disabled: false }
+                            })
+                            .collect()
+                    }
                     "opt" => options = v.split('|').map(String::from).collect(),
                     "sensitive" => {
                         sensitive = Some(match v {

@@ -124,10 +124,21 @@ fn no_pure_function_panics_on_page_text() {
             placeholder: &c,
         });
         let _ = shared::risk::normalize(&a);
-        let facts = ElementFacts { role: b.clone(), name: a.clone(), input_type: c.clone(), ..ElementFacts::default() };
+        let _ = shared::risk::icon_label(&a);
+        let _ = shared::confusable::skeleton(&a);
+        let facts = ElementFacts {
+            role: b.clone(),
+            name: a.clone(),
+            input_type: c.clone(),
+            visible_text: c.clone(),
+            target: format!("https://h.example/{c}?action={a}&{b}"),
+            form_method: if rng.below(2) == 0 { String::new() } else { "post".into() },
+            ..ElementFacts::default()
+        };
         for kind in [ActionKind::Click, ActionKind::Type { submit: true }, ActionKind::press_key(&c)] {
             let _ = shared::risk::classify(&kind, Some(&facts), &format!("https://h.example/{b}"), None);
         }
+        let _ = shared::risk::classify(&ActionKind::Navigate, None, &format!("https://h.example/{b}?do={a}"), None);
         let t = SummaryTarget { role: &b, name: &a, element_ref: &c };
         let typed = Action::Type { text: a.clone(), submit: false };
         for literals in [Literals::UnlessSensitive, Literals::Masked, Literals::Secret(&c)] {

@@ -496,21 +496,13 @@ fn select(el: &Element, values: &[String]) -> Result<(), WireError> {
     }
     let opts = dom::prop(el, "options");
     let n = dom::prop_f64(&opts, "length").unwrap_or(0.0) as u32;
+    // The options as they were classified (the same list, the same rule):
+    // what is chosen is what the classifier read.
+    let seen = facts::options_of(el);
     let mut chosen = Vec::new();
     for want in values {
-        let mut found = None;
-        for i in 0..n {
-            let o = Reflect::get_u32(&opts, i).unwrap_or(JsValue::UNDEFINED);
-            let v = dom::prop(&o, "value").as_string().unwrap_or_default();
-            let label = dom::collapse(&dom::prop(&o, "label").as_string().unwrap_or_default(), 400);
-            let text = dom::collapse(&dom::prop(&o, "text").as_string().unwrap_or_default(), 400);
-            if (v == *want || label == want.trim() || text == want.trim()) && !dom::prop_bool(&o, "disabled") {
-                found = Some(i);
-                break;
-            }
-        }
-        match found {
-            Some(i) => chosen.push(i),
+        match shared::risk::chosen_option(&seen, want) {
+            Some(i) => chosen.push(i as u32),
             None => return Err(err(ErrorCode::InvalidRequest, format!("no enabled option \"{want}\" in this list"))),
         }
     }

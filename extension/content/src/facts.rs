@@ -8,7 +8,7 @@ use js_sys::{Function, Reflect};
 use shared::action::{Fingerprint, ResolvedElement};
 use shared::error::{ErrorCode, WireError};
 use shared::limits::{MAX_NAME_CHARS, truncate_chars};
-use shared::risk::ElementFacts;
+use shared::risk::{ElementFacts, MAX_OPTIONS_SEEN, OptionFacts};
 use shared::sensitive::{FieldFacts, classify_field};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -95,6 +95,7 @@ pub fn resolve(el: &Element) -> Result<ResolvedElement, WireError> {
         visible_text(el, &tag, &input_type)
     };
     let (target, form_method, form_fields) = target_of(el, &tag, form.as_ref());
+    let options = if tag == "select" { options_of(el) } else { Vec::new() };
 
     let sensitive = if matches!(tag.as_str(), "input" | "textarea" | "select") || content_editable {
         let autocomplete = attr(el, "autocomplete").unwrap_or_default();
@@ -132,6 +133,7 @@ pub fn resolve(el: &Element) -> Result<ResolvedElement, WireError> {
             target,
             form_method,
             form_fields,
+            options,
         },
         sensitive,
         url,
@@ -237,6 +239,25 @@ fn target_of(el: &Element, tag: &str, form: Option<&Element>) -> (String, String
         .filter(|m| matches!(m.as_str(), "get" | "post" | "dialog"))
         .unwrap_or_else(|| "get".into());
     (absolute(action.as_deref().unwrap_or("")), method, form_fields(form))
+}
+
+/// The options of a `<select>` as the person sees them (label collapsed
+/// like the snapshot's), at most `MAX_OPTIONS_SEEN`.
+pub fn options_of(el: &Element) -> Vec<OptionFacts> {
+    let opts = dom::prop(el, "options");
+    let n = (dom::prop_f64(&opts, "length").unwrap_or(0.0) as usize).min(MAX_OPTIONS_SEEN);
+    (0..n)
+        .map(|i| {
+            let o = Reflect::get_u32(&opts, i as u32).unwrap_or(JsValue::UNDEFINED);
+            let mut label = collapse(&dom::prop(&o, "label").as_string().unwrap_or_default(), 400);
+            truncate_chars(&mut label, MAX_NAME_CHARS);
+            OptionFacts {
+                value: dom::prop(&o, "value").as_string().unwrap_or_default().chars().take(400).collect(),
+                label,
+                disabled: dom::prop_bool(&o, "disabled"),
+            }
+        })
+        .collect()
 }
 
 /// `href` resolved against the document's base URL, as the browser would.

@@ -122,6 +122,21 @@ async fn controls_that_lie_ask_and_harmless_ones_run() {
         assert!(gone.is_some(), "{id}: the outline stayed after the answer");
     }
 
+    // A menu option chosen by a value the person never sees: its label
+    // ("Delete forever") is what is judged; the harmless one runs.
+    let bulk = refs(&mut s, &[("combobox", "Bulk action")]).await.remove(0);
+    let (res, shown) =
+        tokio::join!(s.mcp.call("browser_select_option", json!({ "ref": bulk, "values": ["3"] })), async {
+            let (win, req) = human.next_request(SHOW_WITHIN).await.expect("choosing \"3\" ran without asking");
+            human.deny(&win, req.request).await.expect("click Deny");
+            req
+        });
+    assert_eq!(code(&res.expect("browser_select_option")), "APPROVAL_DENIED");
+    assert!(shown.text.contains("option matches \"delete\""), "{}", shown.text);
+    let res = s.mcp.ok("browser_select_option", json!({ "ref": bulk, "values": ["1"] })).await.expect_untrusted();
+    assert_eq!(res.data()["decided_by"], json!("policy"), "{}", res.raw);
+    assert_eq!(page_facts(&page).await["ran"], json!("bulk-1 "));
+
     // The harmless controls of the same page run without a question.
     let ok_refs = refs(&mut s, &HARMLESS.iter().map(|(r, n, _)| (*r, *n)).collect::<Vec<_>>()).await;
     for ((_, name, id), r) in HARMLESS.iter().zip(&ok_refs) {
