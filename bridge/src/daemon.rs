@@ -46,6 +46,11 @@ pub async fn serve_logging(
         log_file = %log_path.as_deref().map_or("none".into(), |p| p.display().to_string()),
         "daemon starting"
     );
+    // Room for the connection limit (which holds, lowered, if this fails).
+    match crate::server::raise_open_files_limit() {
+        Ok(open_files) => tracing::debug!(open_files, "open-file limit"),
+        Err(e) => tracing::warn!(error = %e, "open-file limit not raised"),
+    }
     let tokens = home.tokens()?;
     let port = port.or(file.server.port).unwrap_or(0);
     let addr = SocketAddr::new(ip, port);

@@ -7,9 +7,12 @@ use std::time::{Duration, Instant};
 
 use bridge::ServeConfig;
 use bridge::home::Tokens;
+use bridge::server::{HEADER_READ_TIMEOUT, IDLE_TIMEOUT};
 use common::*;
 use futures_util::SinkExt;
 use shared::protocol::{BridgeStatus, BridgeToExt, Command, ExtToBridge};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
@@ -384,4 +387,216 @@ async fn shutdown_ends_unauthenticated_sockets_and_mcp_streams() {
     let got = read_until_closed(&mut ws, Duration::from_secs(3)).await;
     assert!(got.ended);
     assert!(started.elapsed() < Duration::from_secs(4), "waited for the hello timeout");
+}
+
+// ---------------------------------------------------------------------------
+// Connection timeouts and the connection limit (`bridge::server` module
+// docs): half-open sockets neither stay open nor lock the agent out.
+// ---------------------------------------------------------------------------
+
+/// Half-open connections the flood test holds, when the open-file limit
+/// allows (see `half_open_connections_...`).
+const HALF_OPEN: usize = 1_500;
+/// Descriptors left for everything else in this process meanwhile (the
+/// other tests of this binary run in parallel).
+const FD_HEADROOM: usize = 512;
+/// Slack for the server to close a socket once its deadline has passed.
+const CLOSE_MARGIN: Duration = Duration::from_secs(3);
+
+/// Reads from `s` until the server closes it (EOF or reset), discarding what
+/// it sends; the instant it was seen closed, or `None` at `deadline`.
+async fn wait_closed(s: &mut TcpStream, deadline: Instant) -> Option<Instant> {
+    let mut buf = [0u8; 1024];
+    loop {
+        match tokio::time::timeout_at(deadline.into(), s.read(&mut buf)).await {
+            Err(_) => return None,
+            Ok(Ok(0) | Err(_)) => return Some(Instant::now()),
+            Ok(Ok(_)) => {}
+        }
+    }
+}
+
+/// One HTTP/1.1 response with a `Content-Length` body: status and body.
+async fn read_response(s: &mut TcpStream) -> (u16, String) {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut chunk))
+            .await
+            .expect("no response within 5 s")
+            .expect("read failed");
+        assert!(n > 0, "closed before the response head");
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
+    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).expect("status line");
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("content-length");
+    while buf.len() < head_end + length {
+        let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut chunk))
+            .await
+            .expect("body not complete within 5 s")
+            .expect("read failed");
+        assert!(n > 0, "closed within the body");
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    (status, String::from_utf8_lossy(&buf[head_end..head_end + length]).to_string())
+}
+
+/// 1,500 half-open connections (nothing sent, half a request line, a request
+/// line and `Host` without the blank line) are held while an extension says
+/// hello and an agent initializes and calls a tool: both get in, the agent
+/// within 2 s. Every half-open socket is closed by the server: those beyond
+/// the connection limit at once (evicted for the newer ones), the others at
+/// the header timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_open_connections_neither_lock_the_agent_out_nor_stay_open() {
+    let open_files = bridge::server::raise_open_files_limit().unwrap_or_else(|e| {
+        eprintln!("{e}; assuming 1024 open files");
+        1024
+    });
+    let b = Bridge::start().await;
+    let limit = b.state.connection_limit();
+    assert!(limit <= bridge::server::MAX_CONNECTIONS, "connection limit {limit}");
+    // A held socket costs this process one descriptor, and one more while
+    // the server has it (at most `limit` of them).
+    let budget = usize::try_from(open_files).unwrap_or(usize::MAX).saturating_sub(FD_HEADROOM);
+    let count = HALF_OPEN.min(budget.saturating_sub(limit).max(budget / 2));
+    if count < HALF_OPEN {
+        eprintln!(
+            "open-file limit {open_files} (hard): holding {count} half-open connections instead of {HALF_OPEN}{}",
+            if count <= limit { ", not more than the connection limit: nothing is evicted" } else { "" }
+        );
+    }
+
+    let partial = format!("POST /mcp HTTP/1.1\r\nHost: {}\r\n", b.host());
+    let flood_started = Instant::now();
+    let mut held = Vec::with_capacity(count);
+    for i in 0..count {
+        let connected = Instant::now();
+        let mut s = TcpStream::connect(b.addr).await.unwrap_or_else(|e| panic!("connect #{i}: {e}"));
+        let sent: &[u8] = match i % 3 {
+            0 => b"",
+            1 => b"POST /mcp HTT",
+            _ => partial.as_bytes(),
+        };
+        // A socket evicted already refuses the write; the read sees it.
+        let _ = s.write_all(sent).await;
+        held.push(tokio::spawn(async move {
+            let closed = wait_closed(&mut s, connected + HEADER_READ_TIMEOUT + CLOSE_MARGIN).await;
+            closed.map(|at| at - connected)
+        }));
+    }
+    let flood_took = flood_started.elapsed();
+
+    // The extension's hello authenticates while they are held.
+    let ext_started = Instant::now();
+    let _ext = tokio::time::timeout(HEADER_READ_TIMEOUT, FakeExt::connect(&b, browser_like()))
+        .await
+        .expect("the extension did not get in while the half-open connections were held");
+    let ext_took = ext_started.elapsed();
+
+    // The agent: initialize, then a real tools/call, within 2 s.
+    let agent_started = Instant::now();
+    let (client, status) = tokio::time::timeout(Duration::from_secs(2), async {
+        let client = mcp_client(&b).await;
+        let status = call_tool(&client, "browser_status", serde_json::json!({})).await;
+        (client, status)
+    })
+    .await
+    .expect("the agent's initialize + tools/call did not complete within 2 s");
+    let agent_took = agent_started.elapsed();
+    assert_eq!(status.is_error, Some(false), "{status:?}");
+    let browsers = status.structured_content.as_ref().expect("structured status")["browsers"].clone();
+    assert_eq!(browsers.as_array().map(Vec::len), Some(1), "{browsers}");
+    assert!(b.state.open_connections() <= limit);
+
+    let (mut early, mut still_open, mut last) = (0usize, 0usize, Duration::ZERO);
+    for h in held {
+        match h.await.unwrap() {
+            None => still_open += 1,
+            Some(after) => {
+                if after < HEADER_READ_TIMEOUT {
+                    early += 1;
+                }
+                last = last.max(after);
+            }
+        }
+    }
+    eprintln!(
+        "{count} half-open connections opened in {flood_took:?} (limit {limit}); extension hello {ext_took:?}, \
+         agent initialize + tools/call {agent_took:?}; {early} closed before the header timeout, the last after \
+         {last:?}, {still_open} still open"
+    );
+    assert_eq!(
+        still_open,
+        0,
+        "half-open connections still open {:?} after they connected",
+        HEADER_READ_TIMEOUT + CLOSE_MARGIN
+    );
+    if count > limit {
+        assert!(early >= count - limit, "{early} of {count} closed before the header timeout with a limit of {limit}");
+    }
+    client.cancel().await.unwrap();
+}
+
+/// After a complete exchange, a keep-alive connection that sends nothing
+/// more is closed after the idle timeout (and not before: a second request
+/// within it is answered on the same connection).
+#[tokio::test]
+async fn a_keep_alive_connection_is_closed_after_the_idle_timeout() {
+    let b = Bridge::start().await;
+    let request = format!("GET /status HTTP/1.1\r\nHost: {}\r\n{}\r\n\r\n", b.host(), bearer(b.mcp_token()));
+    let mut s = TcpStream::connect(b.addr).await.unwrap();
+    s.write_all(request.as_bytes()).await.unwrap();
+    assert_eq!(read_response(&mut s).await.0, 200);
+    tokio::time::sleep(IDLE_TIMEOUT / 2).await;
+    s.write_all(request.as_bytes()).await.unwrap();
+    let (status, body) = read_response(&mut s).await;
+    assert_eq!(status, 200);
+    assert_eq!(serde_json::from_str::<BridgeStatus>(&body).unwrap().port, b.port);
+    let answered = Instant::now();
+    let closed = wait_closed(&mut s, answered + IDLE_TIMEOUT + CLOSE_MARGIN).await;
+    let after = closed.expect("the idle keep-alive connection stayed open") - answered;
+    // The server's timer starts when the body has been handed over, a little
+    // before it was read here.
+    assert!(after + Duration::from_millis(250) >= IDLE_TIMEOUT, "closed after {after:?}, before the idle timeout");
+    assert_eq!(b.state.open_connections(), 0);
+}
+
+/// Request headers trickled a line at a time are cut at the header
+/// deadline: sending something does not extend it.
+#[tokio::test]
+async fn trickled_request_headers_are_cut_at_the_header_deadline() {
+    let b = Bridge::start().await;
+    let started = Instant::now();
+    let s = TcpStream::connect(b.addr).await.unwrap();
+    let (mut rd, mut wr) = s.into_split();
+    wr.write_all(format!("GET /status HTTP/1.1\r\nHost: {}\r\n", b.host()).as_bytes()).await.unwrap();
+    let trickle = tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            if wr.write_all(b"X-Slow: 1\r\n").await.is_err() {
+                return;
+            }
+        }
+    });
+    let mut buf = [0u8; 1024];
+    let deadline = started + HEADER_READ_TIMEOUT + CLOSE_MARGIN;
+    let closed = loop {
+        match tokio::time::timeout_at(deadline.into(), rd.read(&mut buf)).await {
+            Err(_) => break None,
+            Ok(Ok(0) | Err(_)) => break Some(started.elapsed()),
+            Ok(Ok(_)) => {}
+        }
+    };
+    trickle.abort();
+    let after = closed.expect("a connection trickling its headers stayed open");
+    assert!(after >= HEADER_READ_TIMEOUT, "closed after {after:?}, before the header timeout");
 }

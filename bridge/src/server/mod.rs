@@ -1,5 +1,10 @@
 //! HTTP server: [`run`] (bind check + graceful shutdown) and [`app`] (the
-//! router, testable with `tower::ServiceExt::oneshot`).
+//! router, testable with `tower::ServiceExt::oneshot`). Connections are
+//! accepted and timed by [`conn`]: HTTP/1.1 only, request headers within
+//! [`HEADER_READ_TIMEOUT`], keep-alive connections idle at most
+//! [`IDLE_TIMEOUT`], at most [`AppState::connection_limit`] open, and at the
+//! limit a waiting connection makes room for the new one, so half-open
+//! sockets cannot lock the agent out.
 //!
 //! Routes:
 //! - `POST|GET|DELETE /mcp` — MCP streamable HTTP (rmcp), `Authorization:
@@ -14,6 +19,7 @@
 //! of [`ServeConfig::extension_origins`]. No CORS header is ever sent.
 
 mod actions;
+mod conn;
 mod ext;
 mod guard;
 mod mcp;
@@ -37,6 +43,9 @@ use tokio_util::task::TaskTracker;
 use crate::config::ServeConfig;
 use crate::error::Error;
 
+pub use conn::{
+    EVICTION_WARNING_INTERVAL, HEADER_READ_TIMEOUT, IDLE_TIMEOUT, MAX_CONNECTIONS, RESERVED_FDS, raise_open_files_limit,
+};
 pub use ext::{ConnectionInfo, ExtHub};
 
 /// Failed `/ext` hellos within [`AUTH_FAILURE_WINDOW`] after which new
@@ -65,6 +74,8 @@ struct Inner {
     ext_auth: guard::AuthLimiter,
     cancel: CancellationToken,
     tracker: TaskTracker,
+    /// Open connections and their limit.
+    connections: Arc<conn::Connections>,
     mcp_sessions: Arc<LocalSessionManager>,
     mcp_handlers: AtomicU64,
     started: Instant,
@@ -112,6 +123,7 @@ impl AppState {
                 ext_auth: guard::AuthLimiter::new(MAX_AUTH_FAILURES, AUTH_FAILURE_WINDOW),
                 cancel: CancellationToken::new(),
                 tracker: TaskTracker::new(),
+                connections: Arc::new(conn::Connections::for_this_process()),
                 mcp_sessions: Arc::new(LocalSessionManager::default()),
                 mcp_handlers: AtomicU64::new(0),
                 started: Instant::now(),
@@ -184,6 +196,20 @@ impl AppState {
         }
     }
 
+    /// Connections open now and counted against
+    /// [`connection_limit`](Self::connection_limit): accepted, not closed and
+    /// not being closed; upgraded ones included.
+    pub fn open_connections(&self) -> usize {
+        self.inner.connections.counted()
+    }
+
+    /// Most connections open at once: [`MAX_CONNECTIONS`], lower when the
+    /// soft open-file limit when this state was created left less than that
+    /// above [`RESERVED_FDS`].
+    pub fn connection_limit(&self) -> usize {
+        self.inner.connections.limit()
+    }
+
     /// Seconds since this state was created.
     pub fn uptime(&self) -> Duration {
         self.inner.started.elapsed()
@@ -247,7 +273,7 @@ pub async fn serve(
     }
     let cancel = state.shutdown_token();
     let tracker = state.inner.tracker.clone();
-    tracing::debug!(%addr, "server listening");
+    tracing::debug!(%addr, limit = state.connection_limit(), "server listening");
     let signal = {
         let cancel = cancel.clone();
         async move {
@@ -255,24 +281,15 @@ pub async fn serve(
                 _ = shutdown => {}
                 _ = cancel.cancelled() => {}
             }
-            // Ends WebSocket tasks and rmcp sessions/SSE streams, so the
-            // graceful shutdown below does not wait on them forever.
-            cancel.cancel();
         }
     };
-    // No Nagle delay: an MCP answer is a small event then the result, and
-    // holding the second write until the first is acknowledged cost up to
-    // 40 ms a call.
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    let result = axum::serve(listener, app(state)).with_graceful_shutdown(signal).await;
-    cancel.cancel();
+    let connections = state.inner.connections.clone();
+    // Returns once `signal` completed, having cancelled `cancel` (which ends
+    // WebSocket tasks and rmcp sessions/SSE streams, so connections do not
+    // wait on them forever) and closed the connections waiting for a request.
+    conn::accept_loop(listener, app(state), connections, cancel, tracker.clone(), signal).await;
     tracker.close();
     tracker.wait().await;
     tracing::debug!(%addr, "server stopped");
-    result.map_err(|e| {
-        tracing::error!(error = %e, "server failed");
-        Error::Server(e.to_string())
-    })
+    Ok(())
 }
