@@ -24,7 +24,14 @@ struct Upstream {
 
 /// Runs until stdin closes.
 pub async fn run(port: u16, token: String) -> Result<(), Error> {
-    let http = reqwest::Client::builder().no_proxy().build().map_err(|e| Error::Server(format!("http client: {e}")))?;
+    // Idle connections are dropped before the daemon's idle timeout closes
+    // them, so a request is never sent on a socket the daemon is closing.
+    let idle = crate::server::IDLE_TIMEOUT.saturating_sub(std::time::Duration::from_secs(2));
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .pool_idle_timeout(idle)
+        .build()
+        .map_err(|e| Error::Server(format!("http client: {e}")))?;
     let up = Arc::new(Upstream {
         http,
         url: format!("http://127.0.0.1:{port}/mcp"),

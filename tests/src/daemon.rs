@@ -51,7 +51,10 @@ impl Daemon {
             mcp_token: String::new(),
             home,
             logs,
-            http: reqwest::Client::builder().timeout(Duration::from_secs(30)).build()?,
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(30))
+                .pool_idle_timeout(Duration::from_secs(3))
+                .build()?,
         };
         d.wait_ready().await?;
         Ok(d)

@@ -31,7 +31,10 @@ impl Mcp {
     /// Connects to `http://127.0.0.1:PORT/mcp` and runs the handshake.
     pub async fn connect(port: u16, token: &str) -> Result<Mcp> {
         let mut mcp = Mcp {
-            http: reqwest::Client::builder().timeout(Duration::from_secs(120)).build()?,
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(120))
+                .pool_idle_timeout(Duration::from_secs(3))
+                .build()?,
             url: format!("http://127.0.0.1:{port}/mcp"),
             token: token.to_string(),
             session: None,

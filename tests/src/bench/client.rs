@@ -44,7 +44,10 @@ impl Timed {
 impl BenchMcp {
     pub async fn connect(port: u16, token: &str) -> Result<BenchMcp> {
         let mut c = BenchMcp {
-            http: reqwest::Client::builder().timeout(Duration::from_secs(120)).build()?,
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(120))
+                .pool_idle_timeout(Duration::from_secs(3))
+                .build()?,
             url: format!("http://127.0.0.1:{port}/mcp"),
             token: token.to_string(),
             session: None,
