@@ -234,6 +234,31 @@ async fn binary_frames_close_the_socket() {
 }
 
 #[tokio::test]
+async fn a_frame_over_the_limit_closes_the_socket_and_one_under_it_is_read() {
+    use shared::limits::MAX_FRAME_BYTES;
+    let b = Bridge::start().await;
+    let mut ws = authenticated_ws(&b).await;
+    // A valid ping padded with JSON whitespace to just under the limit: read.
+    let ping = |seq: u64, size: usize| {
+        let mut f = format!("{{\"type\":\"ping\",\"seq\":{seq}");
+        f.push_str(&" ".repeat(size - f.len() - 1));
+        f.push('}');
+        f
+    };
+    ws.send(Message::text(ping(1, MAX_FRAME_BYTES - 1024))).await.unwrap();
+    assert_eq!(next_frame(&mut ws).await, BridgeToExt::Pong { seq: 1 });
+    // One byte over: the bridge drops the socket without reading it.
+    // (The bridge may reset the connection while the frame is still being sent.)
+    if ws.send(Message::text(ping(2, MAX_FRAME_BYTES + 1))).await.is_ok() {
+        let got = read_until_closed(&mut ws, Duration::from_secs(5)).await;
+        assert!(got.ended, "an oversized frame left the socket open");
+        assert!(got.frames.is_empty(), "an oversized frame was answered: {:?}", got.frames);
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!b.state.hub().is_connected());
+}
+
+#[tokio::test]
 async fn six_invalid_frames_close_an_authenticated_socket() {
     let b = Bridge::start().await;
     let mut ws = authenticated_ws(&b).await;

@@ -212,6 +212,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_agent_never_fills_passwords_cards_or_bank_details() {
+        for kind in SensitiveKind::ALL {
+            let never = matches!(kind, SensitiveKind::Password | SensitiveKind::Card | SensitiveKind::Bank);
+            assert_eq!(kind.agent_may_never_fill(), never, "{kind:?}");
+        }
+    }
+
+    #[test]
     fn names_that_read_as_secrets_are_sensitive() {
         for (s, kind) in [
             ("api_token", SensitiveKind::Token),
