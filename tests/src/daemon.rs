@@ -187,16 +187,25 @@ pub struct CliOutput {
 
 impl Drop for Daemon {
     fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            crate::send_signal(child.id(), "TERM");
+        self.stop();
+        // A daemon someone else started in this home — the extension's
+        // native host, when the test stopped ours while the browser was
+        // still running, or `chaperone mcp` — ends with the test too.
+        let info = std::fs::read_to_string(self.home().join("daemon.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<DaemonInfo>(&t).ok());
+        if let Some(info) = info
+            && info.pid != 0
+        {
+            let alive = || std::path::Path::new(&format!("/proc/{}", info.pid)).exists();
+            crate::send_signal(info.pid, "TERM");
             for _ in 0..100 {
-                if matches!(child.try_wait(), Ok(Some(_))) {
+                if !alive() {
                     return;
                 }
                 std::thread::sleep(Duration::from_millis(50));
             }
-            let _ = child.kill();
-            let _ = child.wait();
+            crate::send_signal(info.pid, "KILL");
         }
     }
 }
