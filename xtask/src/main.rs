@@ -260,7 +260,7 @@ fn binaryen_bin(root: &Path, tool: &str) -> PathBuf {
 // ---------------------------------------------------------------- build
 
 /// Builds dist/extension/: manifest, JS loaders, worker (wasm-bindgen
-/// `web`), content script (wasm2js, DESIGN §8).
+/// `web`), content script (wasm2js; docs/design.md, "Build and test facts").
 pub fn build_extension(root: &Path) -> Result<()> {
     let start = Instant::now();
     let manifest = check_manifest(root)?;
@@ -361,11 +361,13 @@ fn build_content(root: &Path, dist: &Path) -> Result<()> {
             .args(["build", "-p", "content", "--target", "wasm32-unknown-unknown", "--profile", "wasm", "--target-dir"])
             .arg(&target_dir)
             .env("RUSTFLAGS", "-C target-feature=-reference-types,-multivalue")
-            // Speed over size for the content script only: under wasm2js its
-            // walk ran ~30 % faster at opt-level 3 with binaryen -O3 than
-            // at "s"/-Os, for ~8 % more JS and no slower first load
-            // (BENCHMARKS.md). The worker keeps the profile's "s".
-            .env("CARGO_PROFILE_WASM_OPT_LEVEL", "3")
+            // rustc at "s", binaryen at -O3 (below). The root manifest used
+            // to say "s" for this package in `[profile.release.package]`,
+            // which the `wasm` profile inherits and which beat the "3" this
+            // line then set: every measured build (BENCHMARKS.md, the ~30 %
+            // faster walk with binaryen -O3) was rustc "s". Said here, once.
+            // rustc "3" makes the bundle ~17 % larger (2.7 → 3.2 MB of JS).
+            .env("CARGO_PROFILE_WASM_OPT_LEVEL", "s")
             .env_remove("CARGO_ENCODED_RUSTFLAGS")
             .current_dir(root),
     )?;
@@ -430,7 +432,8 @@ fn build_content(root: &Path, dist: &Path) -> Result<()> {
 /// wasm2js grows memory by allocating a new ArrayBuffer and leaves the old
 /// one attached; wasm-bindgen's glue only refreshes its cached views when
 /// they are detached (`byteLength === 0`), so it would keep using stale
-/// memory (DESIGN §8). Detach the old buffer after copying.
+/// memory (docs/design.md, "Build and test facts"). Detach the old buffer
+/// after copying.
 fn patch_memory_grow(js: &str) -> Result<String> {
     let start = js.find("function __wasm_memory_grow(").context("wasm2js output has no __wasm_memory_grow")?;
     let body = &js[start..];

@@ -92,7 +92,7 @@ pub fn resolve(el: &Element) -> Result<ResolvedElement, WireError> {
         // A field's content is what is typed into it, not a label.
         String::new()
     } else {
-        visible_text(el, &tag, &input_type)
+        visible_text(el, &tag, &input_type, &pseudo)
     };
     let (target, form_method, form_fields) = target_of(el, &tag, form.as_ref());
     let options = if tag == "select" { options_of(el) } else { Vec::new() };
@@ -142,6 +142,8 @@ pub fn resolve(el: &Element) -> Result<ResolvedElement, WireError> {
 
 /// Fields of a form looked at for [`ElementFacts::form_fields`].
 const MAX_FORM_FIELDS: u32 = 200;
+/// Elements under a control whose generated content is read.
+const MAX_PSEUDO_PARTS: u32 = 64;
 /// Elements under a control looked at for icon hints.
 const MAX_ICON_PARTS: u32 = 12;
 
@@ -149,7 +151,7 @@ const MAX_ICON_PARTS: u32 = 12;
 /// `::before`, rendered text (`innerText`, which leaves out what is not
 /// rendered but keeps what is merely clipped) and `::after`; the `value`
 /// of an input button; else its `title` and the label of its icon.
-fn visible_text(el: &Element, tag: &str, input_type: &str) -> String {
+fn visible_text(el: &Element, tag: &str, input_type: &str, pseudo: &Pseudo) -> String {
     let mut text = String::new();
     if tag == "input" {
         match input_type {
@@ -171,6 +173,19 @@ fn visible_text(el: &Element, tag: &str, input_type: &str) -> String {
             None => text.push_str(&el.text_content().unwrap_or_default()),
         }
         name::pseudo_text(el, "::after", &mut text);
+        // Generated content of descendants shows too (`innerText` leaves
+        // it out): a `<span>` whose `::before` says "Delete account".
+        if let Ok(all) = el.query_selector_all("*") {
+            for i in 0..all.length().min(MAX_PSEUDO_PARTS) {
+                let Some(d) = all.item(i).and_then(|n| n.dyn_into::<Element>().ok()) else { continue };
+                if pseudo.may_have(&d) {
+                    text.push(' ');
+                    name::pseudo_text(&d, "::before", &mut text);
+                    text.push(' ');
+                    name::pseudo_text(&d, "::after", &mut text);
+                }
+            }
+        }
     }
     let mut text = collapse(&text, 400);
     if shared::sensitive::words(&text).is_empty() {

@@ -68,7 +68,7 @@ impl Pseudo {
         }
     }
 
-    fn may_have(&self, el: &Element) -> bool {
+    pub fn may_have(&self, el: &Element) -> bool {
         // Shadow trees and frames bring their own sheets.
         if matches!(self.kind, PseudoKind::Always) || !self.doc.contains(Some(el)) {
             return true;

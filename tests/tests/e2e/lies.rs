@@ -27,6 +27,7 @@ const LIES: &[(&str, &str, &str, &str)] = &[
     ("button", "Refresh", "labelledby-lie", "visible text \"Delete account\""),
     ("button", "Options", "icon-lie", "matches \"delete\""),
     ("button", "\u{1F5D1}", "emoji-title", "visible text \"Trash delete\" matches \"delete\""),
+    ("button", "Show details", "pseudo-lie", "visible text \"Delete account\""),
     ("button", "Dеlеtе аccount", "glyph-lie", "name matches \"delete\""),
     ("link", "Continue", "link-lie", "link goes to \"/lies/account/delete?confirm=1\""),
     ("button", "Next", "role-button-lie", "link goes to \"/lies/account/remove.html?all=1\""),
@@ -93,7 +94,7 @@ async fn controls_that_lie_ask_and_harmless_ones_run() {
         assert!(shown.text.contains(why), "{id}: the window does not give the reason {why:?}: {}", shown.text);
         assert!(shown.text.contains("Risk: high"), "{id}: {}", shown.text);
         let shows = match *id {
-            "aria-lie" | "sr-lie" | "labelledby-lie" => Some("Delete account"),
+            "aria-lie" | "sr-lie" | "labelledby-lie" | "pseudo-lie" => Some("Delete account"),
             "icon-lie" => Some("delete"),
             "emoji-title" => Some("Trash delete"),
             _ => None,
