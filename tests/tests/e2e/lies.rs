@@ -10,10 +10,11 @@
 //! window sits beside it. The person is played with trusted clicks in the
 //! extension's own window; the page's swaps are the page's own script.
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tests::{Browser, BrowserOptions, CdpSession, Daemon, FixtureServer, Human, Stack, ref_of};
+use tests::{Browser, BrowserOptions, CdpSession, Daemon, FixtureServer, Human, ShownRequest, Stack, ref_of};
 
 use crate::{code, new_tab, page_at, snapshot};
 
@@ -44,6 +45,21 @@ const HARMLESS: &[(&str, &str, &str)] = &[
     ("link", "Next page", ""),
 ];
 
+/// Waits for a request the approval window shows that is not in `seen`
+/// (the window may be closing after the previous answer, and reopen).
+async fn new_request(human: &Human, seen: &mut HashSet<u64>) -> Option<(CdpSession, ShownRequest)> {
+    let found = tests::poll(SHOW_WITHIN, Duration::from_millis(150), || async {
+        let win = human.approval_window(Duration::from_secs(1)).await.ok()?;
+        let shown = human.wait_for_request(&win, Duration::from_millis(500)).await.ok()?;
+        (!seen.contains(&shown.request)).then_some((win, shown))
+    })
+    .await;
+    if let Some((_, shown)) = &found {
+        seen.insert(shown.request);
+    }
+    found
+}
+
 async fn refs(s: &mut Stack, want: &[(&str, &str)]) -> Vec<String> {
     let snap = snapshot(&mut s.mcp, json!({})).await.snapshot();
     want.iter()
@@ -73,6 +89,7 @@ async fn overlay_seen_by_page(page: &CdpSession, id: &str) -> Value {
 async fn controls_that_lie_ask_and_harmless_ones_run() {
     let mut s = Stack::start_with_config(Some("approval_timeout_secs = 60\n")).await.expect("start the stack");
     let human = Human::new(&s.browser.cdp);
+    let mut seen = HashSet::new();
     let url = s.url("/lies/index.html");
     new_tab(&mut s.mcp, &url).await;
     let page = page_at(&s, &url).await;
@@ -81,10 +98,9 @@ async fn controls_that_lie_ask_and_harmless_ones_run() {
     for ((role, name, id, why), r) in LIES.iter().zip(&lie_refs) {
         let before = page_facts(&page).await;
         let (res, (shown, overlay)) = tokio::join!(s.mcp.call("browser_click", json!({ "ref": r })), async {
-            let (win, req) = human
-                .next_request(SHOW_WITHIN)
+            let (win, req) = new_request(&human, &mut seen)
                 .await
-                .unwrap_or_else(|e| panic!("{role} {name:?} ({id}) ran without asking: {e:#}"));
+                .unwrap_or_else(|| panic!("{role} {name:?} ({id}) ran without asking"));
             let overlay = overlay_seen_by_page(&page, id).await;
             human.deny(&win, req.request).await.expect("click Deny");
             (req, overlay)
@@ -128,11 +144,13 @@ async fn controls_that_lie_ask_and_harmless_ones_run() {
     let bulk = refs(&mut s, &[("combobox", "Bulk action")]).await.remove(0);
     let (res, shown) =
         tokio::join!(s.mcp.call("browser_select_option", json!({ "ref": bulk, "values": ["3"] })), async {
-            let (win, req) = human.next_request(SHOW_WITHIN).await.expect("choosing \"3\" ran without asking");
+            let (win, req) = new_request(&human, &mut seen).await?;
             human.deny(&win, req.request).await.expect("click Deny");
-            req
+            Some(req)
         });
-    assert_eq!(code(&res.expect("browser_select_option")), "APPROVAL_DENIED");
+    let res = res.expect("browser_select_option");
+    let shown = shown.unwrap_or_else(|| panic!("choosing \"3\" did not ask: {}", res.raw));
+    assert_eq!(code(&res), "APPROVAL_DENIED", "{}", res.raw);
     assert!(shown.text.contains("option matches \"delete\""), "{}", shown.text);
     let res = s.mcp.ok("browser_select_option", json!({ "ref": bulk, "values": ["1"] })).await.expect_untrusted();
     assert_eq!(res.data()["decided_by"], json!("policy"), "{}", res.raw);
@@ -200,6 +218,7 @@ async fn window_of(cdp: &tests::Cdp, target_id: &str) -> [i64; 4] {
 async fn swaps_after_the_decision_are_refused_and_nothing_is_sent() {
     let mut s = stack_on_a_large_screen("approval_timeout_secs = 60\n").await;
     let human = Human::new(&s.browser.cdp);
+    let mut seen = HashSet::new();
     let url = s.url("/lies/swaps.html");
     new_tab(&mut s.mcp, &url).await;
     let page = page_at(&s, &url).await;
@@ -216,7 +235,7 @@ async fn swaps_after_the_decision_are_refused_and_nothing_is_sent() {
         s.mcp.ok("browser_navigate", json!({ "url": url })).await;
         let r = refs(&mut s, &[(role, name)]).await;
         let (res, _) = tokio::join!(s.mcp.call("browser_click", json!({ "ref": r[0] })), async {
-            let (win, req) = human.next_request(SHOW_WITHIN).await.expect("the approval window shows the request");
+            let (win, req) = new_request(&human, &mut seen).await.expect("the approval window shows the request");
             page.evaluate(&format!("{swap}; true")).await.expect("the page swaps");
             human.approve(&win, req.request).await.expect("click Approve");
         });
@@ -231,7 +250,7 @@ async fn swaps_after_the_decision_are_refused_and_nothing_is_sent() {
     s.mcp.ok("browser_navigate", json!({ "url": url })).await;
     let r = refs(&mut s, &[("button", "Delete selected draft")]).await;
     let (res, _) = tokio::join!(s.mcp.call("browser_click", json!({ "ref": r[0] })), async {
-        let (win, req) = human.next_request(SHOW_WITHIN).await.expect("the approval window shows the request");
+        let (win, req) = new_request(&human, &mut seen).await.expect("the approval window shows the request");
         human.approve(&win, req.request).await.expect("click Approve");
     });
     let res = res.expect("browser_click").expect_untrusted();
@@ -248,7 +267,7 @@ async fn swaps_after_the_decision_are_refused_and_nothing_is_sent() {
     let cdp = s.browser.cdp.clone();
     let (res, (overlay, approval, element)) =
         tokio::join!(s.mcp.call("browser_click", json!({ "ref": r[0] })), async {
-            let (win, req) = human.next_request(SHOW_WITHIN).await.expect("the approval window shows the request");
+            let (win, req) = new_request(&human, &mut seen).await.expect("the approval window shows the request");
             let overlay = overlay_seen_by_page(&page, "buy-far").await;
             let targets = cdp.targets().await.expect("targets");
             let approval =
