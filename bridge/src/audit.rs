@@ -1,7 +1,8 @@
 //! The audit log: SQLite in `home/chaperone.db` (WAL, `synchronous=FULL`,
-//! file 0600). One row per action and per decision (DESIGN §5). Every text
-//! field passes through `shared::redact` and URLs lose their query string
-//! here, as a last line of defence behind the masking done by callers.
+//! file 0600). One row per action and per decision (docs/design.md, "Policy,
+//! approvals and audit"). Every text field passes through `shared::redact`
+//! and URLs lose their query string here, as a last line of defence behind
+//! the masking done by callers.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

@@ -1,4 +1,5 @@
-//! Chrome's native-messaging bootstrap (DESIGN §2).
+//! Chrome's native-messaging bootstrap (docs/design.md, "Processes and
+//! channels").
 //!
 //! Chrome starts `chaperone chrome-extension://<id>/` with the extension's
 //! origin as the first argument and speaks length-prefixed JSON on stdio.

@@ -1,4 +1,5 @@
-//! Audit rows as `chaperone audit --json` exports them (DESIGN §5).
+//! Audit rows as `chaperone audit --json` exports them
+//! (docs/design.md, "Policy, approvals and audit").
 //! Every text field is masked/redacted before it is stored.
 
 use serde::{Deserialize, Serialize};

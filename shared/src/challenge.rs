@@ -1,5 +1,5 @@
-//! Challenge detection (DESIGN §4): CAPTCHAs, MFA/OTP entry, passkeys,
-//! password logins, OAuth consent screens and block pages.
+//! Challenge detection (docs/design.md, "Observation"): CAPTCHAs, MFA/OTP
+//! entry, passkeys, password logins, OAuth consent screens and block pages.
 //!
 //! The content script only gathers [`PageSignals`] (cheap DOM facts); the
 //! decision is the pure function [`detect`], so it is the same everywhere
@@ -61,8 +61,9 @@
 //!   with a username/email field or a sign-in button; a sign-up form (a
 //!   `new-password` field, a username/email field and a "Sign up"/"Create
 //!   account"/"Register" button) — decided: sign-up counts as `login`,
-//!   because choosing and entering a password is the human's job (DESIGN
-//!   §6); an identifier-first sign-in step (title/heading "Sign in", one
+//!   because choosing and entering a password is the human's job
+//!   (docs/design.md, "Secrets, sensitive fields and files"); an
+//!   identifier-first sign-in step (title/heading "Sign in", one
 //!   username/email field and a Next/Continue/Sign in button). A
 //!   change-password form on a settings page (only password fields, a
 //!   "Save"/"Update password" button; a password field counts as new when

@@ -1,4 +1,5 @@
-//! Stable error codes returned to agents (DESIGN §3).
+//! Stable error codes returned to agents (docs/design.md, "The agent's
+//! tools").
 
 use serde::{Deserialize, Serialize};
 

@@ -1,7 +1,8 @@
-//! One-line summaries of page actions, masked for where they go (DESIGN §5,
-//! §6): the approval window and the audit log show what will be typed
-//! unless the target is a sensitive field; log lines never show a typed
-//! literal at all.
+//! One-line summaries of page actions, masked for where they go
+//! (docs/design.md, "Policy, approvals and audit" and "Secrets, sensitive
+//! fields and files"): the approval window and the audit log show what will
+//! be typed unless the target is a sensitive field; log lines never show a
+//! typed literal at all.
 //!
 //! `click button "Delete account" [e12]`,
 //! `type "••••" into textbox "API token" [e5], then press Enter`.

@@ -1,4 +1,5 @@
-//! What happens to an action of a given risk on a given site (DESIGN §5).
+//! What happens to an action of a given risk on a given site
+//! (docs/design.md, "Policy, approvals and audit").
 //!
 //! The user's `config.toml` is the only source of a [`Policy`]; nothing on
 //! the wire can build or loosen one. Parsing validates everything (origin

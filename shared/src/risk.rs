@@ -1,4 +1,5 @@
-//! Risk classification of one browser action (DESIGN §5).
+//! Risk classification of one browser action
+//! (docs/design.md, "Policy, approvals and audit").
 //!
 //! `classify(action, element, url, sensitive)` looks at the kind of action,
 //! the resolved element (role, accessible name, form facts, context labels)

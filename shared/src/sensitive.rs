@@ -1,7 +1,7 @@
-//! Sensitive-field detection (DESIGN §6): password inputs, `autocomplete`
-//! tokens for cards, one-time codes and passwords, or a name/id/label/
-//! placeholder that reads like one. Values of such fields are always shown
-//! as [`MASK`] and never recorded.
+//! Sensitive-field detection (docs/design.md, "Secrets, sensitive fields and
+//! files"): password inputs, `autocomplete` tokens for cards, one-time codes
+//! and passwords, or a name/id/label/placeholder that reads like one. Values
+//! of such fields are always shown as [`MASK`] and never recorded.
 //!
 //! One matcher over normalised words stands in for "one regex": `shared`
 //! has no regex engine, and word matching is what the rule means anyway

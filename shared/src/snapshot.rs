@@ -1,5 +1,5 @@
 //! The snapshot model the content script produces, and its compact text
-//! rendering for agents (DESIGN §4).
+//! rendering for agents (docs/design.md, "Observation").
 //!
 //! The content script walks the DOM and sends a flat list of [`Node`]s in
 //! document order (depth gives the structure). The bridge renders them to

@@ -1,5 +1,6 @@
-//! Arguments of the agent's MCP tools (DESIGN §3). Unknown fields are
-//! refused, so no argument can smuggle in a risk level or an approval.
+//! Arguments of the agent's MCP tools (docs/design.md, "The agent's tools").
+//! Unknown fields are refused, so no argument can smuggle in a risk level or
+//! an approval.
 
 use serde::{Deserialize, Serialize};
 

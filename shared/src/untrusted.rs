@@ -1,5 +1,6 @@
-//! Wrapping of page-derived data (DESIGN §3): everything that came from a
-//! web page is handed to the agent as data, with a notice that says so.
+//! Wrapping of page-derived data (docs/design.md, "The agent's tools"):
+//! everything that came from a web page is handed to the agent as data, with
+//! a notice that says so.
 
 use serde_json::{Value, json};
 

@@ -1,5 +1,6 @@
 //! Faithfulness of `browser_snapshot` against Chromium's own accessibility
-//! tree (DESIGN §4, issue 3 acceptance), on every fixture page.
+//! tree (docs/design.md, "Observation"; issue 3 acceptance), on every
+//! fixture page.
 //!
 //! For each page (`tests::fixture_pages`): load it in the agent's tab
 //! (MCP), read Chromium's tree over CDP (`Accessibility.getFullAXTree` of

@@ -1,7 +1,8 @@
-//! Challenge detection, DOM side (DESIGN §4): gathers
+//! Challenge detection, DOM side (docs/design.md, "Observation"): gathers
 //! [`PageSignals`] from the live page. The snapshot carries them to the
 //! service worker, which runs the pure [`shared::challenge::detect`] (real
-//! WASM there; DESIGN §8 keeps classification out of the content script).
+//! WASM there; classification stays out of the content script:
+//! docs/design.md, "Build and test facts").
 //!
 //! Two ways to the same signals:
 //! - a snapshot whose walk saw the whole page gathers headings, buttons,

@@ -1,4 +1,5 @@
-//! Chaperone content script (DESIGN §4, §8).
+//! Chaperone content script (docs/design.md, "Observation" and "Build and
+//! test facts").
 //!
 //! Runs inside every http(s) page, compiled from WASM to plain JS with
 //! binaryen's `wasm2js` so that strict page CSPs (no `'wasm-unsafe-eval'`)

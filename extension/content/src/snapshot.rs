@@ -1,4 +1,4 @@
-//! The DOM walk behind a snapshot (DESIGN §4).
+//! The DOM walk behind a snapshot (docs/design.md, "Observation").
 //!
 //! Visible elements in flat-tree order (open shadow roots through their
 //! slots, same-origin iframes in place, cross-origin iframes as one

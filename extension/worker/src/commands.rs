@@ -1,4 +1,5 @@
-//! Runs one bridge command against the browser (DESIGN §2, §4).
+//! Runs one bridge command against the browser (docs/design.md, "Processes
+//! and channels" and "Observation").
 
 use std::cell::RefCell;
 

@@ -1,4 +1,5 @@
-//! Challenge detection through the whole stack (DESIGN §4, §9): every
+//! Challenge detection through the whole stack (docs/design.md,
+//! "Observation" and "Decisions where the references differ"): every
 //! challenge fixture names its kind in the snapshot header, and no benign
 //! look-alike gets a `Challenge:` line.
 

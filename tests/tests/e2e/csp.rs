@@ -1,5 +1,6 @@
-//! Snapshots on pages with strict Content-Security-Policies (DESIGN §8:
-//! the content script must run where `'wasm-unsafe-eval'` is not allowed).
+//! Snapshots on pages with strict Content-Security-Policies (docs/design.md,
+//! "Build and test facts": the content script must run where
+//! `'wasm-unsafe-eval'` is not allowed).
 
 use serde_json::json;
 use tests::Stack;

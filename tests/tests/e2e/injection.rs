@@ -1,5 +1,6 @@
-//! Prompt-injection defence in the output (DESIGN §3, §4; reference 000):
-//! page text and names are data. On `fixtures/sites/injection/`, hidden
+//! Prompt-injection defence in the output (docs/design.md, "The agent's
+//! tools" and "Observation"; SECURITY.md; reference 000, see
+//! docs/design.md, "Sources"): page text and names are data. On `fixtures/sites/injection/`, hidden
 //! injected text never reaches the agent, names cannot add lines or refs of
 //! their own, fake header lines stay inside quotes, and every result is
 //! wrapped with the untrusted-content notice.

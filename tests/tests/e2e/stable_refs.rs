@@ -1,5 +1,5 @@
 //! Refs stay stable for the same element across snapshots of one document
-//! (DESIGN §4, issue 3): the page `refs/mutations.html` inserts rows above
+//! (docs/design.md, "Observation"; issue 3): the page `refs/mutations.html` inserts rows above
 //! a list, re-renders the list with brand-new nodes, renames a button and
 //! opens a dialog, each behind a button the test clicks over CDP.
 //!
