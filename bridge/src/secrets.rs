@@ -310,8 +310,7 @@ impl SecretStore {
         let guard = self.conn(false)?;
         let Some(conn) = guard.as_ref() else { return Ok(Vec::new()) };
         let read = |e: rusqlite::Error| self.db_error(format!("read: {e}"));
-        let mut stmt =
-            conn.prepare("SELECT name, created, updated, sites FROM secrets ORDER BY name").map_err(read)?;
+        let mut stmt = conn.prepare("SELECT name, created, updated, sites FROM secrets ORDER BY name").map_err(read)?;
         let rows = stmt
             .query_map([], |r| {
                 Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?))

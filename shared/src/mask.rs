@@ -64,12 +64,7 @@ fn element(t: &SummaryTarget<'_>, out: &mut String) {
 
 /// The summary of `action` on `target` (`None`: the page or the focused
 /// element). `sensitive`: the target is a sensitive field.
-pub fn summarize(
-    action: &Action,
-    target: Option<&SummaryTarget<'_>>,
-    sensitive: bool,
-    literals: Literals,
-) -> String {
+pub fn summarize(action: &Action, target: Option<&SummaryTarget<'_>>, sensitive: bool, literals: Literals) -> String {
     let hide = sensitive || literals != Literals::UnlessSensitive;
     let mut out = String::new();
     let on = |prep: &str, out: &mut String| {

@@ -46,10 +46,10 @@
 //! the extension asks for the value (`SecretRequest`) once its gate let
 //! the action through, and [`release_secret`] answers — only for that
 //! `Act` while the bridge waits for it, only on its connection, only once,
-//! only for the origin decided for and (bound secrets) one of the
-//! secret's sites, and only if the binding has not changed since the
-//! decision. The value is decrypted then, and sent in that one
-//! `BridgeToExt::Secret` frame.
+//! only for the origin decided for, and only if the secret's binding as it
+//! is now allows that origin (a secret bound at the decision and unbound
+//! since is refused: nobody approved it). The value is decrypted then, and
+//! sent in that one `BridgeToExt::Secret` frame.
 //!
 //! # Audit
 //!
@@ -652,15 +652,19 @@ async fn secret_for(
             format!("the page is no longer on {decided}, where typing the secret {name} was decided; nothing typed"),
         ));
     }
+    // The binding as it is now (the person may have set the secret again
+    // while the action waited), read with the value from the same row.
     let (value, now_sites) = with_store(state, &name, |store, name| store.get_with_sites(name)).await?;
-    if now_sites != sites {
-        return Err(refuse(
-            "binding_changed",
-            format!("the person changed the sites of the secret {name} while the action waited; nothing typed"),
-        ));
-    }
-    if !sites.is_empty() && !crate::secrets::site_allows(&sites, origin) {
+    if !now_sites.is_empty() && !crate::secrets::site_allows(&now_sites, origin) {
         return Err(refuse("not_bound_here", format!("the secret {name} is not bound to {origin}; nothing typed")));
+    }
+    if now_sites.is_empty() && !sites.is_empty() {
+        // Decided without asking the person, as a bound secret; unbound
+        // now, it needs their answer.
+        return Err(refuse(
+            "unbound_since",
+            format!("the secret {name} lost its site binding while the action waited; nothing typed, try again"),
+        ));
     }
     tracing::info!(connection, request, name = %name, "secret released to the extension");
     Ok(value)

@@ -101,9 +101,8 @@ pub fn answer(generation: u64, request: u64, outcome: Result<SecretText, WireErr
 /// The connection `generation` closed: its requests end now (without an
 /// answer, so [`reveal`] reports the lost connection).
 pub fn connection_closed(generation: u64) {
-    let ended: Vec<Function> = WAITING.with(|w| {
-        w.borrow().values().filter(|x| x.generation == generation).map(|x| x.resolve.clone()).collect()
-    });
+    let ended: Vec<Function> = WAITING
+        .with(|w| w.borrow().values().filter(|x| x.generation == generation).map(|x| x.resolve.clone()).collect());
     for resolve in ended {
         let _ = resolve.call0(&JsValue::NULL);
     }
