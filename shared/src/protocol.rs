@@ -339,7 +339,9 @@ pub struct BridgeStatus {
     pub port: u16,
     /// At most one: the bridge serves one browser at a time.
     pub browsers: Vec<BrowserStatus>,
-    /// Second browsers refused while one was connected.
+    /// Second browsers refused while one was connected (absent from a
+    /// daemon that predates the field: none).
+    #[serde(default)]
     pub refused: RefusedBrowsers,
 }
 

@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tests::ext_socket::{TO_BRIDGE, TO_EXTENSION};
 use tests::leaks::{Needles, canary};
-use tests::{Browser, Daemon, ExtFrames, Human, Rogue, Stack, poll, ref_of, wait_for_extension_within};
+use tests::{Browser, Daemon, ExtFrames, Human, Rogue, Stack, poll, ref_of};
 
 use crate::{new_tab, page_at, snapshot};
 
@@ -160,8 +160,13 @@ async fn an_extension_refused_because_another_came_first_says_so_and_takes_over_
 
     // The intruder goes away: the extension connects on its own.
     intruder.close().await;
-    let back = wait_for_extension_within(&daemon, Duration::from_secs(45)).await;
-    assert_eq!(back.browsers[0].extension_version, shared::VERSION, "{back:?}");
+    let back = poll(Duration::from_secs(45), Duration::from_millis(200), || async {
+        let st = daemon.status().await.ok()?;
+        st.browsers.iter().any(|b| b.extension_version == shared::VERSION).then_some(st)
+    })
+    .await
+    .unwrap_or_else(|| panic!("the extension did not take over; daemon stderr:\n{}", daemon.stderr_tail(30)));
+    assert_eq!(back.browsers.len(), 1, "{back:?}");
     let mut mcp = daemon.mcp().await.expect("an MCP session");
     let r = mcp.ok("browser_tabs", json!({ "action": "list" })).await;
     assert!(!r.is_error(), "{}", r.raw);
