@@ -674,7 +674,6 @@ async fn secret_for(
 async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<ActReport, WireError> {
     let policy = &state.config().policy;
     let gate = Gate {
-        person_must_answer: p.person_must_answer,
         request: state.actions().next_request(),
         risk: p.class.risk,
         reasons: p.class.reasons.clone(),
@@ -683,6 +682,7 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
         summary: p.summary.clone(),
         timeout_secs: policy.approval_timeout_secs,
         origin: shared::url::origin(&p.url).unwrap_or_default(),
+        person_must_answer: p.person_must_answer,
     };
     let action_row = |outcome| Row {
         tool: p.plan.tool,
