@@ -185,9 +185,9 @@ pub enum SecretCmd {
         #[arg(value_name = "NAME", value_parser = parse_secret_name)]
         name: String,
         /// An origin the secret may be typed on, as in config.toml's
-        /// [[sites]]: scheme://host[:port], host may start with `*.`
-        /// (subdomains), port may be `*` (any), e.g. https://app.example or
-        /// http://127.0.0.1:*. Repeat for several sites. On any other
+        /// `[[sites]]`: `scheme://host[:port]`, host may start with `*.`
+        /// (subdomains), port may be `*` (any), e.g. `https://app.example`
+        /// or `http://127.0.0.1:*`. Repeat for several sites. On any other
         /// origin the secret is refused (PERMISSION_DENIED) before anything
         /// reaches the page, whatever the policy or YOLO say.
         #[arg(long = "site", value_name = "ORIGIN", value_parser = parse_site)]

@@ -145,7 +145,8 @@ struct HubInner {
     refused_recent: VecDeque<RefusedBrowser>,
 }
 
-/// Authenticated extension connections and the request/response plumbing.
+/// The authenticated extension connection (one at a time), the
+/// request/response plumbing, secret grants and refused second browsers.
 pub struct ExtHub {
     inner: Mutex<HubInner>,
     next_request: AtomicU64,

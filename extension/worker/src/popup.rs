@@ -215,7 +215,7 @@ fn clock(ms: f64) -> String {
 
 fn when(n: &Notice) -> String {
     if n.count > 1 {
-        format!("{} times, first at {}, last at {}", n.count, clock(n.first_ms), clock(n.last_ms))
+        format!("{} times (first at {}, last at {})", n.count, clock(n.first_ms), clock(n.last_ms))
     } else {
         format!("at {}", clock(n.last_ms))
     }
