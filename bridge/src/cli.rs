@@ -106,7 +106,8 @@ pub enum Cmd {
         #[command(flatten)]
         home: HomeArg,
     },
-    /// Show the daemon, connected browsers and the agent's tabs.
+    /// Show the daemon, the connected browser, the agent's tabs, and any
+    /// second browser that was refused while one was connected.
     Status {
         #[command(flatten)]
         home: HomeArg,
@@ -142,10 +143,21 @@ pub enum Cmd {
     /// Store, list and remove secrets: values the agent can type into a
     /// page by name without ever seeing them.
     ///
-    /// Values are encrypted (AES-256-GCM, the secret's name bound to its
-    /// ciphertext) in HOME/chaperone.db under a random key in
+    /// Values are encrypted (AES-256-GCM, the secret's name and sites bound
+    /// to its ciphertext) in HOME/chaperone.db under a random key in
     /// HOME/secret.key (0600). No command prints a stored value. Back up
     /// secret.key with the database: without it the values are lost.
+    ///
+    /// Bind each secret to the sites it belongs to (`set NAME --site
+    /// ORIGIN`): it is then typed only on pages of those origins, and
+    /// refused everywhere else, even under YOLO or a site rule that allows
+    /// everything. A secret bound to no site is typed only after you
+    /// approve it in the extension's window, every time, YOLO or not.
+    ///
+    /// Secrets stored before site bindings existed are bound to no site:
+    /// they ask every time until you set them again with --site (e.g.
+    /// `chaperone secret set NAME --site https://app.example`; setting a
+    /// name again replaces its value and its sites).
     Secret {
         #[command(subcommand)]
         command: SecretCmd,
@@ -155,27 +167,40 @@ pub enum Cmd {
 /// `chaperone secret …`.
 #[derive(Debug, Subcommand)]
 pub enum SecretCmd {
-    /// Store a secret, replacing any of the same name (its creation time is
-    /// kept).
+    /// Store a secret, replacing the value and the sites of any secret of
+    /// the same name (its creation time is kept).
     ///
     /// When stdin is a terminal the value is asked for with typing hidden;
     /// otherwise it is all of stdin less one trailing newline ("\n" or
-    /// "\r\n"), e.g. `printf %s "$TOKEN" | chaperone secret set api_token`.
-    /// Empty values and values over 10000 characters are refused. The first
-    /// `set` creates HOME/secret.key. Prints the name, never the value.
+    /// "\r\n"), e.g. `printf %s "$TOKEN" | chaperone secret set api_token
+    /// --site https://reports.example`. Empty values and values over 10000
+    /// characters are refused. The first `set` creates HOME/secret.key.
+    /// Prints the name and sites, never the value.
+    ///
+    /// Without --site the secret is bound to no site: the extension asks
+    /// you before every use, even with YOLO on. Setting a name again
+    /// without --site unbinds it.
     Set {
         /// The secret's name: 1 to 64 of A-Z a-z 0-9 _ . -
         #[arg(value_name = "NAME", value_parser = parse_secret_name)]
         name: String,
+        /// An origin the secret may be typed on, as in config.toml's
+        /// `[[sites]]`: `scheme://host[:port]`, host may start with `*.`
+        /// (subdomains), port may be `*` (any), e.g. `https://app.example`
+        /// or `http://127.0.0.1:*`. Repeat for several sites. On any other
+        /// origin the secret is refused (PERMISSION_DENIED) before anything
+        /// reaches the page, whatever the policy or YOLO say.
+        #[arg(long = "site", value_name = "ORIGIN", value_parser = parse_site)]
+        sites: Vec<String>,
         #[command(flatten)]
         home: HomeArg,
     },
-    /// List stored secrets: names and created/updated times (UTC), sorted by
-    /// name. Never values.
+    /// List stored secrets: names, the sites each is bound to, and
+    /// created/updated times (UTC), sorted by name. Never values.
     List {
         #[command(flatten)]
         home: HomeArg,
-        /// Print JSON: an array of {name, created, updated}.
+        /// Print JSON: an array of {name, sites, created, updated}.
         #[arg(long)]
         json: bool,
     },
@@ -192,6 +217,12 @@ pub enum SecretCmd {
 /// Rejects a bad secret name at parse time (exit 2, nothing touched).
 fn parse_secret_name(s: &str) -> Result<String, String> {
     if crate::secrets::valid_name(s) { Ok(s.to_string()) } else { Err(crate::secrets::NAME_RULE.to_string()) }
+}
+
+/// Rejects a bad `--site` pattern at parse time (exit 2, nothing touched),
+/// with the `[[sites]]` rules of `config.toml`.
+fn parse_site(s: &str) -> Result<String, String> {
+    shared::policy::check_origin_pattern(s).map(|()| s.to_string())
 }
 
 /// Runs a parsed command. Returns the process exit code.
@@ -241,15 +272,19 @@ async fn secret(cmd: SecretCmd) -> Result<i32, Error> {
     use crate::secrets::SecretStore;
 
     let usage = |e: Error| match e {
-        Error::SecretName(_) | Error::SecretValue(_) => {
+        Error::SecretName(_) | Error::SecretValue(_) | Error::SecretSite(_) => {
             eprintln!("error: {e}");
             Ok(2)
         }
         e => Err(e),
     };
     match cmd {
-        SecretCmd::Set { name, home } => {
+        SecretCmd::Set { name, sites, home } => {
             let home = Home::resolve(home.home)?;
+            let sites = match crate::secrets::normalize_sites(&sites) {
+                Ok(s) => s,
+                Err(e) => return usage(e),
+            };
             let value = if std::io::stdin().is_terminal() {
                 match crate::secrets::prompt_value(&name).await {
                     Ok(Some(v)) => v,
@@ -265,9 +300,13 @@ async fn secret(cmd: SecretCmd) -> Result<i32, Error> {
                     Err(e) => return usage(e),
                 }
             };
-            match SecretStore::open(&home).and_then(|s| s.set(&name, value)) {
+            match SecretStore::open(&home).and_then(|s| s.set(&name, value, &sites)) {
                 Ok(()) => {
-                    println!("stored secret {name}");
+                    if sites.is_empty() {
+                        println!("stored secret {name} (bound to no site: you approve every use)");
+                    } else {
+                        println!("stored secret {name} for {}", sites.join(", "));
+                    }
                     Ok(0)
                 }
                 Err(e) => usage(e),
@@ -282,7 +321,9 @@ async fn secret(cmd: SecretCmd) -> Result<i32, Error> {
             } else {
                 let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(0);
                 for r in rows {
-                    println!("{:width$}  created {}  updated {}", r.name, r.created, r.updated);
+                    let sites =
+                        if r.sites.is_empty() { "no site (asks every time)".to_string() } else { r.sites.join(" ") };
+                    println!("{:width$}  created {}  updated {}  sites {sites}", r.name, r.created, r.updated);
                 }
             }
             Ok(0)
@@ -449,6 +490,21 @@ async fn status(home: &Home, json: bool) -> Result<i32, Error> {
                 b.agent_tabs.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
             }
         );
+    }
+    if st.refused.total > 0 {
+        println!(
+            "WARNING: {} second browser connection(s) refused while a browser was connected; something on this \
+             computer holds the extension token. If you did not start another Chaperone browser, stop the daemon \
+             and check this machine.",
+            st.refused.total
+        );
+        for r in &st.refused.recent {
+            println!(
+                "  refused at {} (claimed extension version {:?})",
+                crate::daemon::rfc3339(r.at_ms / 1000),
+                r.extension_version
+            );
+        }
     }
     Ok(0)
 }

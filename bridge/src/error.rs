@@ -28,6 +28,9 @@ pub enum Error {
     SecretValue(String),
     #[error("no secret named {0:?}")]
     SecretNotFound(String),
+    /// A `--site` binding that is not a valid origin pattern (or too many).
+    #[error("{0}")]
+    SecretSite(String),
     /// `secret.key` is missing where it is needed, unreadable or the wrong
     /// size.
     #[error("{0}")]

@@ -14,6 +14,27 @@
 //!   never a fresh key in its place.
 //! - Values in memory are [`SecretValue`]s: zeroised on drop, printed as
 //!   `SecretValue(••••)`.
+//!
+//! # Site bindings
+//!
+//! A secret may be bound to origin patterns (`chaperone secret set NAME
+//! --site https://app.example`, the `[[sites]]` syntax of `config.toml`,
+//! matched by the same `shared::policy::origin_matches`). The patterns
+//! live in the row's `sites` column (a JSON array, sorted, no duplicates)
+//! and are part of the ciphertext's additional data, so a row whose
+//! binding was edited does not open. The daemon types a bound secret only
+//! on a page whose origin matches one of them; an unbound secret (no
+//! patterns) is typed only after the person answered in the approval
+//! window. [`SecretStore::sites`] reads a binding without the key and
+//! without decrypting anything; [`SecretStore::set`] replaces value and
+//! sites together.
+//!
+//! # Schema migration
+//!
+//! Databases made before bindings existed have no `sites` column: opening
+//! one adds it (`ALTER TABLE … ADD COLUMN sites … DEFAULT '[]'`), so every
+//! secret stored before is unbound (its additional data, the bare name, is
+//! unchanged) until it is set again with `--site`.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Read, Write};
@@ -37,6 +58,8 @@ pub const NAME_RULE: &str =
 pub const MAX_VALUE_CHARS: usize = shared::tools::MAX_TYPED_CHARS;
 /// Size of `secret.key`, in bytes.
 pub const KEY_LEN: usize = 32;
+/// Most `--site` patterns one secret may be bound to.
+pub const MAX_SITES: usize = 32;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS secrets (
@@ -44,9 +67,14 @@ CREATE TABLE IF NOT EXISTS secrets (
     nonce       BLOB NOT NULL,
     ciphertext  BLOB NOT NULL,
     created     TEXT NOT NULL,
-    updated     TEXT NOT NULL
+    updated     TEXT NOT NULL,
+    sites       TEXT NOT NULL DEFAULT '[]'
 );
 ";
+
+/// The column databases made before site bindings lack (see the module
+/// docs): old rows become unbound.
+const MIGRATE_SITES: &str = "ALTER TABLE secrets ADD COLUMN sites TEXT NOT NULL DEFAULT '[]'";
 
 /// Whether `name` matches `[A-Za-z0-9_.-]{1,64}`: the one rule, shared with
 /// the `{"secret": NAME}` value source of the tools.
@@ -56,6 +84,43 @@ pub fn valid_name(name: &str) -> bool {
 
 fn check_name(name: &str) -> Result<(), Error> {
     if valid_name(name) { Ok(()) } else { Err(Error::SecretName(name.to_string())) }
+}
+
+/// Checks and normalises `--site` patterns: each one valid
+/// (`shared::policy::check_origin_pattern`, the `[[sites]]` syntax), at
+/// most [`MAX_SITES`]; sorted, duplicates dropped.
+pub fn normalize_sites(sites: &[String]) -> Result<Vec<String>, Error> {
+    let mut out = Vec::with_capacity(sites.len());
+    for s in sites {
+        shared::policy::check_origin_pattern(s)
+            .map_err(|why| Error::SecretSite(format!("--site {s:?} is not an origin pattern: {why}")))?;
+        // `https://a.example/` and `https://a.example` are one pattern.
+        out.push(s.strip_suffix('/').unwrap_or(s).to_string());
+    }
+    out.sort();
+    out.dedup();
+    if out.len() > MAX_SITES {
+        return Err(Error::SecretSite(format!("a secret is bound to at most {MAX_SITES} sites")));
+    }
+    Ok(out)
+}
+
+/// Whether a secret bound to `sites` may be typed on `url`: unbound (no
+/// sites) never decides here (the person answers instead), bound ones
+/// need one pattern whose origin `url` has.
+pub fn site_allows(sites: &[String], url: &str) -> bool {
+    sites.iter().any(|p| shared::policy::origin_matches(p, url))
+}
+
+/// The additional data a value is sealed with: its name, and its binding
+/// when it has one (so neither can be changed without the key).
+fn aad(name: &str, sites_json: &str) -> Vec<u8> {
+    let mut a = name.as_bytes().to_vec();
+    if sites_json != "[]" {
+        a.push(0);
+        a.extend_from_slice(sites_json.as_bytes());
+    }
+    a
 }
 
 /// Checks a value can be stored: not empty, at most [`MAX_VALUE_CHARS`]
@@ -105,6 +170,9 @@ impl std::fmt::Display for SecretValue {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SecretInfo {
     pub name: String,
+    /// The origin patterns it may be typed on; empty: bound to no site
+    /// (the person answers every time).
+    pub sites: Vec<String>,
     /// RFC 3339, UTC, milliseconds (`2026-01-02T03:04:05.678Z`).
     pub created: String,
     /// RFC 3339, UTC, milliseconds; equals `created` until replaced.
@@ -151,12 +219,15 @@ impl SecretStore {
         Ok(store)
     }
 
-    /// Stores `value` under `name`, replacing any value of that name (its
+    /// Stores `value` under `name`, bound to `sites` (origin patterns; none:
+    /// unbound), replacing any value and binding of that name (its
     /// `created` time is kept, `updated` moves). Creates the home (0700),
     /// the database (0600) and, on first use, the key (0600).
-    pub fn set(&self, name: &str, value: SecretValue) -> Result<(), Error> {
+    pub fn set(&self, name: &str, value: SecretValue, sites: &[String]) -> Result<(), Error> {
         check_name(name)?;
         check_value(value.expose())?;
+        let sites = normalize_sites(sites)?;
+        let sites_json = serde_json::to_string(&sites).map_err(|e| Error::Server(e.to_string()))?;
         self.home.ensure()?;
         let guard = self.conn(true)?;
         let conn = guard.as_ref().ok_or_else(|| self.db_error("the database could not be created"))?;
@@ -170,15 +241,20 @@ impl SecretStore {
         let mut sealed = Zeroizing::new(Vec::with_capacity(value.expose().len() + tag_len));
         sealed.extend_from_slice(value.expose().as_bytes());
         drop(value);
-        key.seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::from(name.as_bytes()), &mut *sealed)
-            .map_err(|_| Error::Server(format!("sealing secret {name:?} failed")))?;
+        key.seal_in_place_append_tag(
+            Nonce::assume_unique_for_key(nonce),
+            Aad::from(aad(name, &sites_json)),
+            &mut *sealed,
+        )
+        .map_err(|_| Error::Server(format!("sealing secret {name:?} failed")))?;
 
         let now = now_rfc3339_millis();
         conn.execute(
-            "INSERT INTO secrets (name, nonce, ciphertext, created, updated) VALUES (?1, ?2, ?3, ?4, ?4)
+            "INSERT INTO secrets (name, nonce, ciphertext, created, updated, sites) VALUES (?1, ?2, ?3, ?4, ?4, ?5)
              ON CONFLICT(name) DO UPDATE SET
-                 nonce = excluded.nonce, ciphertext = excluded.ciphertext, updated = excluded.updated",
-            params![name, &nonce[..], &sealed[..], now],
+                 nonce = excluded.nonce, ciphertext = excluded.ciphertext, updated = excluded.updated,
+                 sites = excluded.sites",
+            params![name, &nonce[..], &sealed[..], now, sites_json],
         )
         .map_err(|e| self.db_error(format!("write: {e}")))?;
         Ok(())
@@ -188,31 +264,65 @@ impl SecretStore {
     /// exists; a missing or damaged key, or a ciphertext that does not
     /// authenticate under this name, is an error.
     pub fn get(&self, name: &str) -> Result<Option<SecretValue>, Error> {
+        Ok(self.get_with_sites(name)?.map(|(value, _)| value))
+    }
+
+    /// [`get`](Self::get), with the sites the value is bound to (read from
+    /// the same row, and authenticated with it).
+    pub fn get_with_sites(&self, name: &str) -> Result<Option<(SecretValue, Vec<String>)>, Error> {
         check_name(name)?;
         let guard = self.conn(false)?;
         let Some(conn) = guard.as_ref() else { return Ok(None) };
-        let row: Option<(Vec<u8>, Vec<u8>)> = conn
-            .query_row("SELECT nonce, ciphertext FROM secrets WHERE name = ?1", params![name], |r| {
-                Ok((r.get(0)?, r.get(1)?))
+        let row: Option<(Vec<u8>, Vec<u8>, String)> = conn
+            .query_row("SELECT nonce, ciphertext, sites FROM secrets WHERE name = ?1", params![name], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
             })
             .optional()
             .map_err(|e| self.db_error(format!("read: {e}")))?;
         drop(guard);
-        let Some((nonce, ciphertext)) = row else { return Ok(None) };
+        let Some((nonce, ciphertext, sites_json)) = row else { return Ok(None) };
         let key = self.key_for_opening()?;
-        open_value(&key, name, &nonce, ciphertext).map(Some)
+        let value = open_value(&key, name, &aad(name, &sites_json), &nonce, ciphertext)?;
+        Ok(Some((value, self.parse_sites(name, &sites_json)?)))
     }
 
-    /// Every stored secret's name and times, sorted by name. No values.
+    /// The origin patterns `name` is bound to (empty: unbound), or `None`
+    /// when there is no such secret. Reads no key and decrypts nothing: the
+    /// daemon's check before an action is dispatched.
+    pub fn sites(&self, name: &str) -> Result<Option<Vec<String>>, Error> {
+        check_name(name)?;
+        let guard = self.conn(false)?;
+        let Some(conn) = guard.as_ref() else { return Ok(None) };
+        let sites: Option<String> = conn
+            .query_row("SELECT sites FROM secrets WHERE name = ?1", params![name], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.db_error(format!("read: {e}")))?;
+        sites.map(|s| self.parse_sites(name, &s)).transpose()
+    }
+
+    fn parse_sites(&self, name: &str, json: &str) -> Result<Vec<String>, Error> {
+        serde_json::from_str(json).map_err(|_| self.db_error(format!("the site binding of {name:?} is damaged")))
+    }
+
+    /// Every stored secret's name, sites and times, sorted by name. No
+    /// values.
     pub fn list(&self) -> Result<Vec<SecretInfo>, Error> {
         let guard = self.conn(false)?;
         let Some(conn) = guard.as_ref() else { return Ok(Vec::new()) };
         let read = |e: rusqlite::Error| self.db_error(format!("read: {e}"));
-        let mut stmt = conn.prepare("SELECT name, created, updated FROM secrets ORDER BY name").map_err(read)?;
+        let mut stmt = conn.prepare("SELECT name, created, updated, sites FROM secrets ORDER BY name").map_err(read)?;
         let rows = stmt
-            .query_map([], |r| Ok(SecretInfo { name: r.get(0)?, created: r.get(1)?, updated: r.get(2)? }))
+            .query_map([], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?))
+            })
             .map_err(read)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(read)
+        let mut out = Vec::new();
+        for row in rows {
+            let (name, created, updated, sites) = row.map_err(read)?;
+            let sites = self.parse_sites(&name, &sites)?;
+            out.push(SecretInfo { name, sites, created, updated });
+        }
+        Ok(out)
     }
 
     /// Removes `name`; `false` when there was no such secret. Needs no key.
@@ -256,6 +366,7 @@ impl SecretStore {
         conn.pragma_update(None, "secure_delete", "ON").map_err(db)?;
         conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(db)?;
         conn.execute_batch(SCHEMA).map_err(db)?;
+        migrate(&conn).map_err(db)?;
         *guard = Some(conn);
         Ok(guard)
     }
@@ -315,6 +426,18 @@ impl SecretStore {
     }
 }
 
+/// Adds the `sites` column to a table made before it existed.
+fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    let has_sites: bool =
+        conn.query_row("SELECT count(*) FROM pragma_table_info('secrets') WHERE name = 'sites'", [], |r| {
+            r.get::<_, i64>(0).map(|n| n > 0)
+        })?;
+    if !has_sites {
+        conn.execute_batch(MIGRATE_SITES)?;
+    }
+    Ok(())
+}
+
 fn less_safe_key(bytes: &[u8]) -> Result<LessSafeKey, Error> {
     UnboundKey::new(&AES_256_GCM, bytes)
         .map(LessSafeKey::new)
@@ -322,11 +445,17 @@ fn less_safe_key(bytes: &[u8]) -> Result<LessSafeKey, Error> {
 }
 
 /// Opens one stored value; any failure is [`Error::SecretUndecryptable`].
-fn open_value(key: &LessSafeKey, name: &str, nonce: &[u8], ciphertext: Vec<u8>) -> Result<SecretValue, Error> {
+fn open_value(
+    key: &LessSafeKey,
+    name: &str,
+    aad: &[u8],
+    nonce: &[u8],
+    ciphertext: Vec<u8>,
+) -> Result<SecretValue, Error> {
     let fail = || Error::SecretUndecryptable(name.to_string());
     let nonce = Nonce::try_assume_unique_for_key(nonce).map_err(|_| fail())?;
     let mut buf = Zeroizing::new(ciphertext);
-    let len = key.open_in_place(nonce, Aad::from(name.as_bytes()), &mut buf[..]).map_err(|_| fail())?.len();
+    let len = key.open_in_place(nonce, Aad::from(aad), &mut buf[..]).map_err(|_| fail())?.len();
     buf.truncate(len);
     match String::from_utf8(std::mem::take(&mut *buf)) {
         Ok(s) => Ok(SecretValue::new(s)),
@@ -610,8 +739,8 @@ mod tests {
         assert!(!store.remove("a").unwrap());
         assert!(!home.root().exists(), "get/list/remove create nothing");
 
-        store.set("b", v("value of b")).unwrap();
-        store.set("a", v("välue ✓ of a")).unwrap();
+        store.set("b", v("value of b"), &[]).unwrap();
+        store.set("a", v("välue ✓ of a"), &[]).unwrap();
         assert_eq!(store.get("a").unwrap().unwrap().expose(), "välue ✓ of a");
         assert_eq!(store.get("b").unwrap().unwrap().expose(), "value of b");
         assert!(store.get("c").unwrap().is_none());
@@ -620,7 +749,7 @@ mod tests {
         assert_eq!(before.iter().map(|i| i.name.as_str()).collect::<Vec<_>>(), ["a", "b"]);
         assert_eq!(before[0].created, before[0].updated);
         std::thread::sleep(std::time::Duration::from_millis(20));
-        store.set("a", v("new a")).unwrap();
+        store.set("a", v("new a"), &[]).unwrap();
         let after = store.list().unwrap();
         assert_eq!(after[0].created, before[0].created, "created is kept");
         assert!(after[0].updated > before[0].updated, "updated moves: {after:?}");
@@ -647,11 +776,11 @@ mod tests {
     fn each_value_gets_a_fresh_nonce() {
         let (_d, home) = temp_home();
         let store = SecretStore::open(&home).unwrap();
-        store.set("a", v("same")).unwrap();
+        store.set("a", v("same"), &[]).unwrap();
         let first: (Vec<u8>, Vec<u8>) = raw_conn(&home)
             .query_row("SELECT nonce, ciphertext FROM secrets", [], |r| Ok((r.get(0)?, r.get(1)?)))
             .unwrap();
-        store.set("a", v("same")).unwrap();
+        store.set("a", v("same"), &[]).unwrap();
         let second: (Vec<u8>, Vec<u8>) = raw_conn(&home)
             .query_row("SELECT nonce, ciphertext FROM secrets", [], |r| Ok((r.get(0)?, r.get(1)?)))
             .unwrap();
@@ -664,7 +793,7 @@ mod tests {
     #[test]
     fn tampered_or_renamed_ciphertexts_do_not_open() {
         let (_d, home) = temp_home();
-        SecretStore::open(&home).unwrap().set("a", v("the value of a")).unwrap();
+        SecretStore::open(&home).unwrap().set("a", v("the value of a"), &[]).unwrap();
         let db = raw_conn(&home);
         db.execute("UPDATE secrets SET name = 'b' WHERE name = 'a'", []).unwrap();
         let e = SecretStore::open(&home).unwrap().get("b").unwrap_err();
@@ -688,7 +817,7 @@ mod tests {
     #[test]
     fn a_wrong_size_or_open_or_missing_key_is_an_error_never_a_fallback() {
         let (_d, home) = temp_home();
-        SecretStore::open(&home).unwrap().set("a", v("x")).unwrap();
+        SecretStore::open(&home).unwrap().set("a", v("x"), &[]).unwrap();
         let key = fs::read(home.secret_key()).unwrap();
         assert_eq!(key.len(), KEY_LEN);
 
@@ -696,7 +825,7 @@ mod tests {
             crate::home::write_private(&home.secret_key(), bad).unwrap();
             for e in [
                 SecretStore::open(&home).unwrap().get("a").unwrap_err(),
-                SecretStore::open(&home).unwrap().set("b", v("y")).unwrap_err(),
+                SecretStore::open(&home).unwrap().set("b", v("y"), &[]).unwrap_err(),
             ] {
                 assert!(matches!(e, Error::SecretKey(_)), "{e:?}");
                 assert!(e.to_string().contains("exactly 32"), "{e}");
@@ -720,12 +849,12 @@ mod tests {
         fs::remove_file(home.secret_key()).unwrap();
         let e = SecretStore::open(&home).unwrap().get("a").unwrap_err();
         assert!(matches!(e, Error::SecretKey(_)) && e.to_string().contains("missing"), "{e}");
-        let e = SecretStore::open(&home).unwrap().set("b", v("y")).unwrap_err();
+        let e = SecretStore::open(&home).unwrap().set("b", v("y"), &[]).unwrap_err();
         assert!(matches!(e, Error::SecretKey(_)) && e.to_string().contains("orphan"), "{e}");
         assert!(!home.secret_key().exists());
         // Once the orphaned row is gone, a new key may be made.
         assert!(SecretStore::open(&home).unwrap().remove("a").unwrap());
-        SecretStore::open(&home).unwrap().set("b", v("y")).unwrap();
+        SecretStore::open(&home).unwrap().set("b", v("y"), &[]).unwrap();
         assert_eq!(SecretStore::open(&home).unwrap().get("b").unwrap().unwrap().expose(), "y");
     }
 
@@ -733,7 +862,7 @@ mod tests {
     fn key_and_database_are_private_and_wal() {
         let (_d, home) = temp_home();
         let store = SecretStore::open(&home).unwrap();
-        store.set("a", v("x")).unwrap();
+        store.set("a", v("x"), &[]).unwrap();
         assert_eq!(fs::metadata(home.root()).unwrap().permissions().mode() & 0o777, 0o700);
         assert_eq!(fs::metadata(home.secret_key()).unwrap().permissions().mode() & 0o777, 0o600);
         assert_eq!(fs::metadata(home.db()).unwrap().permissions().mode() & 0o777, 0o600);
@@ -756,7 +885,7 @@ mod tests {
         audit.record(&crate::audit::NewEntry { tool: "t".into(), summary: "s".into(), ..Default::default() }).unwrap();
         let store = SecretStore::open(&home).unwrap();
         assert!(store.list().unwrap().is_empty());
-        store.set("a", v("x")).unwrap();
+        store.set("a", v("x"), &[]).unwrap();
         assert_eq!(audit.list(None).unwrap().len(), 1);
         assert_eq!(store.get("a").unwrap().unwrap().expose(), "x");
     }
@@ -765,16 +894,88 @@ mod tests {
     fn library_refuses_bad_names_and_values() {
         let (_d, home) = temp_home();
         let store = SecretStore::open(&home).unwrap();
-        assert!(matches!(store.set("a b", v("x")), Err(Error::SecretName(_))));
+        assert!(matches!(store.set("a b", v("x"), &[]), Err(Error::SecretName(_))));
         assert!(matches!(store.get("../x"), Err(Error::SecretName(_))));
         assert!(matches!(store.remove(""), Err(Error::SecretName(_))));
-        assert!(matches!(store.set("a", v("")), Err(Error::SecretValue(_))));
+        assert!(matches!(store.set("a", v(""), &[]), Err(Error::SecretValue(_))));
         let long = "é".repeat(MAX_VALUE_CHARS + 1);
-        let e = store.set("a", SecretValue::new(long)).unwrap_err();
+        let e = store.set("a", SecretValue::new(long), &[]).unwrap_err();
         assert!(matches!(e, Error::SecretValue(_)) && e.to_string().contains("10000"), "{e}");
         assert!(!home.root().exists(), "nothing was written");
-        store.set("a", SecretValue::new("é".repeat(MAX_VALUE_CHARS))).unwrap();
+        store.set("a", SecretValue::new("é".repeat(MAX_VALUE_CHARS)), &[]).unwrap();
         assert_eq!(store.get("a").unwrap().unwrap().expose().chars().count(), MAX_VALUE_CHARS);
+    }
+
+    #[test]
+    fn bindings_are_stored_listed_replaced_and_sealed_with_the_value() {
+        let (_d, home) = temp_home();
+        let store = SecretStore::open(&home).unwrap();
+        let sites = ["https://b.example".to_string(), "http://127.0.0.1:*".into(), "https://b.example/".into()];
+        store.set("a", v("bound value"), &sites).unwrap();
+        let want = vec!["http://127.0.0.1:*".to_string(), "https://b.example".into()];
+        assert_eq!(store.sites("a").unwrap(), Some(want.clone()), "sorted, deduplicated");
+        assert_eq!(store.list().unwrap()[0].sites, want);
+        assert_eq!(store.get("a").unwrap().unwrap().expose(), "bound value");
+        assert_eq!(store.sites("nope").unwrap(), None);
+        assert!(site_allows(&want, "https://b.example/login"));
+        assert!(site_allows(&want, "http://127.0.0.1:5555/"));
+        assert!(!site_allows(&want, "http://localhost:5555/"));
+        assert!(!site_allows(&[], "https://b.example/"));
+
+        // The binding is part of the seal: edited, the value does not open.
+        let db = raw_conn(&home);
+        db.execute("UPDATE secrets SET sites = '[\"https://evil.example\"]'", []).unwrap();
+        assert!(matches!(SecretStore::open(&home).unwrap().get("a"), Err(Error::SecretUndecryptable(_))));
+        db.execute("UPDATE secrets SET sites = '[]'", []).unwrap();
+        assert!(matches!(SecretStore::open(&home).unwrap().get("a"), Err(Error::SecretUndecryptable(_))));
+
+        // Setting it again replaces value and sites; no sites: unbound.
+        store.set("a", v("unbound value"), &[]).unwrap();
+        assert_eq!(store.sites("a").unwrap(), Some(vec![]));
+        assert_eq!(store.get("a").unwrap().unwrap().expose(), "unbound value");
+
+        // A bad pattern: a clear error, nothing written.
+        for bad in ["example.com", "https://Example.com", "https://a.example/path", "ftp://a.example", "*"] {
+            let e = store.set("c", v("x"), &[bad.to_string()]).unwrap_err();
+            assert!(matches!(e, Error::SecretSite(_)) && e.to_string().contains(bad), "{bad}: {e}");
+        }
+        assert_eq!(store.sites("c").unwrap(), None);
+        let many: Vec<String> = (0..=MAX_SITES).map(|i| format!("https://s{i}.example")).collect();
+        assert!(matches!(store.set("c", v("x"), &many), Err(Error::SecretSite(_))));
+    }
+
+    #[test]
+    fn a_table_from_before_bindings_is_migrated_and_its_secrets_are_unbound() {
+        let (_d, home) = temp_home();
+        SecretStore::open(&home).unwrap().set("old", v("stored long ago"), &[]).unwrap();
+        let (nonce, ct): (Vec<u8>, Vec<u8>) = raw_conn(&home)
+            .query_row("SELECT nonce, ciphertext FROM secrets", [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap();
+        // The database as an earlier version left it: no `sites` column.
+        let db = raw_conn(&home);
+        db.execute_batch(
+            "DROP TABLE secrets;
+             CREATE TABLE secrets (name TEXT PRIMARY KEY NOT NULL, nonce BLOB NOT NULL, ciphertext BLOB NOT NULL,
+                                   created TEXT NOT NULL, updated TEXT NOT NULL);",
+        )
+        .unwrap();
+        db.execute(
+            "INSERT INTO secrets VALUES ('old', ?1, ?2, '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z')",
+            params![nonce, ct],
+        )
+        .unwrap();
+        drop(db);
+
+        let store = SecretStore::open(&home).unwrap();
+        assert_eq!(store.sites("old").unwrap(), Some(vec![]), "an old secret is unbound");
+        assert_eq!(store.get("old").unwrap().unwrap().expose(), "stored long ago");
+        let listed = store.list().unwrap();
+        assert_eq!((listed[0].name.as_str(), listed[0].sites.len()), ("old", 0));
+        // Re-set with a site, it is bound; opening again migrates nothing twice.
+        store.set("old", v("stored long ago"), &["https://app.example".into()]).unwrap();
+        let again = SecretStore::open(&home).unwrap();
+        assert_eq!(again.sites("old").unwrap(), Some(vec!["https://app.example".to_string()]));
+        assert_eq!(again.get("old").unwrap().unwrap().expose(), "stored long ago");
     }
 
     #[test]

@@ -23,8 +23,14 @@ use shared::risk::RiskLevel;
 
 const SHOP: &str = "https://shop.example/products?ref=mail";
 const SECRET: &str = "LITERAL-SECRET-123";
-/// The value of the stored secret `API_TOKEN` in every setup.
+/// The value of the stored secret `API_TOKEN` (bound to no site) in every
+/// setup.
 const STORED: &str = "STORED-SECRET-456";
+/// The value of `SHOP_TOKEN`, bound to the shop and a partner site.
+const SHOP_STORED: &str = "SHOP-SECRET-789";
+const SHOP_SITES: [&str; 2] = ["https://shop.example", "https://partner.example"];
+/// The value of `OTHER_TOKEN`, bound to another site.
+const OTHER_STORED: &str = "OTHER-SECRET-012";
 
 /// Every log line of this test binary (the bridge logs through `tracing`).
 fn logs() -> &'static Arc<Mutex<Vec<u8>>> {
@@ -83,7 +89,10 @@ async fn setup(name: &str, config_toml: &str, page: PageConfig) -> Setup {
     let audit = AuditStore::open(&dir.join("chaperone.db")).unwrap();
     let store = audit.clone();
     let secrets = SecretStore::open(&Home::at(&dir)).unwrap();
-    secrets.set("API_TOKEN", SecretValue::new(STORED.to_string())).unwrap();
+    secrets.set("API_TOKEN", SecretValue::new(STORED.to_string()), &[]).unwrap();
+    let shop_sites = SHOP_SITES.map(String::from);
+    secrets.set("SHOP_TOKEN", SecretValue::new(SHOP_STORED.to_string()), &shop_sites).unwrap();
+    secrets.set("OTHER_TOKEN", SecretValue::new(OTHER_STORED.to_string()), &["https://other.example".into()]).unwrap();
     let policy = bridge::config::FileConfig::parse(config_toml).unwrap().policy().unwrap();
     let bridge = Bridge::start_with(move |c| {
         c.policy = policy;
@@ -407,18 +416,35 @@ async fn sensitive_fields_take_secrets_only_and_the_value_travels_in_the_one_act
     assert_eq!(s.fake.commands().len(), before, "an unknown secret reached the extension");
     assert!(s.fake.acts().is_empty(), "refused values were typed: {:?}", s.fake.acts());
 
-    // The secret: resolved only into the one Act that fills the field.
+    // The secret: the Act names it; the value comes only in the answer to
+    // the extension's SecretRequest for that Act.
     let r = call_tool(&s.client, "browser_type", json!({"ref": "e5", "text": {"secret": "API_TOKEN"}})).await;
     assert_eq!(r.is_error, Some(false), "{r:?}");
     assert!(!format!("{r:?}").contains(STORED), "the result never shows it");
     assert!(result_text(&r).contains("{secret:API_TOKEN}"), "{}", result_text(&r));
     let (_, _, action, _, gate) = &s.fake.acts()[0];
-    assert_eq!(action, &Action::Type { text: STORED.into(), submit: false });
+    assert_eq!(action, &Action::TypeSecret { name: "API_TOKEN".into(), submit: false });
     assert_eq!(gate.summary, r#"type {secret:API_TOKEN} into textbox "API token" [e5]"#);
     assert_eq!(gate.decision, Decision::Confirm, "typing into a sensitive field is high risk");
-    let carrying: Vec<_> =
-        s.fake.commands().into_iter().filter(|c| serde_json::to_string(c).unwrap().contains(STORED)).collect();
-    assert_eq!(carrying.len(), 1, "the value crossed to the extension more than once: {carrying:?}");
+    assert!(gate.person_must_answer, "API_TOKEN is bound to no site");
+    assert!(gate.reasons.iter().any(|r| r.contains("API_TOKEN is not bound to a site")), "{:?}", gate.reasons);
+    assert!(
+        !s.fake.commands().iter().any(|c| serde_json::to_string(c).unwrap().contains(STORED)),
+        "the value travelled in a command"
+    );
+    let frames = s.fake.frames();
+    let carrying: Vec<usize> = (0..frames.len()).filter(|&i| frames[i].json.contains(STORED)).collect();
+    assert_eq!(carrying.len(), 1, "the value crossed the socket {} times: {frames:?}", carrying.len());
+    let value_frame: Value = serde_json::from_str(&frames[carrying[0]].json).unwrap();
+    assert!(!frames[carrying[0]].sent);
+    assert_eq!(value_frame["type"], "secret");
+    assert_eq!(value_frame["request"], json!(gate.request));
+    let asked = frames.iter().position(|f| {
+        f.sent
+            && f.json == format!(r#"{{"type":"secret_request","request":{},"origin":"{}"}}"#, gate.request, gate.origin)
+    });
+    assert!(asked.is_some_and(|a| a < carrying[0]), "the value came before the extension asked for it: {frames:?}");
+    assert_eq!(s.fake.config.lock().unwrap().typed_secrets, [STORED]);
 
     // In a form too, next to an ordinary field.
     let r = call_tool(
@@ -436,6 +462,7 @@ async fn sensitive_fields_take_secrets_only_and_the_value_travels_in_the_one_act
     assert_eq!(acts[1].4.decision, Decision::Allow);
     assert_eq!(acts[2].4.summary, r#"type {secret:API_TOKEN} into textbox "API token" [e5]"#);
     assert_eq!(acts[2].4.decision, Decision::Confirm);
+    assert_eq!(s.fake.config.lock().unwrap().typed_secrets, [STORED, STORED]);
 
     let rows = s.rows();
     assert!(rows.iter().any(|r| r.summary.contains("{secret:API_TOKEN}")), "{rows:?}");
@@ -714,4 +741,192 @@ async fn closing_the_persons_tab_obeys_stop_and_the_policy() {
     let r = call_tool(&s.client, "browser_tabs", json!({"action": "close", "tab": 555})).await;
     assert_tool_error(&r, "STOPPED");
     assert!(s.fake.acts().is_empty());
+}
+
+// ---------------------------------------------------------------- secrets: released after the gate, bound to sites
+
+/// The answers the fake got to its secret requests, as (ask, value or code).
+fn secret_answers(s: &Setup) -> Vec<(SecretAsk, Result<String, &'static str>)> {
+    let c = s.fake.config.lock().unwrap();
+    c.secret_answers.iter().map(|(a, r)| (a.clone(), r.clone().map_err(|e| e.code.as_str()))).collect()
+}
+
+#[tokio::test]
+async fn a_secret_is_released_once_only_for_its_own_waiting_act() {
+    let mut page = shop_page();
+    page.secret_asks = vec![SecretAsk::OtherId, SecretAsk::Own, SecretAsk::Own];
+    let s = setup("release", "", page).await;
+    let r = call_tool(&s.client, "browser_type", json!({"ref": "e5", "text": {"secret": "SHOP_TOKEN"}})).await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    let gate = s.fake.acts()[0].4.clone();
+    assert!(!gate.person_must_answer, "a bound secret on its own site follows the policy");
+    assert_eq!(gate.decision, Decision::Confirm);
+    assert_eq!(
+        secret_answers(&s),
+        [
+            (SecretAsk::OtherId, Err("PERMISSION_DENIED")),
+            (SecretAsk::Own, Ok(SHOP_STORED.to_string())),
+            (SecretAsk::Own, Err("PERMISSION_DENIED")),
+        ],
+        "another id gets nothing, the Act's own id gets the value once"
+    );
+    assert_eq!(s.fake.config.lock().unwrap().typed_secrets, [SHOP_STORED]);
+    let value_frames = s.fake.frames().iter().filter(|f| f.json.contains(SHOP_STORED)).count();
+    assert_eq!(value_frames, 1);
+
+    // Once the Act has its answer, its id releases nothing any more.
+    let e = s.fake.request_secret(gate.request, &gate.origin).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::PermissionDenied);
+    // Nor does an id no Act ever had.
+    let e = s.fake.request_secret(12345, "https://shop.example:443").await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::PermissionDenied);
+    assert_eq!(s.fake.frames().iter().filter(|f| f.json.contains(SHOP_STORED)).count(), 1);
+    let logs = String::from_utf8_lossy(&logs().lock().unwrap()).to_string();
+    assert!(logs.contains("secret request refused") && logs.contains("already_released"), "{logs}");
+    assert!(!logs.contains(SHOP_STORED));
+}
+
+#[tokio::test]
+async fn a_secret_is_released_only_for_the_origin_decided_and_its_current_binding() {
+    // The extension reports another origin than the one decided for, even
+    // one the secret is bound to: nothing.
+    let mut page = shop_page();
+    page.secret_asks = vec![SecretAsk::OwnFrom("https://partner.example:443".into())];
+    let s = setup("release-origin", "", page).await;
+    let r = call_tool(&s.client, "browser_type", json!({"ref": "e5", "text": {"secret": "SHOP_TOKEN"}})).await;
+    assert_tool_error(&r, "PERMISSION_DENIED");
+    assert!(s.fake.config.lock().unwrap().typed_secrets.is_empty());
+    assert!(!s.fake.frames().iter().any(|f| f.json.contains(SHOP_STORED)));
+
+    // The person binds the secret elsewhere while the action waits.
+    s.fake.configure(|c| {
+        c.secret_asks = vec![SecretAsk::Own];
+        c.act_delay = std::time::Duration::from_millis(400);
+    });
+    let client = mcp_client(&s.bridge).await;
+    let typing = tokio::spawn(async move {
+        call_tool(&client, "browser_type", json!({"ref": "e5", "text": {"secret": "SHOP_TOKEN"}})).await
+    });
+    wait_for_acts(&s, 2).await;
+    let store = SecretStore::open(&Home::at(&s.dir)).unwrap();
+    store.set("SHOP_TOKEN", SecretValue::new(SHOP_STORED.into()), &["https://partner.example".into()]).unwrap();
+    assert_tool_error(&typing.await.unwrap(), "PERMISSION_DENIED");
+    assert!(s.fake.config.lock().unwrap().typed_secrets.is_empty());
+
+    // Bound when decided (so nobody was asked), unbound while it waited.
+    let shop_sites = SHOP_SITES.map(String::from);
+    store.set("SHOP_TOKEN", SecretValue::new(SHOP_STORED.into()), &shop_sites).unwrap();
+    let client = mcp_client(&s.bridge).await;
+    let typing = tokio::spawn(async move {
+        call_tool(&client, "browser_type", json!({"ref": "e5", "text": {"secret": "SHOP_TOKEN"}})).await
+    });
+    wait_for_acts(&s, 3).await;
+    assert!(!s.fake.acts()[2].4.person_must_answer);
+    store.set("SHOP_TOKEN", SecretValue::new(SHOP_STORED.into()), &[]).unwrap();
+    assert_tool_error(&typing.await.unwrap(), "PERMISSION_DENIED");
+    assert!(s.fake.config.lock().unwrap().typed_secrets.is_empty());
+    assert!(!s.fake.frames().iter().any(|f| f.json.contains(SHOP_STORED)), "the value was sent");
+
+    // Left alone, it goes through.
+    store.set("SHOP_TOKEN", SecretValue::new(SHOP_STORED.into()), &shop_sites).unwrap();
+    s.fake.configure(|c| c.act_delay = std::time::Duration::ZERO);
+    let r = call_tool(&s.client, "browser_type", json!({"ref": "e5", "text": {"secret": "SHOP_TOKEN"}})).await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    assert_eq!(s.fake.config.lock().unwrap().typed_secrets, [SHOP_STORED]);
+}
+
+async fn wait_for_acts(s: &Setup, n: usize) {
+    for _ in 0..200 {
+        if s.fake.acts().len() >= n {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("no Act #{n}: {:?}", s.fake.commands());
+}
+
+#[tokio::test]
+async fn a_bound_secret_is_refused_on_any_other_origin_before_dispatch_even_where_the_site_allows_all() {
+    let toml = "[[sites]]\norigin = \"https://shop.example\"\nhigh = \"allow\"\n";
+    let s = setup("bound", toml, shop_page()).await;
+    for form in [false, true] {
+        let r = if form {
+            let fields =
+                json!({"fields": [{"ref": "e4", "value": "x"}, {"ref": "e5", "value": {"secret": "OTHER_TOKEN"}}]});
+            call_tool(&s.client, "browser_fill_form", fields).await
+        } else {
+            call_tool(&s.client, "browser_type", json!({"ref": "e5", "text": {"secret": "OTHER_TOKEN"}})).await
+        };
+        assert_tool_error(&r, "PERMISSION_DENIED");
+        let t = result_text(&r);
+        assert!(t.contains("OTHER_TOKEN") && t.contains("https://shop.example:443"), "{t}");
+        assert!(!t.contains("other.example"), "the binding is not told to the agent: {t}");
+    }
+    assert!(s.fake.acts().is_empty(), "dispatched: {:?}", s.fake.acts());
+    let rows = rows_of(&s, "browser_type");
+    assert_eq!(rows.last().unwrap().decision.as_deref(), Some("deny"));
+    assert_eq!(rows.last().unwrap().outcome.as_deref(), Some("PERMISSION_DENIED"));
+    assert!(rows.last().unwrap().summary.contains("{secret:OTHER_TOKEN}"));
+
+    // The bridge knows the tab's URL now: refused without even a Resolve.
+    let resolves = s.fake.resolves();
+    let r = call_tool(&s.client, "browser_type", json!({"ref": "e5", "text": {"secret": "OTHER_TOKEN"}})).await;
+    assert_tool_error(&r, "PERMISSION_DENIED");
+    assert_eq!(s.fake.resolves(), resolves);
+
+    // On its own site it follows the policy: here, high risk is allowed.
+    let r = call_tool(&s.client, "browser_type", json!({"ref": "e5", "text": {"secret": "SHOP_TOKEN"}})).await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    let gate = &s.fake.acts()[0].4;
+    assert_eq!((gate.decision, gate.person_must_answer), (Decision::Allow, false));
+    assert_eq!(data(&r)["decided_by"], "policy");
+
+    // Unbound: the person answers, whatever the policy says.
+    let r = call_tool(&s.client, "browser_type", json!({"ref": "e5", "text": {"secret": "API_TOKEN"}})).await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    let gate = &s.fake.acts()[1].4;
+    assert_eq!((gate.decision, gate.person_must_answer), (Decision::Confirm, true));
+    let rows = rows_of(&s, "browser_type");
+    let action_row = &rows[rows.len() - 2];
+    assert_eq!(action_row.decision.as_deref(), Some("confirm"));
+    assert!(action_row.reasons.iter().any(|r| r.contains("not bound to a site")), "{action_row:?}");
+    assert_eq!(s.fake.config.lock().unwrap().typed_secrets, [SHOP_STORED, STORED]);
+    assert!(!s.fake.frames().iter().any(|f| f.json.contains(OTHER_STORED)), "the refused secret was sent");
+}
+
+#[tokio::test]
+async fn an_unbound_secret_under_a_deny_policy_stays_denied() {
+    let s = setup("unbound-deny", "[risk]\nhigh = \"deny\"\n", shop_page()).await;
+    let r = call_tool(&s.client, "browser_type", json!({"ref": "e5", "text": {"secret": "API_TOKEN"}})).await;
+    assert_tool_error(&r, "PERMISSION_DENIED");
+    assert!(s.fake.acts().is_empty());
+}
+
+#[tokio::test]
+async fn a_second_browser_gets_nothing_while_a_secret_act_waits_for_its_value() {
+    let mut page = shop_page();
+    page.act_delay = std::time::Duration::from_millis(400);
+    let s = setup("rogue", "", page).await;
+    let client = mcp_client(&s.bridge).await;
+    let typing = tokio::spawn(async move {
+        call_tool(&client, "browser_type", json!({"ref": "e5", "text": {"secret": "SHOP_TOKEN"}})).await
+    });
+    wait_for_acts(&s, 1).await;
+    let gate = s.fake.acts()[0].4.clone();
+
+    // A local program with the extension token asks for that very value.
+    let mut rogue = ws_connect(s.bridge.port, Some(&ext_origin()), None).await.unwrap();
+    send_hello(&mut rogue, s.bridge.ext_token()).await;
+    let ask = shared::protocol::ExtToBridge::SecretRequest { request: gate.request, origin: gate.origin.clone() };
+    send_json(&mut rogue, &ask).await;
+    let got = read_until_closed(&mut rogue, std::time::Duration::from_secs(3)).await;
+    assert_eq!(got.close.map(u16::from), Some(shared::protocol::ANOTHER_BROWSER_CLOSE_CODE));
+    assert!(got.frames.is_empty(), "the second browser got frames: {:?}", got.frames);
+
+    // The real one still gets it, once.
+    let r = typing.await.unwrap();
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    assert_eq!(s.fake.config.lock().unwrap().typed_secrets, [SHOP_STORED]);
+    assert_eq!(s.fake.frames().iter().filter(|f| f.json.contains(SHOP_STORED)).count(), 1);
+    assert_eq!(s.bridge.state.status().refused.total, 1);
 }

@@ -186,9 +186,18 @@ fn set_list_rm_round_trip() {
     assert_eq!(ok(&run(&["secret", "list"], &home)).trim(), "no secrets");
     assert_eq!(ok(&run(&["secret", "list", "--json"], &home)).trim(), "[]");
 
-    assert_eq!(ok(&set(&home, "zeta.token", b"z-value\n")).trim(), "stored secret zeta.token");
-    assert_eq!(ok(&set(&home, "alpha_pw", b"a-value")).trim(), "stored secret alpha_pw");
-    assert_eq!(ok(&set(&home, "Mid-1", b"m-value\r\n")).trim(), "stored secret Mid-1");
+    assert_eq!(
+        ok(&set(&home, "zeta.token", b"z-value\n")).trim(),
+        "stored secret zeta.token (bound to no site: you approve every use)"
+    );
+    assert_eq!(
+        ok(&set(&home, "alpha_pw", b"a-value")).trim(),
+        "stored secret alpha_pw (bound to no site: you approve every use)"
+    );
+    assert_eq!(
+        ok(&set(&home, "Mid-1", b"m-value\r\n")).trim(),
+        "stored secret Mid-1 (bound to no site: you approve every use)"
+    );
 
     let list = ok(&run(&["secret", "list"], &home));
     let names: Vec<&str> = list.lines().map(|l| l.split_whitespace().next().unwrap()).collect();
@@ -207,7 +216,8 @@ fn set_list_rm_round_trip() {
         let obj = r.as_object().unwrap();
         let mut keys: Vec<&str> = obj.keys().map(String::as_str).collect();
         keys.sort_unstable();
-        assert_eq!(keys, ["created", "name", "updated"], "no value field: {r}");
+        assert_eq!(keys, ["created", "name", "sites", "updated"], "no value field: {r}");
+        assert_eq!(r["sites"], serde_json::json!([]), "bound to no site: {r}");
         let created = r["created"].as_str().unwrap();
         assert!(created.len() == 24 && created.ends_with('Z') && &created[10..11] == "T", "RFC 3339: {created}");
     }
@@ -257,7 +267,7 @@ fn stdin_value_is_stored_exactly() {
     ];
     for (name, input, expected) in cases {
         let o = set(&home, name, input);
-        assert_eq!(ok(&o).trim(), format!("stored secret {name}"));
+        assert_eq!(ok(&o).trim(), format!("stored secret {name} (bound to no site: you approve every use)"));
         assert_eq!(get(&home, name).as_deref(), Some(*expected), "{name}");
     }
     // Exactly the limit, in 3-byte characters.
@@ -283,14 +293,14 @@ fn no_file_holds_the_value_in_any_encoding() {
     let s = store(&home);
     assert_eq!(s.get("canary").unwrap().unwrap().expose(), value);
     let value2 = canary();
-    s.set("canary2", SecretValue::new(value2.clone())).unwrap();
+    s.set("canary2", SecretValue::new(value2.clone()), &[]).unwrap();
     let scanned = assert_nowhere_in(&home, &value);
     assert_nowhere_in(&home, &value2);
     for f in ["chaperone.db", "chaperone.db-wal", "chaperone.db-shm", "secret.key"] {
         assert!(scanned.iter().any(|s| s == f), "{f} was scanned: {scanned:?}");
     }
     // Replaced and removed: no copy either (old ciphertexts are overwritten).
-    s.set("canary", SecretValue::new(canary())).unwrap();
+    s.set("canary", SecretValue::new(canary()), &[]).unwrap();
     assert!(s.remove("canary2").unwrap());
     drop(s);
     assert_nowhere_in(&home, &value);
@@ -306,7 +316,7 @@ fn files_are_private() {
     assert_eq!(mode(&home.join("chaperone.db")), 0o600);
     assert_eq!(std::fs::metadata(home.join("secret.key")).unwrap().len(), 32);
     let s = store(&home);
-    s.set("b", SecretValue::new("y".into())).unwrap();
+    s.set("b", SecretValue::new("y".into()), &[]).unwrap();
     for f in ["chaperone.db-wal", "chaperone.db-shm"] {
         assert_eq!(mode(&home.join(f)), 0o600, "{f}");
     }
@@ -458,11 +468,33 @@ fn help_explains_secret_and_each_subcommand() {
     let top = help(&[]);
     assert!(top.contains("secret"), "{top}");
     let h = help(&["secret"]);
-    for s in ["set", "list", "rm", "encrypted", "secret.key", "No command prints a stored value"] {
+    for s in [
+        "set",
+        "list",
+        "rm",
+        "encrypted",
+        "secret.key",
+        "No command prints a stored value",
+        "--site",
+        "bound to no site",
+        "ask every time until you set them again with --site",
+    ] {
         assert!(h.contains(s), "secret --help lacks {s:?}:\n{h}");
     }
     let h = help(&["secret", "set"]);
-    for s in ["terminal", "hidden", "stdin", "trailing newline", "10000", "A-Z a-z 0-9 _ . -", "--home"] {
+    for s in [
+        "terminal",
+        "hidden",
+        "stdin",
+        "trailing newline",
+        "10000",
+        "A-Z a-z 0-9 _ . -",
+        "--home",
+        "--site <ORIGIN>",
+        "[[sites]]",
+        "replacing the value and the sites",
+        "Repeat",
+    ] {
         assert!(h.contains(s), "secret set --help lacks {s:?}:\n{h}");
     }
     let h = help(&["secret", "list"]);
@@ -474,6 +506,50 @@ fn help_explains_secret_and_each_subcommand() {
         assert!(h.contains(s), "secret rm --help lacks {s:?}:\n{h}");
     }
     assert!(!home.exists());
+}
+
+#[test]
+fn site_bindings_are_set_listed_replaced_and_validated() {
+    let (_d, home) = temp_home();
+    let sites = ["--site", "https://github.com", "--site", "https://*.github.com", "--site", "https://github.com/"];
+    let o = run_with(&[&["secret", "set", "gh"][..], &sites].concat(), &home, b"v1");
+    assert_eq!(ok(&o).trim(), "stored secret gh for https://*.github.com, https://github.com");
+    let both = vec!["https://*.github.com".to_string(), "https://github.com".into()];
+    assert_eq!(store(&home).sites("gh").unwrap(), Some(both.clone()));
+    let list = ok(&run(&["secret", "list"], &home));
+    assert!(list.contains("sites https://*.github.com https://github.com"), "{list}");
+    let json: serde_json::Value = serde_json::from_str(&ok(&run(&["secret", "list", "--json"], &home))).unwrap();
+    assert_eq!(json[0]["sites"], serde_json::json!(both));
+
+    // Setting it again replaces the value and the sites…
+    ok(&run_with(&["secret", "set", "gh", "--site", "http://127.0.0.1:*"], &home, b"v2"));
+    assert_eq!(get(&home, "gh").as_deref(), Some("v2"));
+    assert_eq!(store(&home).sites("gh").unwrap(), Some(vec!["http://127.0.0.1:*".to_string()]));
+    // …and without --site leaves it bound to no site.
+    ok(&set(&home, "gh", b"v3"));
+    assert_eq!(store(&home).sites("gh").unwrap(), Some(vec![]));
+    assert!(ok(&run(&["secret", "list"], &home)).contains("sites no site (asks every time)"));
+
+    // A bad pattern: exit 2, the pattern and what is wrong, nothing written.
+    let (_d2, fresh) = temp_home();
+    for (bad, why) in [
+        ("github.com", "https://host"),
+        ("https://GitHub.com", "lower case"),
+        ("https://github.com/login", "path"),
+        ("ftp://github.com", "http or https"),
+        ("https://*.com", "dot"),
+        ("https://github.com:0", "port"),
+        ("https://gith*b.com", "*"),
+    ] {
+        for h in [&fresh, &home] {
+            let o = run_with(&["secret", "set", "other", "--site", bad], h, b"x");
+            assert_eq!(o.status.code(), Some(2), "{bad}: {}", err(&o));
+            assert!(err(&o).contains(bad) && err(&o).contains(why), "{bad}: {}", err(&o));
+        }
+        assert!(!fresh.exists(), "{bad}: the home was created");
+        assert_eq!(get(&home, "other"), None, "{bad} was stored");
+    }
+    assert_eq!(get(&home, "gh").as_deref(), Some("v3"));
 }
 
 /// A `secret set` on a pseudo-terminal: the prompt on stderr, the typed
@@ -561,7 +637,7 @@ mod tty {
         p.child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
         let rest = rest(&p.stderr).into_bytes();
         assert!(status.success(), "exit {status}; stderr: {}", String::from_utf8_lossy(&rest));
-        assert_eq!(stdout.trim(), "stored secret typed");
+        assert_eq!(stdout.trim(), "stored secret typed (bound to no site: you approve every use)");
         let shown = drain(p.master);
         assert!(!String::from_utf8_lossy(&shown).contains(&value), "echoed: {shown:?}");
         assert!(!String::from_utf8_lossy(&rest).contains(&value));

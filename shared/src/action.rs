@@ -9,6 +9,22 @@
 //!
 //! Nothing here can approve anything: approvals exist only inside the
 //! extension, bound to one `Act` request.
+//!
+//! # Secrets
+//!
+//! An `Act` that types a stored secret carries only its name
+//! ([`Action::TypeSecret`]). The extension runs its whole gate first (STOP,
+//! Pause, live classification, the person's approval or the policy, YOLO)
+//! and only then asks the bridge for the value
+//! ([`ExtToBridge::SecretRequest`](crate::protocol::ExtToBridge::SecretRequest)
+//! with the `Act`'s [`Gate::request`] and the live page's origin). The
+//! bridge answers ([`BridgeToExt::Secret`](crate::protocol::BridgeToExt::Secret),
+//! a [`SecretText`]) once, only on the connection the `Act` went to, only
+//! while that `Act` waits for its answer, and only when the origin is the
+//! one it decided for and one the secret is bound to. The worker then hands
+//! the content script a plain [`Action::Type`] with the value. A secret not
+//! bound to any site sets [`Gate::person_must_answer`]: the person answers
+//! in the approval window whatever the policy and YOLO say.
 
 use serde::{Deserialize, Serialize};
 
@@ -16,10 +32,11 @@ use crate::audit::DecidedBy;
 use crate::policy::{Decision, RiskDecisions};
 use crate::risk::{ElementFacts, RiskLevel};
 
-/// What to do. Values typed here are already resolved literals: a secret
-/// value only ever travels in the one `Act` that fills its field. `Debug`
-/// never prints a typed value or option (they may be secrets): `Type {
-/// text: "••••" }`.
+/// What to do. `Type` carries a literal the agent supplied (or, from the
+/// worker to the content script only, a secret's value the bridge released
+/// after the gate); a stored secret crosses the bridge's socket only as
+/// `TypeSecret`, by name. `Debug` never prints a typed value or option
+/// (they may be secrets): `Type { text: "••••" }`.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Action {
@@ -28,6 +45,14 @@ pub enum Action {
     /// input/change events); then press Enter when `submit`.
     Type {
         text: String,
+        submit: bool,
+    },
+    /// Type the stored secret `name` like `Type` (bridge → worker only):
+    /// the worker fetches the value after its gate (see the module docs)
+    /// and sends the content script a `Type`. The content script refuses
+    /// this variant.
+    TypeSecret {
+        name: String,
         submit: bool,
     },
     /// Choose options by value or visible label.
@@ -50,6 +75,13 @@ pub enum Action {
     CloseTab,
 }
 
+impl Action {
+    /// Whether this action puts text into a field (a literal or a secret).
+    pub fn types_text(&self) -> bool {
+        matches!(self, Action::Type { .. } | Action::TypeSecret { .. })
+    }
+}
+
 impl std::fmt::Debug for Action {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         use crate::sensitive::MASK;
@@ -60,6 +92,9 @@ impl std::fmt::Debug for Action {
                 .field("text", &format_args!("\"{MASK}\" ({} chars)", text.chars().count()))
                 .field("submit", submit)
                 .finish(),
+            Action::TypeSecret { name, submit } => {
+                f.debug_struct("TypeSecret").field("name", name).field("submit", submit).finish()
+            }
             Action::SelectOption { values } => {
                 f.debug_struct("SelectOption").field("values", &format_args!("[{} masked]", values.len())).finish()
             }
@@ -127,6 +162,39 @@ pub struct Gate {
     /// extension refuses (`STALE_REF`) when the live page is elsewhere, so
     /// a decision made for one site never runs on another.
     pub origin: String,
+    /// The person answers this `Act` in the approval window even when the
+    /// decision is `allow` and YOLO is on (a secret bound to no site:
+    /// `reasons` says so). STOP and Pause still refuse it.
+    pub person_must_answer: bool,
+}
+
+/// A secret's value on the wire ([`BridgeToExt::Secret`](crate::protocol::BridgeToExt::Secret)):
+/// serialised as a plain string, `Debug` prints `SecretText(••••)`.
+/// Deliberately not `Clone`.
+#[derive(PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SecretText(String);
+
+impl SecretText {
+    pub fn new(value: String) -> Self {
+        SecretText(value)
+    }
+
+    /// The value, for the one fill it is released for.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// The value, moved out (into the `Type` the content script gets).
+    pub fn into_inner(self) -> String {
+        self.0
+    }
+}
+
+impl std::fmt::Debug for SecretText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SecretText({})", crate::sensitive::MASK)
+    }
 }
 
 /// What changed after an action.
@@ -182,5 +250,23 @@ mod tests {
         assert!(!format!("{sel:?}").contains("CANARY"));
         // The wire still carries the value: only Debug hides it.
         assert!(serde_json::to_string(&typed).unwrap().contains("CANARY-typed-value"));
+        let value = SecretText::new("CANARY-secret-value".into());
+        assert_eq!(format!("{value:?} {value:#?}"), "SecretText(••••) SecretText(••••)");
+        assert_eq!(serde_json::to_string(&value).unwrap(), r#""CANARY-secret-value""#);
+    }
+
+    #[test]
+    fn a_secret_crosses_to_the_extension_by_name_only() {
+        let by_name = Action::TypeSecret { name: "API_TOKEN".into(), submit: true };
+        let json = serde_json::to_string(&by_name).unwrap();
+        assert_eq!(json, r#"{"kind":"type_secret","name":"API_TOKEN","submit":true}"#);
+        assert_eq!(serde_json::from_str::<Action>(&json).unwrap(), by_name);
+        assert!(format!("{by_name:?}").contains("API_TOKEN"));
+        assert!(by_name.types_text() && Action::Type { text: String::new(), submit: false }.types_text());
+        assert!(!Action::Click.types_text());
+        // No value can ride along with the name.
+        assert!(
+            serde_json::from_str::<Action>(r#"{"kind":"type_secret","name":"A","submit":false,"text":"x"}"#).is_err()
+        );
     }
 }

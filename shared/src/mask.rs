@@ -25,16 +25,13 @@ pub struct SummaryTarget<'a> {
 
 /// What happens to values the agent supplied (typed text, option labels).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Literals<'a> {
+pub enum Literals {
     /// Shown, except into a sensitive field ([`MASK`]). For the approval
     /// window and the audit row.
     UnlessSensitive,
     /// Always [`MASK`]. For log lines, and for every summary written before
     /// the target is resolved (its sensitivity is not known yet).
     Masked,
-    /// The typed text is the stored secret of this name: shown as
-    /// `{secret:NAME}` everywhere, never resolved. Other values are masked.
-    Secret(&'a str),
 }
 
 fn literal(s: &str, hide: bool, out: &mut String) {
@@ -68,12 +65,7 @@ fn element(t: &SummaryTarget<'_>, out: &mut String) {
 
 /// The summary of `action` on `target` (`None`: the page or the focused
 /// element). `sensitive`: the target is a sensitive field.
-pub fn summarize(
-    action: &Action,
-    target: Option<&SummaryTarget<'_>>,
-    sensitive: bool,
-    literals: Literals<'_>,
-) -> String {
+pub fn summarize(action: &Action, target: Option<&SummaryTarget<'_>>, sensitive: bool, literals: Literals) -> String {
     let hide = sensitive || literals != Literals::UnlessSensitive;
     let mut out = String::new();
     let on = |prep: &str, out: &mut String| {
@@ -94,14 +86,17 @@ pub fn summarize(
         }
         Action::Type { text, submit } => {
             out.push_str("type ");
-            match literals {
-                Literals::Secret(name) => {
-                    out.push_str("{secret:");
-                    out.push_str(name);
-                    out.push('}');
-                }
-                _ => literal(text, hide, &mut out),
+            literal(text, hide, &mut out);
+            on("into", &mut out);
+            if *submit {
+                out.push_str(", then press Enter");
             }
+        }
+        // A stored secret is named, never shown, wherever the summary goes.
+        Action::TypeSecret { name, submit } => {
+            out.push_str("type {secret:");
+            out.push_str(name);
+            out.push('}');
             on("into", &mut out);
             if *submit {
                 out.push_str(", then press Enter");
@@ -216,12 +211,14 @@ mod tests {
             r#"select "Delete", "Archive" in combobox "Actions" [e4]"#
         );
         assert!(!summarize(&sel, None, false, Literals::Masked).contains("Delete"));
-        let secret = Action::Type { text: "RESOLVED-VALUE".into(), submit: false };
+        let secret = Action::TypeSecret { name: "API_TOKEN".into(), submit: false };
         for sensitive in [true, false] {
-            assert_eq!(
-                summarize(&secret, Some(&f), sensitive, Literals::Secret("API_TOKEN")),
-                r#"type {secret:API_TOKEN} into textbox "API token" [e5]"#
-            );
+            for literals in [Literals::UnlessSensitive, Literals::Masked] {
+                assert_eq!(
+                    summarize(&secret, Some(&f), sensitive, literals),
+                    r#"type {secret:API_TOKEN} into textbox "API token" [e5]"#
+                );
+            }
         }
         let long = Action::Type { text: "x".repeat(500), submit: false };
         assert!(summarize(&long, None, false, Literals::UnlessSensitive).chars().count() < 80);

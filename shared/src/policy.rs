@@ -277,6 +277,12 @@ fn split_host_port(s: &str) -> Option<(&str, Option<&str>)> {
     }
 }
 
+/// Checks an origin pattern as `[[sites]]` takes it (also the syntax of a
+/// secret's `--site` binding); the error says what is wrong.
+pub fn check_origin_pattern(pattern: &str) -> Result<(), String> {
+    parse_pattern(pattern).map(|_| ())
+}
+
 /// Whether `url`'s origin matches `pattern`: scheme exact, host exact or
 /// (with `*.`) a proper subdomain, port exact (default port when absent)
 /// or any with `*`. An invalid pattern or URL matches nothing.
@@ -450,6 +456,11 @@ mod tests {
             assert!(parse(bad).is_err(), "{bad}");
         }
         assert!(parse(r#"{"sites":[{"origin":"https://example.com/","access":"deny"}]}"#).is_ok());
+        assert!(check_origin_pattern("http://127.0.0.1:*").is_ok());
+        assert!(check_origin_pattern("https://*.example.com").is_ok());
+        let e = check_origin_pattern("example.com").unwrap_err();
+        assert!(e.contains("https://host"), "{e}");
+        assert!(check_origin_pattern("https://example.com/path").is_err());
     }
 
     #[test]

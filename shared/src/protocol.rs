@@ -1,6 +1,17 @@
 //! Messages on the extension socket (`/ext`) and the native-messaging
 //! bootstrap. Every frame is one JSON text message of one of these types;
 //! unknown fields are refused on both sides.
+//!
+//! # One browser per bridge
+//!
+//! A bridge serves one authenticated `/ext` connection at a time. A second
+//! socket that says a valid `hello` while one is live is refused: closed
+//! with [`ANOTHER_BROWSER_CLOSE_CODE`] and [`ANOTHER_BROWSER_CLOSE_REASON`]
+//! before any other frame, so it never sees a command. The live connection
+//! is told ([`BridgeToExt::SecondBrowserRefused`]) and the popup shows it;
+//! a refused extension learns it from the close code and shows that too.
+//! The refusals are in `GET /status` ([`BridgeStatus::refused`]). Another
+//! socket takes over only once the live one has closed.
 
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +35,12 @@ pub enum ExtToBridge {
     Control { state: crate::action::ControlState },
     /// Answer to a [`BridgeToExt::Request`].
     Response { id: u64, outcome: Outcome },
+    /// The value of the secret the `Act` with gate id `request` types,
+    /// asked for once the gate let the action through; `origin` is the
+    /// live page's (`scheme://host:port`). Answered with
+    /// [`BridgeToExt::Secret`] or [`BridgeToExt::SecretRefused`] (see
+    /// `crate::action`'s module docs).
+    SecretRequest { request: u64, origin: String },
 }
 
 impl ExtToBridge {
@@ -128,8 +145,9 @@ pub enum Outcome {
     Err(WireError),
 }
 
-/// Bridge → extension.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Bridge → extension. Not `Clone`: a [`BridgeToExt::Secret`] is sent
+/// once and never copied.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum BridgeToExt {
     /// Sent once the hello was accepted.
@@ -144,7 +162,57 @@ pub enum BridgeToExt {
         /// Boxed: an `Act` is far larger than the other frames.
         command: Box<Command>,
     },
+    /// The value for an [`ExtToBridge::SecretRequest`]: the only frame that
+    /// ever carries a secret's value.
+    Secret {
+        request: u64,
+        value: crate::action::SecretText,
+    },
+    /// No value for an [`ExtToBridge::SecretRequest`] (no such `Act` waits
+    /// on this connection, the value was already sent, the origin is not
+    /// the secret's…); the `Act` fails with `error`.
+    SecretRefused {
+        request: u64,
+        error: WireError,
+    },
+    /// Another socket presented the extension token while this connection
+    /// was live, and was refused; `total` counts refusals since the daemon
+    /// started.
+    SecondBrowserRefused {
+        refused: RefusedBrowser,
+        total: u64,
+    },
 }
+
+/// WebSocket close code of an `/ext` socket refused because another
+/// browser is connected (the private-use range 4000–4999).
+pub const ANOTHER_BROWSER_CLOSE_CODE: u16 = 4001;
+/// The close reason sent with [`ANOTHER_BROWSER_CLOSE_CODE`].
+pub const ANOTHER_BROWSER_CLOSE_REASON: &str = "another browser is connected to this bridge";
+
+/// One refused second browser.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RefusedBrowser {
+    /// When, in milliseconds since the Unix epoch.
+    pub at_ms: u64,
+    /// The extension version its hello claimed (anyone with the token can
+    /// claim any version).
+    pub extension_version: String,
+}
+
+/// Refused second browsers since the daemon started.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RefusedBrowsers {
+    pub total: u64,
+    /// The most recent ones, oldest first (at most
+    /// [`MAX_REMEMBERED_REFUSALS`]).
+    pub recent: Vec<RefusedBrowser>,
+}
+
+/// Refusals the bridge remembers in detail.
+pub const MAX_REMEMBERED_REFUSALS: usize = 10;
 
 /// What the bridge asks the extension to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -328,7 +396,12 @@ pub struct BridgeStatus {
     pub version: String,
     pub pid: u32,
     pub port: u16,
+    /// At most one: the bridge serves one browser at a time.
     pub browsers: Vec<BrowserStatus>,
+    /// Second browsers refused while one was connected (absent from a
+    /// daemon that predates the field: none).
+    #[serde(default)]
+    pub refused: RefusedBrowsers,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -471,6 +544,31 @@ mod tests {
         // Nothing but the worker's own shapes: no extra field can ride along.
         assert!(serde_json::from_str::<PageRequest>(r#"{"type":"resolve","target":"e1","approved":true}"#).is_err());
         assert!(serde_json::from_str::<PageRequest>(r#"{"type":"evaluate","js":"1"}"#).is_err());
+    }
+
+    #[test]
+    fn secret_frames_have_their_documented_shape() {
+        let ask: ExtToBridge =
+            serde_json::from_str(r#"{"type":"secret_request","request":7,"origin":"https://a.example:443"}"#).unwrap();
+        assert_eq!(ask, ExtToBridge::SecretRequest { request: 7, origin: "https://a.example:443".into() });
+        let value = BridgeToExt::Secret { request: 7, value: crate::action::SecretText::new("CANARY-v".into()) };
+        let json = serde_json::to_string(&value).unwrap();
+        assert_eq!(json, r#"{"type":"secret","request":7,"value":"CANARY-v"}"#);
+        assert_eq!(serde_json::from_str::<BridgeToExt>(&json).unwrap(), value);
+        assert!(!format!("{value:?}").contains("CANARY"), "Debug prints the value: {value:?}");
+        let refused = BridgeToExt::SecondBrowserRefused {
+            refused: RefusedBrowser { at_ms: 1_700_000_000_000, extension_version: "0.1.0".into() },
+            total: 2,
+        };
+        let json = serde_json::to_string(&refused).unwrap();
+        assert_eq!(
+            json,
+            r#"{"type":"second_browser_refused","refused":{"at_ms":1700000000000,"extension_version":"0.1.0"},"total":2}"#
+        );
+        assert!(
+            serde_json::from_str::<ExtToBridge>(r#"{"type":"secret_request","request":7,"origin":"o","name":"X"}"#)
+                .is_err()
+        );
     }
 
     #[test]

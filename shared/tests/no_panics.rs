@@ -141,8 +141,10 @@ fn no_pure_function_panics_on_page_text() {
         let _ = shared::risk::classify(&ActionKind::Navigate, None, &format!("https://h.example/{b}?do={a}"), None);
         let t = SummaryTarget { role: &b, name: &a, element_ref: &c };
         let typed = Action::Type { text: a.clone(), submit: false };
-        for literals in [Literals::UnlessSensitive, Literals::Masked, Literals::Secret(&c)] {
+        let by_name = Action::TypeSecret { name: c.clone(), submit: true };
+        for literals in [Literals::UnlessSensitive, Literals::Masked] {
             let _ = shared::mask::summarize(&typed, Some(&t), false, literals);
+            let _ = shared::mask::summarize(&by_name, Some(&t), true, literals);
             let _ = shared::mask::summarize(&Action::PressKey { key: b.clone() }, Some(&t), true, literals);
         }
         let signals = PageSignals {

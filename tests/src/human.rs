@@ -181,6 +181,34 @@ impl Human {
         }
     }
 
+    /// The popup's second-browser warning as the person reads it; `None`
+    /// while it is hidden.
+    pub async fn popup_refusal_warning(&mut self) -> Result<Option<String>> {
+        let p = self.popup().await?;
+        let v = p
+            .evaluate(
+                "(() => { const b = document.getElementById('refusals'); \
+                 return b && !b.hidden ? document.getElementById('refusals-text').textContent : null; })()",
+            )
+            .await?;
+        Ok(v.as_str().map(str::to_string))
+    }
+
+    /// Waits (≤ `within`) until the popup's second-browser warning says `text`.
+    pub async fn wait_popup_refusal(&mut self, text: &str, within: Duration) -> Result<String> {
+        let start = std::time::Instant::now();
+        loop {
+            let now = self.popup_refusal_warning().await?;
+            if let Some(w) = now.as_ref().filter(|w| w.contains(text)) {
+                return Ok(w.clone());
+            }
+            if start.elapsed() >= within {
+                return Err(anyhow!("the popup's warning is {now:?}, without {text:?}"));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// The approval history as the popup exports it.
     pub async fn history(&mut self) -> Result<Vec<Value>> {
         let p = self.popup().await?;

@@ -10,6 +10,9 @@
 //!   inside it.
 //! - [`Mcp`]: an MCP streamable-HTTP client for `/mcp`; [`StdioMcp`] for
 //!   `chaperone mcp`.
+//! - [`ext_socket`]: the `/ext` socket from both sides — the real
+//!   extension's frames ([`ExtFrames`]) and a second browser holding the
+//!   extension token ([`Rogue`]).
 //! - [`ax`]: Chromium's accessibility tree as the yardstick (interactive
 //!   nodes, element tagging, alignment with snapshot lines).
 //! - [`wait_for_extension`]: polls `GET /status` until the extension is
@@ -23,6 +26,7 @@ mod browser;
 mod cdp;
 mod daemon;
 mod expect;
+pub mod ext_socket;
 mod fixtures;
 mod human;
 pub mod leaks;
@@ -34,6 +38,7 @@ pub use browser::{Browser, BrowserOptions};
 pub use cdp::{AxNode, Cdp, CdpSession, TargetInfo};
 pub use daemon::{CliOutput, Daemon, wait_for_extension, wait_for_extension_within};
 pub use expect::{Expectation, Expectations, ParsedLine, parse_line, ref_lines, ref_of};
+pub use ext_socket::{ExtFrames, Rogue};
 pub use fixtures::FixtureServer;
 pub use human::{Human, ShownRequest};
 pub use mcp::{Mcp, ToolResult};

@@ -17,21 +17,39 @@
 //!    pressed) into any other sensitive field → `INVALID_REQUEST` telling
 //!    the agent to use `{"secret": NAME}`; a secret typed into a field that
 //!    is not sensitive → `INVALID_REQUEST` (its value would show in the
-//!    next snapshot);
+//!    next snapshot); a secret bound to sites (`chaperone secret set NAME
+//!    --site ORIGIN`) on a page of any other origin → `PERMISSION_DENIED`,
+//!    whatever the policy and YOLO say (checked on the last URL seen before
+//!    the `Resolve` too);
 //! 7. `shared::risk::classify` on the resolved facts and URL, then
 //!    `shared::policy::decide`: `deny` → `PERMISSION_DENIED`, nothing
 //!    dispatched; `allow`/`confirm` → `Command::Act` with a [`Gate`]
 //!    (fresh request id, risk, reasons, decision, the per-risk decisions in
 //!    force for this origin, the masked summary, the approval timeout) and
-//!    the element's fingerprint as `expect`. A `{"secret": NAME}` value is
-//!    read from the [`SecretStore`](crate::secrets::SecretStore) only now,
-//!    right before this `Act` — the one message that carries it — and never
-//!    appears in a summary, a log line, an audit row or a result (they say
-//!    `{secret:NAME}`). The extension re-classifies
+//!    the element's fingerprint as `expect`. The extension re-classifies
 //!    live and asks the person when either side says confirm; the bridge
 //!    waits the approval timeout plus [`COMMAND_TIMEOUT_MS`];
 //! 8. the report: `effect`, new URL (a denied site is not shown), live risk
 //!    and reasons, who decided, what changed — wrapped as untrusted data.
+//!
+//! # Secrets
+//!
+//! `{"secret": NAME}` becomes `Action::TypeSecret { name }`: the `Act`
+//! carries the name, never the value, and summaries, log lines, audit rows
+//! and results say `{secret:NAME}`. Before dispatch the bridge only checks
+//! that the secret exists and reads its site binding
+//! ([`SecretStore::sites`](crate::secrets::SecretStore::sites), nothing is
+//! decrypted). A secret bound to no site makes the action `confirm` (a
+//! `deny` stays) with [`Gate::person_must_answer`] set and the reason "the
+//! secret NAME is not bound to a site": the extension asks the person even
+//! under YOLO. The `Act` is sent with a grant (`ExtHub::call_granting`);
+//! the extension asks for the value (`SecretRequest`) once its gate let
+//! the action through, and [`release_secret`] answers — only for that
+//! `Act` while the bridge waits for it, only on its connection, only once,
+//! only for the origin decided for, and only if the secret's binding as it
+//! is now allows that origin (a secret bound at the decision and unbound
+//! since is refused: nobody approved it). The value is decrypted then, and
+//! sent in that one `BridgeToExt::Secret` frame.
 //!
 //! # Audit
 //!
@@ -69,13 +87,13 @@ use std::time::Duration;
 
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
-use shared::action::{ActReport, Action, Effect, Gate, ResolvedElement, ScrollDirection};
+use shared::action::{ActReport, Action, Effect, Gate, ResolvedElement, ScrollDirection, SecretText};
 use shared::audit::DecidedBy;
 use shared::error::{ErrorCode, WireError};
 use shared::limits::COMMAND_TIMEOUT_MS;
 use shared::mask::{Literals, SummaryTarget, summarize};
 use shared::policy::{Decision, RiskDecisions};
-use shared::protocol::{Command, CommandResult, TabId};
+use shared::protocol::{BridgeToExt, Command, CommandResult, TabId};
 use shared::risk::{ActionKind, Classification, RiskLevel};
 use shared::sensitive::SensitiveKind;
 use shared::tools::{
@@ -84,6 +102,7 @@ use shared::tools::{
 };
 
 use super::AppState;
+use super::ext::SecretGrant;
 use super::mcp::{NOT_AGENT_TAB, untrusted_result};
 
 /// Message prefix of an `APPROVAL_DENIED` when nobody answered in time.
@@ -181,7 +200,7 @@ pub(crate) fn target_tab(state: &AppState, tab: Option<TabId>) -> Result<TabId, 
 
 /// `STOPPED` while the person has pressed STOP or Pause in the popup.
 fn check_controls(state: &AppState) -> Result<(), WireError> {
-    let control = state.hub().connections().last().map(|c| c.control).unwrap_or_default();
+    let control = state.hub().connections().first().map(|c| c.control).unwrap_or_default();
     if control.stopped {
         return Err(err(
             ErrorCode::Stopped,
@@ -240,26 +259,43 @@ struct Plan {
     form_field: bool,
     /// The agent's stated intent (shown to the person with the summary).
     intent: Option<String>,
-    /// For `Type` from `{"secret": NAME}`: the name. The action's text stays
-    /// empty until [`execute`] reads the value.
-    secret: Option<String>,
+    /// For `TypeSecret`: the secret's binding as read before dispatch.
+    secret: Option<SecretUse>,
+}
+
+/// A stored secret an action types: its name and site binding (read
+/// without decrypting anything).
+#[derive(Debug, Clone)]
+struct SecretUse {
+    name: String,
+    /// Origin patterns; empty: bound to no site.
+    sites: Vec<String>,
+}
+
+/// A value the agent supplied, checked ([`check_value`]).
+enum Typed {
+    Literal(String),
+    Secret(SecretUse),
+}
+
+impl Typed {
+    /// The action that types it, and the secret it names.
+    fn into_action(self, submit: bool) -> (Action, Option<SecretUse>) {
+        match self {
+            Typed::Literal(text) => (Action::Type { text, submit }, None),
+            Typed::Secret(s) => (Action::TypeSecret { name: s.name.clone(), submit }, Some(s)),
+        }
+    }
 }
 
 impl Plan {
-    /// How summaries show the values of this plan, when the target's
-    /// sensitivity is known (`UnlessSensitive`) or not (`Masked`).
-    fn literals(&self, known: Literals<'static>) -> Literals<'_> {
-        match &self.secret {
-            Some(name) => Literals::Secret(name),
-            None => known,
-        }
-    }
-
     fn kind(&self) -> ActionKind {
         match &self.action {
             Action::Click => ActionKind::Click,
-            Action::Type { submit, .. } if self.form_field => ActionKind::FillForm { submit: *submit },
-            Action::Type { submit, .. } => ActionKind::Type { submit: *submit },
+            Action::Type { submit, .. } | Action::TypeSecret { submit, .. } if self.form_field => {
+                ActionKind::FillForm { submit: *submit }
+            }
+            Action::Type { submit, .. } | Action::TypeSecret { submit, .. } => ActionKind::Type { submit: *submit },
             Action::SelectOption { values } => ActionKind::SelectOption { options: values.clone() },
             Action::PressKey { key } => ActionKind::press_key(key),
             Action::Scroll { .. } => ActionKind::Scroll,
@@ -282,6 +318,8 @@ struct Prepared {
     url: String,
     class: Classification,
     decision: Decision,
+    /// The person must answer (a secret bound to no site).
+    person_must_answer: bool,
     /// For the approval window and the audit row.
     summary: String,
     /// For log lines: every literal masked.
@@ -374,7 +412,30 @@ impl Audit<'_> {
 /// masked, since the target may be a sensitive field.
 fn early_summary(plan: &Plan) -> String {
     let t = plan.target.as_deref().map(|r| SummaryTarget { role: "", name: "", element_ref: r });
-    summarize(&plan.action, t.as_ref(), false, plan.literals(Literals::Masked))
+    summarize(&plan.action, t.as_ref(), false, Literals::Masked)
+}
+
+/// `PERMISSION_DENIED` when the plan types a secret bound to sites and
+/// `url` is on none of them.
+fn secret_elsewhere(plan: &Plan, url: &str) -> Option<WireError> {
+    let s = plan.secret.as_ref().filter(|s| !s.sites.is_empty())?;
+    if crate::secrets::site_allows(&s.sites, url) {
+        return None;
+    }
+    let origin = shared::url::origin(url).unwrap_or_else(|| "this page".into());
+    Some(err(
+        ErrorCode::PermissionDenied,
+        format!(
+            "the secret {} is bound to other sites by the person; it is never typed on {origin}, whatever the \
+             policy says",
+            s.name
+        ),
+    ))
+}
+
+/// Why the person answers an action that types `name`, bound to no site.
+fn unbound_reason(name: &str) -> String {
+    format!("the secret {name} is not bound to a site (`chaperone secret set {name} --site ORIGIN` binds it)")
 }
 
 /// Steps 3–7 of the pipeline for one action (the caller holds the tab lock).
@@ -385,7 +446,7 @@ async fn prepare(state: &AppState, audit: &Audit<'_>, plan: Plan) -> Result<Prep
     }
     let known = state.actions().page(plan.tab).url;
     if let Some(url) = &known
-        && let Some(e) = denied_site(state, url)
+        && let Some(e) = denied_site(state, url).or_else(|| secret_elsewhere(&plan, url))
     {
         audit.refused(&plan, &early_summary(&plan), Some(url), None, &e).await;
         return Err(e);
@@ -430,17 +491,16 @@ async fn prepare(state: &AppState, audit: &Audit<'_>, plan: Plan) -> Result<Prep
         name: &e.facts.name,
         element_ref: plan.target.as_deref().unwrap_or(""),
     });
-    let mut summary =
-        summarize(&plan.action, target.as_ref(), sensitive.is_some(), plan.literals(Literals::UnlessSensitive));
+    let mut summary = summarize(&plan.action, target.as_ref(), sensitive.is_some(), Literals::UnlessSensitive);
     if let Some(intent) = plan.intent.as_deref().map(str::trim).filter(|i| !i.is_empty()) {
         let mut i = intent.to_string();
         shared::limits::truncate_chars(&mut i, 120);
         summary.push_str(" — agent's intent: ");
         shared::snapshot::quote(&i, &mut summary);
     }
-    let log_summary = summarize(&plan.action, target.as_ref(), sensitive.is_some(), plan.literals(Literals::Masked));
+    let log_summary = summarize(&plan.action, target.as_ref(), sensitive.is_some(), Literals::Masked);
 
-    if let Some(e) = denied_site(state, &url) {
+    if let Some(e) = denied_site(state, &url).or_else(|| secret_elsewhere(&plan, &url)) {
         audit.refused(&plan, &summary, Some(&url), None, &e).await;
         return Err(e);
     }
@@ -448,8 +508,8 @@ async fn prepare(state: &AppState, audit: &Audit<'_>, plan: Plan) -> Result<Prep
         audit.refused(&plan, &summary, Some(&url), None, &e).await;
         return Err(e);
     }
-    let class = shared::risk::classify(&plan.kind(), element.as_ref().map(|e| &e.facts), &url, sensitive);
-    let (decision, why) = shared::policy::decide(&state.config().policy, &url, class.risk);
+    let mut class = shared::risk::classify(&plan.kind(), element.as_ref().map(|e| &e.facts), &url, sensitive);
+    let (mut decision, why) = shared::policy::decide(&state.config().policy, &url, class.risk);
     if decision == Decision::Deny {
         let e = err(
             ErrorCode::PermissionDenied,
@@ -462,7 +522,17 @@ async fn prepare(state: &AppState, audit: &Audit<'_>, plan: Plan) -> Result<Prep
         audit.refused(&plan, &summary, Some(&url), Some(&class), &e).await;
         return Err(e);
     }
-    Ok(Prepared { plan, element, url, class, decision, summary, log_summary })
+    // A secret bound to no site: the person answers, whatever the policy
+    // and YOLO say.
+    let person_must_answer = match plan.secret.as_ref().filter(|s| s.sites.is_empty()) {
+        Some(s) => {
+            class.reasons.push(unbound_reason(&s.name));
+            decision = decision.max(Decision::Confirm);
+            true
+        }
+        None => false,
+    };
+    Ok(Prepared { plan, element, url, class, decision, person_must_answer, summary, log_summary })
 }
 
 /// Step 6: what may go into a sensitive field (see the module docs).
@@ -477,7 +547,7 @@ fn check_sensitive(plan: &Plan, sensitive: Option<SensitiveKind>) -> Result<(), 
         }
         return Ok(());
     };
-    let fills = matches!(plan.action, Action::Type { .. } | Action::SelectOption { .. });
+    let fills = plan.action.types_text() || matches!(plan.action, Action::SelectOption { .. });
     if fills && kind.agent_may_never_fill() {
         return Err(err(
             ErrorCode::PermissionDenied,
@@ -493,7 +563,7 @@ fn check_sensitive(plan: &Plan, sensitive: Option<SensitiveKind>) -> Result<(), 
         ));
     }
     let literal = match &plan.action {
-        Action::Type { .. } => plan.secret.is_none(),
+        Action::Type { .. } => true,
         Action::PressKey { key } => key.chars().count() == 1,
         _ => false,
     };
@@ -510,19 +580,22 @@ fn check_sensitive(plan: &Plan, sensitive: Option<SensitiveKind>) -> Result<(), 
     Ok(())
 }
 
-/// The value of a stored secret, read when its `Act` is about to be sent.
-async fn read_secret(state: &AppState, name: &str) -> Result<crate::secrets::SecretValue, WireError> {
-    let missing = || {
-        err(
-            ErrorCode::NotFound,
-            format!("no secret named {name}; the person stores it with `chaperone secret set {name}`"),
-        )
-    };
-    let Some(store) = state.config().secrets.clone() else { return Err(missing()) };
+fn no_such_secret(name: &str) -> WireError {
+    err(ErrorCode::NotFound, format!("no secret named {name}; the person stores it with `chaperone secret set {name}`"))
+}
+
+/// Runs a read of the secret store on the blocking pool; store errors go
+/// to the log, the agent gets `INTERNAL`.
+async fn with_store<T: Send + 'static>(
+    state: &AppState,
+    name: &str,
+    read: impl FnOnce(&crate::secrets::SecretStore, &str) -> Result<Option<T>, crate::error::Error> + Send + 'static,
+) -> Result<T, WireError> {
+    let Some(store) = state.config().secrets.clone() else { return Err(no_such_secret(name)) };
     let owned = name.to_string();
-    match tokio::task::spawn_blocking(move || store.get(&owned)).await {
+    match tokio::task::spawn_blocking(move || read(&store, &owned)).await {
         Ok(Ok(Some(v))) => Ok(v),
-        Ok(Ok(None)) => Err(missing()),
+        Ok(Ok(None)) => Err(no_such_secret(name)),
         Ok(Err(e)) => {
             tracing::error!(error = %e, name, "secret store read failed");
             Err(err(ErrorCode::Internal, format!("the secret {name} could not be read (see the bridge log)")))
@@ -533,24 +606,75 @@ async fn read_secret(state: &AppState, name: &str) -> Result<crate::secrets::Sec
 
 /// Refuses an agent's value before anything is resolved or dispatched: a
 /// literal that is too long, a secret name of the wrong shape or unknown.
-async fn check_value(state: &AppState, v: &ValueSource) -> Result<(String, Option<String>), WireError> {
+/// A secret's binding is read; its value is not (nothing is decrypted
+/// before [`release_secret`]).
+async fn check_value(state: &AppState, v: &ValueSource) -> Result<Typed, WireError> {
     match v {
         ValueSource::Literal(s) => {
             if s.chars().count() > MAX_TYPED_CHARS {
                 return Err(err(ErrorCode::InvalidRequest, format!("text longer than {MAX_TYPED_CHARS} characters")));
             }
-            Ok((s.clone(), None))
+            Ok(Typed::Literal(s.clone()))
         }
         ValueSource::Secret(r) => {
             if !is_valid_secret_name(&r.secret) {
                 return Err(err(ErrorCode::InvalidRequest, "a secret name is 1 to 64 of A-Z a-z 0-9 _ . -"));
             }
-            // Known now (so nothing is typed for a form with a missing one);
-            // the value is dropped here and read again right before its Act.
-            read_secret(state, &r.secret).await?;
-            Ok((String::new(), Some(r.secret.clone())))
+            let sites = with_store(state, &r.secret, |store, name| store.sites(name)).await?;
+            Ok(Typed::Secret(SecretUse { name: r.secret.clone(), sites }))
         }
     }
+}
+
+/// Answers the extension's `SecretRequest` for the `Act` with gate id
+/// `request` on `connection` (see the module docs): the value in one
+/// `BridgeToExt::Secret` frame, or a `SecretRefused`.
+pub(crate) async fn release_secret(state: AppState, connection: u64, request: u64, origin: String) {
+    let frame = match secret_for(&state, connection, request, &origin).await {
+        Ok(value) => BridgeToExt::Secret { request, value: SecretText::new(value.expose().to_string()) },
+        Err(error) => BridgeToExt::SecretRefused { request, error },
+    };
+    if !state.hub().send_to(connection, frame).await {
+        tracing::debug!(connection, request, "the connection went away before its secret answer");
+    }
+}
+
+async fn secret_for(
+    state: &AppState,
+    connection: u64,
+    request: u64,
+    origin: &str,
+) -> Result<crate::secrets::SecretValue, WireError> {
+    let refuse = |reason: &'static str, message: String| {
+        tracing::warn!(connection, request, reason, "secret request refused");
+        err(ErrorCode::PermissionDenied, message)
+    };
+    let grant = state.hub().claim_secret(connection, request).map_err(|why| {
+        refuse(why.as_str(), "no action waiting on this connection may receive a secret under this id".into())
+    })?;
+    let SecretGrant { name, sites, origin: decided, .. } = grant;
+    if origin != decided {
+        return Err(refuse(
+            "other_origin",
+            format!("the page is no longer on {decided}, where typing the secret {name} was decided; nothing typed"),
+        ));
+    }
+    // The binding as it is now (the person may have set the secret again
+    // while the action waited), read with the value from the same row.
+    let (value, now_sites) = with_store(state, &name, |store, name| store.get_with_sites(name)).await?;
+    if !now_sites.is_empty() && !crate::secrets::site_allows(&now_sites, origin) {
+        return Err(refuse("not_bound_here", format!("the secret {name} is not bound to {origin}; nothing typed")));
+    }
+    if now_sites.is_empty() && !sites.is_empty() {
+        // Decided without asking the person, as a bound secret; unbound
+        // now, it needs their answer.
+        return Err(refuse(
+            "unbound_since",
+            format!("the secret {name} lost its site binding while the action waited; nothing typed, try again"),
+        ));
+    }
+    tracing::info!(connection, request, name = %name, "secret released to the extension");
+    Ok(value)
 }
 
 /// Step 7–8: the `Act`, its audit rows, and the URL check afterwards.
@@ -565,6 +689,7 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
         summary: p.summary.clone(),
         timeout_secs: policy.approval_timeout_secs,
         origin: shared::url::origin(&p.url).unwrap_or_default(),
+        person_must_answer: p.person_must_answer,
     };
     let action_row = |outcome| Row {
         tool: p.plan.tool,
@@ -601,25 +726,25 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
         action = %p.log_summary,
         "action started"
     );
-    let mut action = p.plan.action.clone();
-    if let (Some(name), Action::Type { text, .. }) = (&p.plan.secret, &mut action) {
-        match read_secret(state, name).await {
-            Ok(value) => value.expose().clone_into(text),
-            Err(e) => {
-                finish(e.code.as_str()).await;
-                return Err(e);
-            }
-        }
-    }
+    let grant = p.plan.secret.as_ref().map(|s| SecretGrant {
+        request: gate.request,
+        name: s.name.clone(),
+        sites: s.sites.clone(),
+        origin: gate.origin.clone(),
+    });
     let command = Command::Act {
         tab: p.plan.tab,
         target: p.plan.target.clone(),
-        action,
+        action: p.plan.action.clone(),
         expect: p.element.as_ref().map(|e| e.fingerprint.clone()),
         gate,
     };
     let wait = Duration::from_secs(u64::from(policy.approval_timeout_secs)) + Duration::from_millis(COMMAND_TIMEOUT_MS);
-    let answer = match state.hub().call(command, wait).await {
+    let sent = match grant {
+        Some(grant) => state.hub().call_granting(command, wait, grant).await,
+        None => state.hub().call(command, wait).await,
+    };
+    let answer = match sent {
         Ok(CommandResult::Acted { report }) => Ok(report),
         Ok(_) => Err(unexpected()),
         Err(e) if p.plan.changes_state() && lost_answer(&e) => Err(err(
@@ -804,12 +929,12 @@ pub(crate) async fn click(
 pub(crate) async fn type_text(state: &AppState, caller: &Caller, args: TypeArgs) -> Result<CallToolResult, WireError> {
     check_ref(&args.element_ref)?;
     let tab = target_tab(state, args.tab)?;
-    let (text, secret) = check_value(state, &args.text).await?;
+    let (action, secret) = check_value(state, &args.text).await?.into_action(args.submit.unwrap_or(false));
     let plan = Plan {
         tool: "browser_type",
         tab,
         target: Some(args.element_ref),
-        action: Action::Type { text, submit: args.submit.unwrap_or(false) },
+        action,
         form_field: false,
         intent: None,
         secret,
@@ -928,12 +1053,13 @@ pub(crate) async fn fill_form(
     let audit = Audit { state, caller };
     let last = args.fields.len() - 1;
     let mut prepared = Vec::with_capacity(args.fields.len());
-    for (i, (f, (text, secret))) in args.fields.into_iter().zip(texts).enumerate() {
+    for (i, (f, typed)) in args.fields.into_iter().zip(texts).enumerate() {
+        let (action, secret) = typed.into_action(i == last && args.submit.unwrap_or(false));
         let plan = Plan {
             tool: "browser_fill_form",
             tab,
             target: Some(f.element_ref),
-            action: Action::Type { text, submit: i == last && args.submit.unwrap_or(false) },
+            action,
             form_field: true,
             intent: None,
             secret,

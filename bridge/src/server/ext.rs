@@ -12,8 +12,29 @@
 //! with 1008), each frame at most [`MAX_FRAME_BYTES`] and parsed as an
 //! [`ExtToBridge`] (unknown fields refused); [`MAX_INVALID_FRAMES`]
 //! invalid frames close with 1008.
+//!
+//! # One browser at a time
+//!
+//! The hub holds at most one authenticated connection, and every command
+//! goes to it. A socket whose hello is valid while another connection is
+//! live is refused: closed with [`ANOTHER_BROWSER_CLOSE_CODE`] before any
+//! other frame, logged (`warn`, the claimed version, never the token),
+//! counted and remembered ([`ExtHub::refused`], shown by `GET /status`),
+//! and the live connection is told with
+//! [`BridgeToExt::SecondBrowserRefused`] so its popup shows it. A new
+//! connection is accepted only once the live one's socket has closed.
+//!
+//! # Secret grants
+//!
+//! An `Act` that types a stored secret is sent with a grant
+//! ([`ExtHub::call_granting`]): the gate request id, the connection it went
+//! to, the secret's name and binding, the origin decided for. The grant
+//! lives exactly as long as the bridge waits for that `Act`'s answer (and
+//! no longer than its connection), and [`ExtHub::claim_secret`] hands it
+//! out once, to that connection only. The value itself is read by
+//! `actions::release_secret`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -25,7 +46,10 @@ use axum::response::Response;
 use shared::action::ControlState;
 use shared::error::{ErrorCode, WireError};
 use shared::limits::{HELLO_TIMEOUT_SECS, MAX_FRAME_BYTES, MAX_INVALID_FRAMES, MAX_UNAUTHENTICATED_SOCKETS};
-use shared::protocol::{BridgeToExt, Command, CommandResult, ExtToBridge, Outcome};
+use shared::protocol::{
+    ANOTHER_BROWSER_CLOSE_CODE, ANOTHER_BROWSER_CLOSE_REASON, BridgeToExt, Command, CommandResult, ExtToBridge,
+    MAX_REMEMBERED_REFUSALS, Outcome, RefusedBrowser, RefusedBrowsers,
+};
 use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
 
 use super::AppState;
@@ -62,14 +86,67 @@ struct Pending {
     tx: oneshot::Sender<Outcome>,
 }
 
-#[derive(Default)]
-struct HubInner {
-    /// In the order they said hello; the last one gets the commands.
-    connections: Vec<Connection>,
-    pending: HashMap<u64, Pending>,
+/// What an `Act` that types a stored secret may release, once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SecretGrant {
+    /// The `Act`'s `gate.request`.
+    pub(crate) request: u64,
+    pub(crate) name: String,
+    /// The secret's binding when the action was decided (empty: unbound).
+    pub(crate) sites: Vec<String>,
+    /// The origin the action was decided for (`gate.origin`).
+    pub(crate) origin: String,
 }
 
-/// Authenticated extension connections and the request/response plumbing.
+struct Grant {
+    connection: u64,
+    grant: SecretGrant,
+    claimed: bool,
+}
+
+/// Why [`ExtHub::claim_secret`] gave nothing (for the log).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ClaimRefused {
+    /// No `Act` that types a secret waits under this id.
+    NoSuchAct,
+    /// The `Act` went to another connection.
+    OtherConnection,
+    /// The value was already released for this `Act`.
+    AlreadyReleased,
+}
+
+impl ClaimRefused {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            ClaimRefused::NoSuchAct => "no_such_act",
+            ClaimRefused::OtherConnection => "other_connection",
+            ClaimRefused::AlreadyReleased => "already_released",
+        }
+    }
+}
+
+/// A hello the hub refused because a connection is live.
+struct Refusal {
+    refused: RefusedBrowser,
+    total: u64,
+    live: u64,
+    /// The live connection's queue, to tell it.
+    notify: mpsc::Sender<BridgeToExt>,
+}
+
+#[derive(Default)]
+struct HubInner {
+    /// The one authenticated connection; it gets every command.
+    live: Option<Connection>,
+    pending: HashMap<u64, Pending>,
+    /// Secret grants by gate request id.
+    grants: HashMap<u64, Grant>,
+    refused_total: u64,
+    refused_recent: VecDeque<RefusedBrowser>,
+}
+
+/// The authenticated extension connection (one at a time), the
+/// request/response plumbing, secret grants and refused second browsers.
 pub struct ExtHub {
     inner: Mutex<HubInner>,
     next_request: AtomicU64,
@@ -99,10 +176,10 @@ impl ExtHub {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Authenticated connections, oldest first.
+    /// The authenticated connection, if any (a list of at most one).
     pub fn connections(&self) -> Vec<ConnectionInfo> {
         self.lock()
-            .connections
+            .live
             .iter()
             .map(|c| ConnectionInfo {
                 connection: c.number,
@@ -113,15 +190,21 @@ impl ExtHub {
             .collect()
     }
 
+    /// Second browsers refused since the daemon started.
+    pub fn refused(&self) -> RefusedBrowsers {
+        let inner = self.lock();
+        RefusedBrowsers { total: inner.refused_total, recent: inner.refused_recent.iter().cloned().collect() }
+    }
+
     /// Records the control state a connection reported.
     pub fn set_control(&self, connection: u64, control: ControlState) {
-        if let Some(c) = self.lock().connections.iter_mut().find(|c| c.number == connection) {
+        if let Some(c) = self.lock().live.as_mut().filter(|c| c.number == connection) {
             c.control = control;
         }
     }
 
     pub fn is_connected(&self) -> bool {
-        !self.lock().connections.is_empty()
+        self.lock().live.is_some()
     }
 
     /// Requests waiting for their response.
@@ -129,24 +212,49 @@ impl ExtHub {
         self.lock().pending.len()
     }
 
-    /// Sends `command` to the most recent connection and waits for its
-    /// response. `EXTENSION_DISCONNECTED` when nobody is connected or the
-    /// socket drops before answering, `TIMEOUT` after `timeout`.
+    /// Sends `command` to the connection and waits for its response.
+    /// `EXTENSION_DISCONNECTED` when nobody is connected or the socket
+    /// drops before answering, `TIMEOUT` after `timeout`.
     pub async fn call(&self, command: Command, timeout: Duration) -> Result<CommandResult, WireError> {
+        self.call_with(command, timeout, None).await
+    }
+
+    /// [`call`](Self::call) for an `Act` that types a stored secret: `grant`
+    /// may be claimed ([`claim_secret`](Self::claim_secret)) once, by the
+    /// connection the `Act` goes to, while this call waits for its answer.
+    pub(crate) async fn call_granting(
+        &self,
+        command: Command,
+        timeout: Duration,
+        grant: SecretGrant,
+    ) -> Result<CommandResult, WireError> {
+        self.call_with(command, timeout, Some(grant)).await
+    }
+
+    async fn call_with(
+        &self,
+        command: Command,
+        timeout: Duration,
+        grant: Option<SecretGrant>,
+    ) -> Result<CommandResult, WireError> {
         let id = self.next_request.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
+        let granted = grant.as_ref().map(|g| g.request);
         let sender = {
             let mut inner = self.lock();
-            let Some(conn) = inner.connections.last() else {
+            let Some(conn) = inner.live.as_ref() else {
                 return Err(disconnected());
             };
             let (number, sender) = (conn.number, conn.tx.clone());
             inner.pending.insert(id, Pending { connection: number, tx });
+            if let Some(grant) = grant {
+                inner.grants.insert(grant.request, Grant { connection: number, grant, claimed: false });
+            }
             sender
         };
-        // Removes the pending entry however this future ends (answer,
-        // timeout, or the caller dropping it).
-        let _cleanup = PendingGuard { hub: self, id };
+        // Removes the pending entry and the grant however this future ends
+        // (answer, timeout, or the caller dropping it).
+        let _cleanup = PendingGuard { hub: self, id, granted };
         let exchange = async {
             sender.send(BridgeToExt::Request { id, command: Box::new(command) }).await.map_err(|_| disconnected())?;
             rx.await.map_err(|_| {
@@ -162,25 +270,61 @@ impl ExtHub {
         }
     }
 
-    fn register(&self, version: String) -> (u64, mpsc::Receiver<BridgeToExt>) {
+    /// The grant of the secret-typing `Act` `request`, handed out once and
+    /// only to the connection that `Act` went to.
+    pub(crate) fn claim_secret(&self, connection: u64, request: u64) -> Result<SecretGrant, ClaimRefused> {
+        let mut inner = self.lock();
+        let Some(g) = inner.grants.get_mut(&request) else { return Err(ClaimRefused::NoSuchAct) };
+        if g.connection != connection {
+            return Err(ClaimRefused::OtherConnection);
+        }
+        if g.claimed {
+            return Err(ClaimRefused::AlreadyReleased);
+        }
+        g.claimed = true;
+        Ok(g.grant.clone())
+    }
+
+    /// Queues `frame` for `connection`; false when it is no longer the
+    /// live one (the frame is dropped).
+    pub(crate) async fn send_to(&self, connection: u64, frame: BridgeToExt) -> bool {
+        let tx = self.lock().live.as_ref().filter(|c| c.number == connection).map(|c| c.tx.clone());
+        match tx {
+            Some(tx) => tx.send(frame).await.is_ok(),
+            None => false,
+        }
+    }
+
+    /// Makes `version`'s socket the connection, unless one is live: then
+    /// the attempt is counted, remembered and refused.
+    fn register(&self, version: String) -> Result<(u64, mpsc::Receiver<BridgeToExt>), Refusal> {
+        let mut inner = self.lock();
+        if let Some(live) = inner.live.as_ref() {
+            let (number, notify) = (live.number, live.tx.clone());
+            let refused = RefusedBrowser { at_ms: now_ms(), extension_version: version };
+            inner.refused_total += 1;
+            if inner.refused_recent.len() == MAX_REMEMBERED_REFUSALS {
+                inner.refused_recent.pop_front();
+            }
+            inner.refused_recent.push_back(refused.clone());
+            return Err(Refusal { refused, total: inner.refused_total, live: number, notify });
+        }
         let number = self.next_connection.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::channel(OUTGOING_QUEUE);
-        self.lock().connections.push(Connection {
-            number,
-            version,
-            since: Instant::now(),
-            tx,
-            control: ControlState::default(),
-        });
-        (number, rx)
+        inner.live = Some(Connection { number, version, since: Instant::now(), tx, control: ControlState::default() });
+        Ok((number, rx))
     }
 
     /// Forgets a connection; its pending calls fail with
-    /// `EXTENSION_DISCONNECTED` (their senders are dropped).
+    /// `EXTENSION_DISCONNECTED` (their senders are dropped) and its grants
+    /// are gone.
     fn unregister(&self, number: u64) {
         let mut inner = self.lock();
-        inner.connections.retain(|c| c.number != number);
+        if inner.live.as_ref().is_some_and(|c| c.number == number) {
+            inner.live = None;
+        }
         inner.pending.retain(|_, p| p.connection != number);
+        inner.grants.retain(|_, g| g.connection != number);
     }
 
     /// Delivers a response; false when no call with this id is waiting on
@@ -197,14 +341,23 @@ impl ExtHub {
     }
 }
 
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
 struct PendingGuard<'a> {
     hub: &'a ExtHub,
     id: u64,
+    granted: Option<u64>,
 }
 
 impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
-        self.hub.lock().pending.remove(&self.id);
+        let mut inner = self.hub.lock();
+        inner.pending.remove(&self.id);
+        if let Some(request) = self.granted {
+            inner.grants.remove(&request);
+        }
     }
 }
 
@@ -261,6 +414,8 @@ async fn read_hello(state: &AppState, socket: &mut WebSocket) -> Hello {
 }
 
 async fn close(socket: &mut WebSocket, code: u16, reason: &'static str) {
+    // Before the hello (and for a refused second browser) nothing else
+    // is sent: the reason is the whole answer.
     let frame = CloseFrame { code, reason: Utf8Bytes::from_static(reason) };
     let _ = socket.send(Message::Close(Some(frame))).await;
 }
@@ -300,7 +455,23 @@ async fn socket_task(state: AppState, mut socket: WebSocket, permit: OwnedSemaph
         Ok(Hello::Accepted(version)) => version,
     };
     drop(permit);
-    let (number, mut outgoing) = state.hub().register(version.clone());
+    let (number, mut outgoing) = match state.hub().register(version.clone()) {
+        Ok(registered) => registered,
+        Err(r) => {
+            tracing::warn!(
+                reason = "another_browser_connected",
+                live_connection = r.live,
+                extension_version = %version,
+                refused_total = r.total,
+                "second browser refused: an extension connection is already live"
+            );
+            // Tell the live connection (its popup shows it); a full queue
+            // drops the notice rather than wait on the live socket.
+            let _ = r.notify.try_send(BridgeToExt::SecondBrowserRefused { refused: r.refused, total: r.total });
+            close(&mut socket, ANOTHER_BROWSER_CLOSE_CODE, ANOTHER_BROWSER_CLOSE_REASON).await;
+            return;
+        }
+    };
     tracing::info!(connection = number, extension_version = %version, "extension connected");
     if send(&mut socket, &BridgeToExt::Welcome { version: shared::VERSION.to_string() }).await {
         authenticated_loop(&state, &mut socket, number, &mut outgoing).await;
@@ -357,6 +528,17 @@ async fn authenticated_loop(
                         state.hub().set_control(number, control);
                         true
                     }
+                    Ok(ExtToBridge::SecretRequest { request, origin }) => {
+                        // Reading the store is blocking work: answered from
+                        // its own task, through this connection's queue.
+                        state.inner.tracker.spawn(super::actions::release_secret(
+                            state.clone(),
+                            number,
+                            request,
+                            origin,
+                        ));
+                        true
+                    }
                     Ok(ExtToBridge::Hello { .. }) | Err(_) => false,
                 };
                 if !valid {
@@ -370,5 +552,75 @@ async fn authenticated_loop(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use shared::protocol::CommandResult;
+
+    use super::*;
+
+    fn grant(request: u64) -> SecretGrant {
+        SecretGrant { request, name: "API_TOKEN".into(), sites: Vec::new(), origin: "https://a.example:443".into() }
+    }
+
+    fn act_like() -> Command {
+        Command::TabsList { tabs: Vec::new() }
+    }
+
+    #[tokio::test]
+    async fn a_grant_is_claimed_once_by_its_connection_while_its_call_waits() {
+        let hub = Arc::new(ExtHub::new());
+        let Ok((number, mut rx)) = hub.register("1".into()) else { panic!("the first connection is refused") };
+        assert_eq!(hub.claim_secret(number, 42), Err(ClaimRefused::NoSuchAct), "no grant before the call");
+        let call = {
+            let hub = hub.clone();
+            tokio::spawn(async move { hub.call_granting(act_like(), Duration::from_secs(5), grant(42)).await })
+        };
+        let Some(BridgeToExt::Request { id, .. }) = rx.recv().await else { panic!("no request") };
+        assert_eq!(hub.claim_secret(number + 1, 42), Err(ClaimRefused::OtherConnection));
+        assert_eq!(hub.claim_secret(number, 41), Err(ClaimRefused::NoSuchAct));
+        assert_eq!(hub.claim_secret(number, 42), Ok(grant(42)));
+        assert_eq!(hub.claim_secret(number, 42), Err(ClaimRefused::AlreadyReleased));
+        assert!(hub.complete(number, id, Outcome::Ok(CommandResult::Closed { tab: 1 })));
+        call.await.unwrap().unwrap();
+        assert_eq!(hub.claim_secret(number, 42), Err(ClaimRefused::NoSuchAct), "the grant ends with its call");
+
+        // A grant not claimed yet dies with its connection.
+        let call = {
+            let hub = hub.clone();
+            tokio::spawn(async move { hub.call_granting(act_like(), Duration::from_secs(5), grant(43)).await })
+        };
+        assert!(rx.recv().await.is_some());
+        hub.unregister(number);
+        assert_eq!(hub.claim_secret(number, 43), Err(ClaimRefused::NoSuchAct));
+        let e = call.await.unwrap().unwrap_err();
+        assert_eq!(e.code, ErrorCode::ExtensionDisconnected);
+    }
+
+    #[test]
+    fn a_second_connection_is_refused_until_the_first_is_gone() {
+        let hub = ExtHub::new();
+        let Ok((first, _rx)) = hub.register("1.0".into()) else { panic!("the first connection is refused") };
+        let Err(r) = hub.register("6.6.6".into()) else { panic!("a second connection was accepted") };
+        assert_eq!((r.live, r.total, r.refused.extension_version.as_str()), (first, 1, "6.6.6"));
+        assert!(hub.register("6.6.7".into()).is_err());
+        assert_eq!(hub.connections().len(), 1);
+        assert_eq!(hub.connections()[0].connection, first);
+        let refused = hub.refused();
+        assert_eq!(refused.total, 2);
+        assert_eq!(refused.recent.iter().map(|r| r.extension_version.as_str()).collect::<Vec<_>>(), ["6.6.6", "6.6.7"]);
+        for _ in 0..MAX_REMEMBERED_REFUSALS + 3 {
+            assert!(hub.register("x".into()).is_err());
+        }
+        assert_eq!(hub.refused().recent.len(), MAX_REMEMBERED_REFUSALS);
+        assert_eq!(hub.refused().total, 2 + MAX_REMEMBERED_REFUSALS as u64 + 3);
+
+        hub.unregister(first);
+        let Ok((second, _rx)) = hub.register("1.0".into()) else { panic!("refused after the first left") };
+        assert!(second > first);
     }
 }

@@ -649,7 +649,7 @@ impl McpServer {
             })
             .collect();
         let (tabs, current) = self.state.agent_tabs();
-        // The connection that receives commands is the newest one.
+        // The one connection receives every command.
         let control = self.state.hub().connections().last().map(|c| c.control);
         let mut text = format!("Connected browsers: {}\n", browsers.len());
         if let Some(c) = control {

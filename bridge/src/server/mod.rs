@@ -193,6 +193,7 @@ impl AppState {
                     agent_tabs: agent_tabs.clone(),
                 })
                 .collect(),
+            refused: self.hub().refused(),
         }
     }
 

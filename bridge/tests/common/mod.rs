@@ -182,6 +182,8 @@ pub struct Received {
     pub frames: Vec<BridgeToExt>,
     /// `Some(code)` when the bridge sent a close frame.
     pub close: Option<CloseCode>,
+    /// The close frame's reason.
+    pub reason: Option<String>,
     /// The socket ended (close frame, EOF or error) within the wait.
     pub ended: bool,
 }
@@ -201,6 +203,7 @@ pub async fn read_until_closed(ws: &mut Ws, wait: Duration) -> Received {
                 return r;
             }
             Some(Ok(Message::Close(frame))) => {
+                r.reason = frame.as_ref().map(|f| f.reason.to_string());
                 r.close = frame.map(|f| f.code);
                 r.ended = true;
                 return r;
@@ -238,9 +241,11 @@ pub async fn authenticated_ws(bridge: &Bridge) -> Ws {
 pub type Responder = Box<dyn Fn(&Command) -> Option<Outcome> + Send + Sync>;
 
 /// A fake extension: answers requests with `responder` (None: no answer)
-/// and records every command it received.
+/// and records every command it received (and every other frame).
 pub struct FakeExt {
     pub received: Arc<Mutex<Vec<Command>>>,
+    /// Frames that were not requests (e.g. `SecondBrowserRefused`).
+    pub others: Arc<Mutex<Vec<BridgeToExt>>>,
     pub task: JoinHandle<()>,
 }
 
@@ -248,11 +253,16 @@ impl FakeExt {
     pub async fn connect(bridge: &Bridge, responder: Responder) -> FakeExt {
         let mut ws = authenticated_ws(bridge).await;
         let received = Arc::new(Mutex::new(Vec::new()));
-        let rec = received.clone();
+        let others = Arc::new(Mutex::new(Vec::new()));
+        let (rec, oth) = (received.clone(), others.clone());
         let task = tokio::spawn(async move {
             while let Some(Ok(msg)) = ws.next().await {
                 let Message::Text(t) = msg else { continue };
                 let frame: BridgeToExt = serde_json::from_str(t.as_str()).unwrap();
+                if !matches!(frame, BridgeToExt::Request { .. }) {
+                    oth.lock().unwrap().push(frame);
+                    continue;
+                }
                 if let BridgeToExt::Request { id, command } = frame {
                     let command = *command;
                     rec.lock().unwrap().push(command.clone());
@@ -265,7 +275,7 @@ impl FakeExt {
                 }
             }
         });
-        FakeExt { received, task }
+        FakeExt { received, others, task }
     }
 
     pub fn commands(&self) -> Vec<Command> {
@@ -414,6 +424,14 @@ pub struct PageConfig {
     pub resolve_error: Option<WireError>,
     /// Who approves a gate that says confirm (`human` or `yolo`).
     pub approver: DecidedBy,
+    /// How an Act that types a secret asks the bridge for the value, in
+    /// order, once it has "approved" (after `act_delay`); the fake types
+    /// the first value it gets, or fails the Act with the last refusal.
+    pub secret_asks: Vec<SecretAsk>,
+    /// Every answer to those asks, in order.
+    pub secret_answers: Vec<(SecretAsk, Result<String, WireError>)>,
+    /// Values the fake typed from secrets.
+    pub typed_secrets: Vec<String>,
     /// Visible text blocks (ExtractText).
     pub text: Vec<String>,
     /// The page shows a security challenge (Screenshot is refused).
@@ -431,6 +449,9 @@ impl Default for PageConfig {
             act_error: None,
             resolve_error: None,
             approver: DecidedBy::Human,
+            secret_asks: vec![SecretAsk::Own],
+            secret_answers: Vec::new(),
+            typed_secrets: Vec::new(),
             text: vec!["Welcome".into()],
             challenge: false,
         }
@@ -483,6 +504,56 @@ pub fn shop_page() -> PageConfig {
     PageConfig { elements, ..PageConfig::default() }
 }
 
+/// One `SecretRequest` the fake sends for an Act that types a secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SecretAsk {
+    /// For the Act's gate id, from the gate's origin (what the extension does).
+    Own,
+    /// For the Act's gate id, reporting this origin instead.
+    OwnFrom(String),
+    /// For the Act's gate id plus one.
+    OtherId,
+}
+
+/// One frame on the fake's socket, in order: `sent` by the fake or
+/// received from the bridge, as JSON.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    pub sent: bool,
+    pub json: String,
+}
+
+type SecretWaiters =
+    Arc<Mutex<std::collections::HashMap<u64, tokio::sync::oneshot::Sender<Result<String, WireError>>>>>;
+
+/// The fake's side of the socket: its outgoing queue, the frame log and
+/// the secret requests waiting for an answer.
+#[derive(Clone)]
+struct Wire {
+    out: tokio::sync::mpsc::UnboundedSender<Message>,
+    log: Arc<Mutex<Vec<Frame>>>,
+    waiters: SecretWaiters,
+}
+
+impl Wire {
+    fn send(&self, frame: &ExtToBridge) {
+        let json = serde_json::to_string(frame).unwrap();
+        self.log.lock().unwrap().push(Frame { sent: true, json: json.clone() });
+        let _ = self.out.send(Message::text(json));
+    }
+
+    /// Sends a `SecretRequest` and waits (≤ 5 s) for its answer.
+    async fn ask_secret(&self, request: u64, origin: &str) -> Result<String, WireError> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.waiters.lock().unwrap().insert(request, tx);
+        self.send(&ExtToBridge::SecretRequest { request, origin: origin.to_string() });
+        match tokio::time::timeout(Duration::from_secs(5), rx).await {
+            Ok(Ok(answer)) => answer,
+            _ => Err(WireError::new(ErrorCode::Timeout, "the bridge sent no answer to the secret request")),
+        }
+    }
+}
+
 /// Acts in flight, per tab and overall, and the most seen at once.
 #[derive(Debug, Default)]
 pub struct Overlap {
@@ -500,7 +571,7 @@ pub struct PageFake {
     pub config: Arc<Mutex<PageConfig>>,
     pub received: Arc<Mutex<Vec<Command>>>,
     pub overlap: Arc<Mutex<Overlap>>,
-    out: tokio::sync::mpsc::UnboundedSender<Message>,
+    wire: Wire,
     tasks: Vec<JoinHandle<()>>,
 }
 
@@ -520,23 +591,48 @@ impl PageFake {
         let config = Arc::new(Mutex::new(config));
         let received = Arc::new(Mutex::new(Vec::new()));
         let overlap = Arc::new(Mutex::new(Overlap::default()));
-        let (cfg, rec, ov, tx) = (config.clone(), received.clone(), overlap.clone(), out.clone());
+        let wire = Wire { out, log: Arc::new(Mutex::new(Vec::new())), waiters: Arc::default() };
+        let (cfg, rec, ov, w) = (config.clone(), received.clone(), overlap.clone(), wire.clone());
         let reader = tokio::spawn(async move {
             let next_tab = Arc::new(std::sync::atomic::AtomicI64::new(100));
             while let Some(Ok(msg)) = stream.next().await {
                 let Message::Text(t) = msg else { continue };
-                let Ok(BridgeToExt::Request { id, command }) = serde_json::from_str(t.as_str()) else { continue };
-                let command = *command;
-                rec.lock().unwrap().push(command.clone());
-                let (cfg, ov, tx, next_tab) = (cfg.clone(), ov.clone(), tx.clone(), next_tab.clone());
-                tokio::spawn(async move {
-                    let Some(outcome) = page_answer(&cfg, &ov, &next_tab, command).await else { return };
-                    let resp = ExtToBridge::Response { id, outcome };
-                    let _ = tx.send(Message::text(serde_json::to_string(&resp).unwrap()));
-                });
+                w.log.lock().unwrap().push(Frame { sent: false, json: t.as_str().to_string() });
+                let frame: BridgeToExt = match serde_json::from_str(t.as_str()) {
+                    Ok(f) => f,
+                    Err(_) => continue,
+                };
+                let (request, answer) = match frame {
+                    BridgeToExt::Request { id, command } => {
+                        let command = *command;
+                        rec.lock().unwrap().push(command.clone());
+                        let (cfg, ov, w, next_tab) = (cfg.clone(), ov.clone(), w.clone(), next_tab.clone());
+                        tokio::spawn(async move {
+                            let Some(outcome) = page_answer(&cfg, &ov, &next_tab, &w, command).await else { return };
+                            w.send(&ExtToBridge::Response { id, outcome });
+                        });
+                        continue;
+                    }
+                    BridgeToExt::Secret { request, value } => (request, Ok(value.into_inner())),
+                    BridgeToExt::SecretRefused { request, error } => (request, Err(error)),
+                    _ => continue,
+                };
+                if let Some(tx) = w.waiters.lock().unwrap().remove(&request) {
+                    let _ = tx.send(answer);
+                }
             }
         });
-        PageFake { config, received, overlap, out, tasks: vec![writer, reader] }
+        PageFake { config, received, overlap, wire, tasks: vec![writer, reader] }
+    }
+
+    /// Every frame on the socket so far, in order.
+    pub fn frames(&self) -> Vec<Frame> {
+        self.wire.log.lock().unwrap().clone()
+    }
+
+    /// Sends a `SecretRequest` of the test's own and waits for its answer.
+    pub async fn request_secret(&self, request: u64, origin: &str) -> Result<String, WireError> {
+        self.wire.ask_secret(request, origin).await
     }
 
     pub fn commands(&self) -> Vec<Command> {
@@ -564,8 +660,7 @@ impl PageFake {
 
     /// Reports the popup's controls and waits until the bridge has them.
     pub async fn set_control(&self, bridge: &Bridge, state: ControlState) {
-        let frame = ExtToBridge::Control { state };
-        self.out.send(Message::text(serde_json::to_string(&frame).unwrap())).unwrap();
+        self.wire.send(&ExtToBridge::Control { state });
         for _ in 0..200 {
             if bridge.state.hub().connections().last().is_some_and(|c| c.control == state) {
                 return;
@@ -593,6 +688,7 @@ async fn page_answer(
     cfg: &Mutex<PageConfig>,
     overlap: &Mutex<Overlap>,
     next_tab: &std::sync::atomic::AtomicI64,
+    wire: &Wire,
     command: Command,
 ) -> Option<Outcome> {
     let ok = |r| Some(Outcome::Ok(r));
@@ -640,7 +736,7 @@ async fn page_answer(
                 },
             })
         }
-        Command::Act { tab: t, target, gate, .. } => {
+        Command::Act { tab: t, target, gate, action, .. } => {
             let (delay, hangs) = {
                 let c = cfg.lock().unwrap();
                 (c.act_delay, c.act_hangs)
@@ -663,10 +759,34 @@ async fn page_answer(
                 *o.in_flight.get_mut(&t).unwrap() -= 1;
                 o.total -= 1;
             }
-            let mut c = cfg.lock().unwrap();
-            if let Some(e) = &c.act_error {
-                return Some(Outcome::Err(e.clone()));
+            if let Some(e) = cfg.lock().unwrap().act_error.clone() {
+                return Some(Outcome::Err(e));
             }
+            if let shared::action::Action::TypeSecret { .. } = action {
+                // Like the extension: the value is asked for once the gate
+                // let the action through.
+                let asks = cfg.lock().unwrap().secret_asks.clone();
+                let mut typed = None;
+                let mut last = WireError::new(ErrorCode::Internal, "no secret was asked for");
+                for ask in asks {
+                    let answer = match &ask {
+                        SecretAsk::Own => wire.ask_secret(gate.request, &gate.origin).await,
+                        SecretAsk::OwnFrom(origin) => wire.ask_secret(gate.request, origin).await,
+                        SecretAsk::OtherId => wire.ask_secret(gate.request + 1, &gate.origin).await,
+                    };
+                    cfg.lock().unwrap().secret_answers.push((ask, answer.clone()));
+                    match answer {
+                        Ok(v) if typed.is_none() => typed = Some(v),
+                        Ok(_) => {}
+                        Err(e) => last = e,
+                    }
+                }
+                match typed {
+                    Some(v) => cfg.lock().unwrap().typed_secrets.push(v),
+                    None => return Some(Outcome::Err(last)),
+                }
+            }
+            let mut c = cfg.lock().unwrap();
             let el = target.as_ref().and_then(|r| c.elements.get(r)).cloned();
             let before = c.urls.get(&t).cloned().unwrap_or_default();
             let url = el.as_ref().and_then(|e| e.navigates_to.clone()).unwrap_or(before);

@@ -328,6 +328,9 @@ fn perform(el: Option<&Element>, action: &Action) -> Result<(), WireError> {
             Ok(())
         }
         Action::CloseTab => Err(err(ErrorCode::InvalidRequest, "closing a tab is not a page action")),
+        // The service worker turns it into a `Type` once the bridge released
+        // the value; a name alone is never typed.
+        Action::TypeSecret { .. } => Err(err(ErrorCode::InvalidRequest, "a secret reaches the page only as its value")),
     }
 }
 

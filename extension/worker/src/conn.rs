@@ -3,11 +3,17 @@
 //!
 //! The extension token lives only in this module's memory; the popup sees
 //! `{connected, port, since, reason}` through `chrome.storage.session`.
+//!
+//! The bridge serves one browser at a time: a socket it refuses because
+//! another browser is connected is closed with
+//! `shared::protocol::ANOTHER_BROWSER_CLOSE_CODE`; the popup then shows
+//! that refusal (`crate::refusals`) and the loop keeps retrying with
+//! backoff, so this browser connects once the other one is gone.
 
 use std::cell::RefCell;
 
 use js_sys::{Function, Promise};
-use shared::protocol::{BridgeToExt, ExtToBridge, NativeReply, NativeRequest};
+use shared::protocol::{ANOTHER_BROWSER_CLOSE_CODE, BridgeToExt, ExtToBridge, NativeReply, NativeRequest};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
@@ -220,7 +226,12 @@ fn make_socket(ws: WebSocket, generation: u64) -> Socket {
         on_frame(generation, &text);
     });
     let on_close = Closure::<dyn FnMut(CloseEvent)>::new(move |ev: CloseEvent| {
-        on_closed(generation, &format!("the bridge closed the connection (code {})", ev.code()));
+        if ev.code() == ANOTHER_BROWSER_CLOSE_CODE && is_current(generation) {
+            crate::refusals::this_browser_refused();
+            on_closed(generation, "the bridge refused this browser: another browser is connected to it");
+        } else {
+            on_closed(generation, &format!("the bridge closed the connection (code {})", ev.code()));
+        }
     });
     let on_error = Closure::<dyn FnMut(Event)>::new(move |_: Event| {
         on_closed(generation, "could not reach the bridge");
@@ -249,12 +260,27 @@ fn on_frame(generation: u64, text: &str) {
                 send(generation, &ExtToBridge::Response { id, outcome });
             });
         }
+        BridgeToExt::Secret { request, value } => crate::secret::answer(generation, request, Ok(value)),
+        BridgeToExt::SecretRefused { request, error } => crate::secret::answer(generation, request, Err(error)),
+        BridgeToExt::SecondBrowserRefused { refused, .. } => crate::refusals::other_browser_refused(refused),
     }
 }
 
+fn is_current(generation: u64) -> bool {
+    STATE.with(|s| s.borrow().generation == generation && s.borrow().socket.is_some())
+}
+
+/// The connection commands arrive on, once its hello was answered.
+pub fn connected_generation() -> Option<u64> {
+    STATE.with(|s| {
+        let s = s.borrow();
+        (s.connected && s.socket.is_some()).then_some(s.generation)
+    })
+}
+
 fn on_closed(generation: u64, reason: &str) {
-    let current = STATE.with(|s| s.borrow().generation == generation && s.borrow().socket.is_some());
-    if !current {
+    crate::secret::connection_closed(generation);
+    if !is_current(generation) {
         return;
     }
     // A connect attempt waiting on this socket fails; its loop retries.
@@ -277,7 +303,7 @@ fn drop_socket() {
 }
 
 /// Sends a frame on the socket of `generation`, if it is still the current one.
-fn send(generation: u64, frame: &ExtToBridge) {
+pub fn send(generation: u64, frame: &ExtToBridge) {
     let Ok(text) = serde_json::to_string(frame) else { return };
     STATE.with(|s| {
         let s = s.borrow();

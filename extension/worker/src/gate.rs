@@ -10,9 +10,14 @@
 //!   until Resume; approvals already waiting stay open for the person.
 //! - An `Act` asks the person when the bridge's decision or the live one
 //!   (`gate.policy` applied to `shared::risk::classify` of the live element)
-//!   is `confirm`; a live `deny` is `PERMISSION_DENIED`. YOLO (popup only)
-//!   answers such questions with yes, logged `auto (YOLO)`; STOP and Pause
-//!   still win.
+//!   is `confirm`, or when `gate.person_must_answer` (a secret bound to no
+//!   site); a live `deny` is `PERMISSION_DENIED`. YOLO (popup only)
+//!   answers such questions with yes, logged `auto (YOLO)` — except
+//!   `person_must_answer` ones, which always wait for the person; STOP and
+//!   Pause still win.
+//! - A secret (`Action::TypeSecret`) is fetched from the bridge only after
+//!   all of this (`crate::secret::reveal`), and STOP/Pause are checked
+//!   again once it is here.
 //! - One approval answers exactly one `Act` (its `gate.request` id), once;
 //!   an answer for an unknown or already answered id does nothing. No
 //!   answer within `gate.timeout_secs` → `APPROVAL_DENIED` whose message
@@ -45,7 +50,7 @@ use crate::util::{from_js, get, js_error_text, now_ms, obj, to_js, wire, with_ti
 /// `scheme://host:port` as `shared::url::origin` writes it, parsed by the
 /// browser's own URL parser (no second parser in the worker); empty for
 /// anything but http(s).
-fn origin_of(url: &str) -> String {
+pub(crate) fn origin_of(url: &str) -> String {
     let Ok(u) = web_sys::Url::new(url) else { return String::new() };
     let scheme = u.protocol();
     let scheme = scheme.trim_end_matches(':');
@@ -534,7 +539,7 @@ fn refused_by_controls() -> Option<WireError> {
 fn action_kind(action: &Action) -> ActionKind {
     match action {
         Action::Click => ActionKind::Click,
-        Action::Type { submit, .. } => ActionKind::Type { submit: *submit },
+        Action::Type { submit, .. } | Action::TypeSecret { submit, .. } => ActionKind::Type { submit: *submit },
         Action::SelectOption { values } => ActionKind::SelectOption { options: values.clone() },
         Action::PressKey { key } => ActionKind::press_key(key),
         Action::Scroll { .. } => ActionKind::Scroll,
@@ -650,13 +655,13 @@ pub async fn act(
     let sensitive = live.as_ref().and_then(|l| l.sensitive.as_deref()).and_then(SensitiveKind::parse);
     let password = sensitive == Some(SensitiveKind::Password)
         || live.as_ref().is_some_and(|l| l.facts.input_type.eq_ignore_ascii_case("password"));
-    if matches!(action, Action::Type { .. }) && password {
+    if action.types_text() && password {
         return Err(wire(
             ErrorCode::PermissionDenied,
             "Chaperone never types into password fields: ask the person to log in by hand in this tab",
         ));
     }
-    if matches!(action, Action::Type { .. } | Action::SelectOption { .. })
+    if (action.types_text() || matches!(action, Action::SelectOption { .. }))
         && sensitive.is_some_and(SensitiveKind::agent_may_never_fill)
     {
         return Err(wire(
@@ -672,7 +677,10 @@ pub async fn act(
             format!("the site policy denies {} risk actions here ({})", c.risk.as_str(), c.reasons.join("; ")),
         ));
     }
-    let confirm = gate.decision == Decision::Confirm || live_decision == Decision::Confirm;
+    if matches!(action, Action::TypeSecret { .. }) && sensitive.is_none() {
+        return Err(wire(ErrorCode::PermissionDenied, "a secret goes only into a field Chaperone treats as sensitive"));
+    }
+    let confirm = gate.person_must_answer || gate.decision == Decision::Confirm || live_decision == Decision::Confirm;
     let shown_risk = c.risk.max(gate.risk);
     let mut shown_reasons = gate.reasons.clone();
     for r in &c.reasons {
@@ -683,7 +691,7 @@ pub async fn act(
 
     let decided_by = if !confirm {
         DecidedBy::Policy
-    } else if STATE.with(|s| s.borrow().yolo) {
+    } else if STATE.with(|s| s.borrow().yolo) && !gate.person_must_answer {
         add_history(&gate.summary, shown_risk, "auto (YOLO)", &url);
         DecidedBy::Yolo
     } else {
@@ -728,11 +736,18 @@ pub async fn act(
     };
 
     // STOP (or Pause) pressed since this action started: it does not run.
-    let stopped_since = STATE.with(|s| s.borrow().stop_generation != generation);
-    if stopped_since {
-        return Err(wire(ErrorCode::Stopped, "the person pressed STOP; the action did not run"));
+    let halted = || {
+        if STATE.with(|s| s.borrow().stop_generation != generation) {
+            return Some(wire(ErrorCode::Stopped, "the person pressed STOP; the action did not run"));
+        }
+        refused_by_controls()
+    };
+    if let Some(e) = halted() {
+        return Err(e);
     }
-    if let Some(e) = refused_by_controls() {
+    // A secret's value, only now that the gate let the action through.
+    let action = crate::secret::reveal(tab, gate.request, action, &gate.origin).await?;
+    if let Some(e) = halted() {
         return Err(e);
     }
 

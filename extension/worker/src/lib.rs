@@ -16,6 +16,8 @@ mod commands;
 mod conn;
 mod gate;
 mod popup;
+mod refusals;
+mod secret;
 mod ui;
 mod util;
 
@@ -95,8 +97,8 @@ fn own_page(sender: &JsValue) -> Option<Page> {
 
 /// Messages from the extension's own pages (popup, approval window).
 /// Content scripts and other extensions are refused. Approvals come only
-/// from `approval.html` and `popup.html`; STOP, Pause, Resume and YOLO only
-/// from `popup.html`.
+/// from `approval.html` and `popup.html`; STOP, Pause, Resume, YOLO and
+/// dismissing the second-browser notices only from `popup.html`.
 #[wasm_bindgen]
 pub fn on_runtime_message(msg: JsValue, sender: JsValue) -> Promise {
     let Some(page) = own_page(&sender) else {
@@ -152,7 +154,11 @@ pub fn on_runtime_message(msg: JsValue, sender: JsValue) -> Promise {
             gate::clear_history().await;
             Ok(ok_reply(true))
         }),
-        "state" | "decide" | "settings" | "control" | "yolo" | "clear_history" => {
+        "dismiss_refusals" if page == Page::Popup => wasm_bindgen_futures::future_to_promise(async {
+            refusals::dismiss().await;
+            Ok(ok_reply(true))
+        }),
+        "state" | "decide" | "settings" | "control" | "yolo" | "clear_history" | "dismiss_refusals" => {
             Promise::resolve(&error_reply("not allowed from this page"))
         }
         _ => Promise::resolve(&error_reply("unknown message")),

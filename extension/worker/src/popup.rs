@@ -1,6 +1,9 @@
 //! The toolbar popup (DESIGN §5): connection state, pending requests
 //! (approve/deny), STOP, Pause/Resume, the YOLO switch (only this page can
-//! set it), the chime switch, and the approval history (export, clear).
+//! set it), the chime switch, the approval history (export, clear), and a
+//! warning when the bridge refused a second browser — another one while
+//! this browser was connected, or this one while another was
+//! (`crate::refusals`; dismissed here).
 
 use std::cell::RefCell;
 
@@ -11,6 +14,7 @@ use wasm_bindgen_futures::spawn_local;
 
 use crate::chrome;
 use crate::gate::HistoryEntry;
+use crate::refusals::{Notice, Refusals};
 use crate::ui::{self, by_id, el, on, send, set_hidden, set_text};
 use crate::util::{from_js, get, obj};
 
@@ -67,6 +71,11 @@ fn wire_controls() {
     click("resume", || control("resume"));
     click("yolo-off", || set_yolo(false));
     click("export", export_history);
+    click("dismiss-refusals", || {
+        spawn_local(async {
+            send(&[("type", JsValue::from_str("dismiss_refusals"))]).await;
+        })
+    });
     click("clear-history", || {
         spawn_local(async {
             send(&[("type", JsValue::from_str("clear_history"))]).await;
@@ -182,16 +191,60 @@ fn export_history() {
 }
 
 async fn refresh() {
-    let keys = Array::of4(
+    let keys = Array::of5(
         &JsValue::from_str("connected"),
         &JsValue::from_str("port"),
         &JsValue::from_str("since"),
         &JsValue::from_str("reason"),
+        &JsValue::from_str(crate::refusals::KEY),
     );
     match chrome::storage_session_get(&keys).await {
-        Ok(items) => render(&items),
+        Ok(items) => {
+            render(&items);
+            render_refusals(&from_js(&get(&items, crate::refusals::KEY)).unwrap_or_default());
+        }
         Err(e) => show(&format!("Not connected: {}", crate::util::js_error_text(&e)), false),
     }
+}
+
+/// `10:42` in the person's time zone.
+fn clock(ms: f64) -> String {
+    let d = js_sys::Date::new(&JsValue::from_f64(ms));
+    format!("{:02}:{:02}", d.get_hours(), d.get_minutes())
+}
+
+fn when(n: &Notice) -> String {
+    if n.count > 1 {
+        format!("{} times (first at {}, last at {})", n.count, clock(n.first_ms), clock(n.last_ms))
+    } else {
+        format!("at {}", clock(n.last_ms))
+    }
+}
+
+/// The second-browser warning: one paragraph per kind.
+fn render_refusals(r: &Refusals) {
+    let mut lines = Vec::new();
+    if let Some(n) = &r.other {
+        lines.push(format!(
+            "A second browser tried to connect {} and was refused. Something on this computer has Chaperone's \
+             extension token; if you did not start another Chaperone browser, stop the bridge.",
+            when(n)
+        ));
+    }
+    if let Some(n) = &r.this {
+        lines.push(format!(
+            "This browser was refused by the bridge {}: another browser is connected to it, and the agent works \
+             there, not here. If you did not start it, stop the bridge (`chaperone status` shows it).",
+            when(n)
+        ));
+    }
+    if let Some(text) = by_id("refusals-text") {
+        ui::clear(&text);
+        for l in &lines {
+            text.append_child(&el("p", "refusal", Some(l))).ok();
+        }
+    }
+    set_hidden("refusals", lines.is_empty());
 }
 
 fn render(state: &JsValue) {

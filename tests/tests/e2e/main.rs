@@ -16,6 +16,8 @@ mod popup;
 mod popup_controls;
 mod risky_pages;
 mod screenshot_close;
+mod second_browser;
+mod secret_sites;
 mod secrets;
 mod site_deny;
 mod stable_refs;

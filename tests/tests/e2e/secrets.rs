@@ -3,8 +3,10 @@
 //! into the fixture's `api_token` field and submitted through the approval
 //! window; then every sink is scanned as raw bytes for the canary in every
 //! encoding (`tests::leaks`). The fixture server must have received it, and
-//! the `/ext` socket must have carried it exactly once, in the one `act`
-//! that fills the field.
+//! the `/ext` socket must have carried it exactly once: in the one
+//! `secret` frame the bridge sends after the extension asked for it
+//! (`secret_request`, once the person approved), for an `act` that named
+//! the secret and carried no value.
 //!
 //! The same stack checks that snapshots mask pre-filled sensitive values
 //! and that refused values (a literal into a sensitive field; anything
@@ -18,8 +20,9 @@ use std::future::Future;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tests::ext_socket::{TO_BRIDGE, TO_EXTENSION};
 use tests::leaks::{Hit, Needles, canary};
-use tests::{CdpSession, Human, ShownRequest, Stack, ToolResult, ref_of};
+use tests::{CdpSession, ExtFrames, Human, ShownRequest, Stack, ToolResult, ref_of};
 
 use crate::{new_tab, page_at, snapshot};
 
@@ -64,46 +67,6 @@ async fn field_value(page: &CdpSession, id: &str) -> String {
     v.as_str().unwrap_or_default().to_string()
 }
 
-/// Frames on the extension's `/ext` socket, as Chromium's network domain
-/// for the service worker reports them: (direction, payload).
-/// Stop it by sending on the returned channel; the task then returns them.
-fn collect_ext_frames(
-    s: &Stack,
-    worker_session: String,
-) -> (tokio::task::JoinHandle<Vec<(String, String)>>, tokio::sync::oneshot::Sender<()>) {
-    let mut events = s.browser.cdp.events();
-    let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        let mut frames = Vec::new();
-        loop {
-            let ev = tokio::select! {
-                _ = &mut stopped => break,
-                ev = events.recv() => ev,
-            };
-            match ev {
-                Ok(ev) => {
-                    if ev["sessionId"].as_str() != Some(worker_session.as_str()) {
-                        continue;
-                    }
-                    let dir = match ev["method"].as_str() {
-                        Some("Network.webSocketFrameSent") => "ext→bridge",
-                        Some("Network.webSocketFrameReceived") => "bridge→ext",
-                        _ => continue,
-                    };
-                    let payload = ev["params"]["response"]["payloadData"].as_str().unwrap_or_default();
-                    frames.push((dir.to_string(), payload.to_string()));
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                    frames.push(("lost".into(), format!("{n} events lost")));
-                }
-                Err(_) => break,
-            }
-        }
-        frames
-    });
-    (task, stop)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stored_secret_is_filled_and_appears_in_no_sink() {
     let mut s = Stack::start_with_config(Some("approval_timeout_secs = 60\n")).await.expect("start the stack");
@@ -118,10 +81,7 @@ async fn a_stored_secret_is_filled_and_appears_in_no_sink() {
     cli_out.push_str(&format!("{}{}", set.stdout, set.stderr));
 
     // ---- watch the extension's socket from now on
-    let worker = s.browser.extension_worker(Duration::from_secs(10)).await.expect("the extension's worker");
-    let worker_session = s.browser.cdp.attach(&worker.target_id).await.expect("attach to the worker");
-    let (frames, stop_frames) = collect_ext_frames(&s, worker_session.session_id.clone());
-    worker_session.call("Network.enable", json!({})).await.expect("Network.enable on the worker");
+    let frames = ExtFrames::watch(&s.browser).await.expect("watch the extension's socket");
 
     // ---- an unknown secret: NOT_FOUND naming it, nothing typed
     let api = s.url("/settings/api/");
@@ -202,9 +162,7 @@ async fn a_stored_secret_is_filled_and_appears_in_no_sink() {
     );
 
     // ---- collect every sink, then stop the daemon so its files are complete
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let _ = stop_frames.send(());
-    let frames = frames.await.expect("the frame collector");
+    let frames = frames.finish().await;
     let mcp_bytes = s.mcp.received().to_vec();
     let status = s.daemon.stop();
     assert!(status.is_some_and(|st| st.success()), "the daemon did not stop cleanly: {status:?}");
@@ -233,18 +191,33 @@ async fn a_stored_secret_is_filled_and_appears_in_no_sink() {
     assert!(!files.is_empty(), "no log file under {}", home.join("logs").display());
     hits.extend(tree);
 
-    // The /ext socket: the secret exactly once, in the act that fills it.
+    // The /ext socket: the secret exactly once, in the one `secret` frame,
+    // after the extension's `secret_request` for an `act` that named it.
     assert!(frames.iter().all(|(d, _)| d != "lost"), "CDP events were lost; the scan is incomplete");
-    let carrying: Vec<&(String, String)> =
-        frames.iter().filter(|(_, p)| !needles.find("", p.as_bytes()).is_empty()).collect();
+    let carrying: Vec<usize> =
+        (0..frames.len()).filter(|&i| !needles.find("", frames[i].1.as_bytes()).is_empty()).collect();
     assert_eq!(carrying.len(), 1, "the secret crossed the socket {} times (frames: {})", carrying.len(), frames.len());
-    let fill: Value = serde_json::from_str(&carrying[0].1).expect("the fill frame is JSON");
-    assert_eq!(carrying[0].0, "bridge→ext");
-    assert_eq!(fill["type"], json!("request"), "{fill}");
-    assert_eq!(fill["command"]["cmd"], json!("act"), "{fill}");
-    assert_eq!(fill["command"]["action"]["kind"], json!("type"), "{fill}");
+    let at = carrying[0];
+    let fill: Value = serde_json::from_str(&frames[at].1).expect("the fill frame is JSON");
+    assert_eq!(frames[at].0, TO_EXTENSION);
+    assert_eq!(fill["type"], json!("secret"), "{fill}");
+    let request = fill["request"].clone();
+    let json_of = |i: usize| serde_json::from_str::<Value>(&frames[i].1).unwrap_or_default();
+    let asked = (0..at)
+        .rev()
+        .find(|&i| {
+            frames[i].0 == TO_BRIDGE && json_of(i)["type"] == "secret_request" && json_of(i)["request"] == request
+        })
+        .unwrap_or_else(|| panic!("the value came without a secret_request for {request}"));
+    let act = (0..asked).find(|&i| {
+        let f = json_of(i);
+        frames[i].0 == TO_EXTENSION && f["type"] == "request" && f["command"]["gate"]["request"] == request
+    });
+    let act = json_of(act.unwrap_or_else(|| panic!("no act with gate request {request} before the value")));
+    assert_eq!(act["command"]["action"], json!({"kind": "type_secret", "name": SECRET_NAME, "submit": false}));
+    assert_eq!(act["command"]["gate"]["person_must_answer"], json!(true), "{act}");
     for (i, (dir, payload)) in frames.iter().enumerate() {
-        if std::ptr::eq(&frames[i], carrying[0]) {
+        if i == at {
             continue;
         }
         let mut h = needles.find(&format!("/ext frame {i} ({dir})"), payload.as_bytes());
