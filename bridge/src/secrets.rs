@@ -1,4 +1,4 @@
-//! The secret store (DESIGN §6): named values the agent may type by name,
+//! The secret store (docs/design.md, "Secrets, sensitive fields and files"): named values the agent may type by name,
 //! never see.
 //!
 //! - Rows live in the table `secrets` of `home/chaperone.db` (the audit

@@ -1,4 +1,4 @@
-//! Page actions on the wire (DESIGN §5): the bridge first asks the
+//! Page actions on the wire (docs/design.md, "Policy, approvals and audit"): the bridge first asks the
 //! extension to [`Resolve`](crate::protocol::Command::Resolve) a ref into
 //! [`ResolvedElement`] facts, classifies and decides, then sends
 //! [`Command::Act`](crate::protocol::Command::Act) with a [`Gate`]. The

@@ -1,4 +1,4 @@
-//! The action pipeline (DESIGN §5): every page-changing tool goes through
+//! The action pipeline (docs/design.md, "Policy, approvals and audit"): every page-changing tool goes through
 //! [`run`] (or [`fill_form`]), in this order:
 //!
 //! 1. arguments validated (unknown fields were refused by `shared::tools`);
@@ -11,7 +11,7 @@
 //!    `PERMISSION_DENIED` before the extension hears of it;
 //! 5. `Command::Resolve` of the ref (`STALE_REF` comes back with a hint to
 //!    take a new snapshot); the page URL it reports is checked again;
-//! 6. sensitive fields (DESIGN §6): typing or selecting into password,
+//! 6. sensitive fields (docs/design.md, "Secrets, sensitive fields and files"): typing or selecting into password,
 //!    card or bank fields → `PERMISSION_DENIED` (never filled by the
 //!    agent, not even from a secret); a literal typed (or a printable key
 //!    pressed) into any other sensitive field → `INVALID_REQUEST` telling

@@ -1,5 +1,5 @@
 //! The socket to the bridge: native-messaging bootstrap, hello/welcome,
-//! heartbeat, reconnect with backoff, request dispatch (DESIGN §2).
+//! heartbeat, reconnect with backoff, request dispatch (docs/design.md, "Processes and channels").
 //!
 //! The extension token lives only in this module's memory; the popup sees
 //! `{connected, port, since, reason}` through `chrome.storage.session`.

@@ -1,4 +1,4 @@
-//! The permission gate in the extension (DESIGN §5): STOP, Pause, YOLO,
+//! The permission gate in the extension (docs/design.md, "Policy, approvals and audit"): STOP, Pause, YOLO,
 //! the live re-classification, the person's approvals and their history.
 //!
 //! Behaviour, exactly:

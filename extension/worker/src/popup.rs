@@ -1,4 +1,4 @@
-//! The toolbar popup (DESIGN §5): connection state, pending requests
+//! The toolbar popup (docs/design.md, "Policy, approvals and audit"): connection state, pending requests
 //! (approve/deny), STOP, Pause/Resume, the YOLO switch (only this page can
 //! set it), the chime switch, the approval history (export, clear), and a
 //! warning when the bridge refused a second browser — another one while
