@@ -313,11 +313,60 @@ pub enum CommandResult {
         png_base64: String,
         url: String,
     },
-    /// Where the highlighted element is on the screen, so the approval
-    /// window can be placed beside it (`None` when nothing is outlined).
+    /// Where the highlighted element is, so the approval window can be
+    /// placed beside it (`None` when nothing is outlined).
     Highlighted {
-        at: Option<ScreenPlace>,
+        at: Option<ElementBox>,
     },
+}
+
+/// A rectangle in pixels (CSS pixels at 100% zoom, which are the screen
+/// pixels `chrome.windows` uses).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rect {
+    pub left: i32,
+    pub top: i32,
+    pub width: i32,
+    pub height: i32,
+}
+
+/// An element's box as its page sees it: in the viewport, with the
+/// viewport's size, the window as the page knows it (`screenX`,
+/// `screenY`, `outerWidth`, `outerHeight` — zeros where the browser does
+/// not tell, e.g. headed without a window manager) and the screen's
+/// available area.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ElementBox {
+    pub element: Rect,
+    pub viewport_width: i32,
+    pub viewport_height: i32,
+    pub window: Rect,
+    pub screen: Rect,
+}
+
+impl ElementBox {
+    /// The element's box on the screen: the window's position (`window`,
+    /// from `chrome.windows` when the worker has it, else what the page
+    /// saw) plus the browser's frame around the viewport (borders at the
+    /// sides and bottom alike, the rest — tabs, toolbar — above) plus the
+    /// box in the viewport.
+    pub fn on_screen(&self, window: Option<Rect>) -> ScreenPlace {
+        let w = window.filter(|w| w.width > 0 && w.height > 0).unwrap_or(self.window);
+        let side = ((w.width - self.viewport_width) / 2).max(0);
+        let top_frame = (w.height - self.viewport_height - side).max(0);
+        ScreenPlace {
+            left: w.left + side + self.element.left,
+            top: w.top + top_frame + self.element.top,
+            width: self.element.width,
+            height: self.element.height,
+            screen_left: self.screen.left,
+            screen_top: self.screen.top,
+            screen_width: self.screen.width,
+            screen_height: self.screen.height,
+        }
+    }
 }
 
 /// An element's box and the screen's available area, in screen pixels
@@ -422,6 +471,28 @@ mod tests {
 
     fn overlaps(a: (i32, i32, i32, i32), b: (i32, i32, i32, i32)) -> bool {
         a.0 < b.0 + b.2 && b.0 < a.0 + a.2 && a.1 < b.1 + b.3 && b.1 < a.1 + a.3
+    }
+
+    #[test]
+    fn an_element_box_is_placed_on_the_screen_through_its_window() {
+        let b = ElementBox {
+            element: Rect { left: 24, top: 500, width: 80, height: 20 },
+            viewport_width: 1000,
+            viewport_height: 813,
+            // Headed without a window manager: the page is told nothing.
+            window: Rect::default(),
+            screen: Rect { left: 0, top: 0, width: 1600, height: 1000 },
+        };
+        // From chrome.windows: 1000×900 at (200, 50): no side border, 87 px above.
+        let p = b.on_screen(Some(Rect { left: 200, top: 50, width: 1000, height: 900 }));
+        assert_eq!((p.left, p.top, p.width, p.height), (224, 637, 80, 20));
+        // Without it, the page's own (empty) idea: the viewport at the origin.
+        let p = b.on_screen(None);
+        assert_eq!((p.left, p.top), (24, 500));
+        // A window with 8 px borders: 8 at the side, the rest above.
+        let b = ElementBox { window: Rect { left: 10, top: 20, width: 1016, height: 921 }, ..b };
+        let p = b.on_screen(None);
+        assert_eq!((p.left, p.top), (10 + 8 + 24, 20 + (921 - 813 - 8) + 500));
     }
 
     #[test]

@@ -1,6 +1,8 @@
-//! Headless Chromium for the tests: a fresh user-data-dir, the unpacked
-//! extension, the native-messaging host for a daemon's home, and a CDP
-//! connection (the tests' eyes and hands; the product never uses CDP).
+//! Chromium for the tests: a fresh user-data-dir, the unpacked extension,
+//! the native-messaging host for a daemon's home, and a CDP connection (the
+//! tests' eyes and hands; the product never uses CDP). Headless, or headed
+//! on its own Xvfb screen (1600×1000) where real windows matter (where the
+//! approval window opens beside the page).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -20,7 +22,12 @@ pub struct BrowserOptions {
     pub native_host_home: Option<PathBuf>,
     /// Extra command-line arguments (before the start URL).
     pub extra_args: Vec<String>,
+    /// A real (headed) browser on its own Xvfb screen instead of headless.
+    pub headed: bool,
 }
+
+/// The screen a headed test browser gets.
+pub const XVFB_SCREEN: (u32, u32) = (1600, 1000);
 
 /// A running headless Chromium; killed (and its profile removed) on drop.
 pub struct Browser {
@@ -30,6 +37,8 @@ pub struct Browser {
     pub port: u16,
     user_data_dir: tempfile::TempDir,
     logs: tempfile::TempDir,
+    /// The X server of a headed browser; stopped after the browser.
+    xvfb: Option<Child>,
 }
 
 impl Browser {
@@ -40,6 +49,7 @@ impl Browser {
             extension: Some(crate::extension_dir()),
             native_host_home: Some(home.to_path_buf()),
             extra_args: Vec::new(),
+            headed: false,
         })
         .await
     }
@@ -97,6 +107,13 @@ impl Browser {
         }
 
         let mut args = Browser::base_args();
+        let (xvfb, display) = if opts.headed {
+            let (child, display) = start_xvfb(logs.path())?;
+            args.retain(|a| a != "--headless=new");
+            (Some(child), Some(display))
+        } else {
+            (None, None)
+        };
         if let Some(ext) = &opts.extension {
             args.push(format!("--load-extension={}", ext.display()));
         }
@@ -107,13 +124,12 @@ impl Browser {
 
         let stderr = File::create(logs.path().join("chromium.stderr"))?;
         let stdout = File::create(logs.path().join("chromium.stdout"))?;
-        let mut child = Command::new(crate::browser_path())
-            .args(&args)
-            .stdin(Stdio::null())
-            .stdout(stdout)
-            .stderr(stderr)
-            .spawn()
-            .context("spawn Chromium")?;
+        let mut command = Command::new(crate::browser_path());
+        if let Some(display) = &display {
+            command.env("DISPLAY", display);
+        }
+        let mut child =
+            command.args(&args).stdin(Stdio::null()).stdout(stdout).stderr(stderr).spawn().context("spawn Chromium")?;
 
         // Chromium writes "<port>\n<browser ws path>" once DevTools listens.
         let port_file = udd.join("DevToolsActivePort");
@@ -142,7 +158,7 @@ impl Browser {
             );
         };
         let cdp = Cdp::connect(&format!("ws://127.0.0.1:{port}{path}")).await?;
-        Ok(Browser { child: Some(child), cdp, port, user_data_dir, logs })
+        Ok(Browser { child: Some(child), cdp, port, user_data_dir, logs, xvfb })
     }
 
     pub fn user_data_dir(&self) -> &Path {
@@ -172,16 +188,46 @@ impl Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
+        for mut child in [self.child.take(), self.xvfb.take()].into_iter().flatten() {
             crate::send_signal(child.id(), "TERM");
+            let mut gone = false;
             for _ in 0..60 {
                 if matches!(child.try_wait(), Ok(Some(_))) {
-                    return;
+                    gone = true;
+                    break;
                 }
                 std::thread::sleep(Duration::from_millis(50));
             }
-            let _ = child.kill();
-            let _ = child.wait();
+            if !gone {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
         }
     }
+}
+
+/// Starts an X server on a free display (`-displayfd`: it names the display
+/// once it is ready) with one [`XVFB_SCREEN`] screen.
+fn start_xvfb(logs: &Path) -> Result<(Child, String)> {
+    use std::io::Read;
+    let (w, h) = XVFB_SCREEN;
+    let mut child = Command::new("Xvfb")
+        .args(["-displayfd", "1", "-nolisten", "tcp", "-screen", "0", &format!("{w}x{h}x24")])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(File::create(logs.join("xvfb.stderr"))?)
+        .spawn()
+        .context("start Xvfb for a headed browser (install it: `apt-get install xvfb`, or run `cargo xtask test`)")?;
+    let mut out = child.stdout.take().context("Xvfb stdout")?;
+    let mut number = String::new();
+    let mut byte = [0u8; 1];
+    while out.read(&mut byte).map(|n| n == 1).unwrap_or(false) && byte[0] != b'\n' {
+        number.push(byte[0] as char);
+    }
+    let number = number.trim();
+    if number.is_empty() || !number.chars().all(|c| c.is_ascii_digit()) {
+        let _ = child.kill();
+        bail!("Xvfb did not name its display: {}", crate::tail(&logs.join("xvfb.stderr"), 10));
+    }
+    Ok((child, format!(":{number}")))
 }

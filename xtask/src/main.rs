@@ -35,7 +35,7 @@ COMMANDS:
 Tools are installed when missing: the wasm32-unknown-unknown target (rustup),
 wasm-bindgen-cli of exactly the version in Cargo.lock (cargo install),
 binaryen from xtask/npm/package-lock.json (npm ci into target/xtask-npm/),
-and for `test`/`up`, when running as root, Debian's chromium + chromium-driver.
+and for `test`/`up`, when running as root, Debian's chromium + chromium-driver + xvfb.
 ";
 
 /// Features the content-script wasm keeps once its `target_features` section is gone
@@ -159,6 +159,12 @@ fn is_root() -> bool {
     output(Command::new("id").arg("-u")).is_some_and(|u| u == "0")
 }
 
+/// Whether `program` is an executable file on `PATH` (for tools without a
+/// `--version`, such as Xvfb).
+fn on_path(program: &str) -> bool {
+    env::var_os("PATH").is_some_and(|paths| env::split_paths(&paths).any(|d| d.join(program).is_file()))
+}
+
 fn have(program: &str) -> bool {
     Command::new(program).arg("--version").output().is_ok_and(|o| o.status.success())
 }
@@ -216,17 +222,19 @@ pub fn ensure_tools(root: &Path, browser: bool) -> Result<()> {
         fs::write(&stamp, &lock)?;
     }
 
-    // 4. Chromium for the end-to-end tests.
+    // 4. Chromium for the end-to-end tests, and Xvfb for the ones that
+    //    play the person in a headed browser (window placement).
     if browser {
         let found = ["chromium", "chromium-browser", "google-chrome"].iter().any(|b| have(b))
             || env::var_os("CHROME").is_some();
-        if !found || !have("chromedriver") {
+        if !found || !have("chromedriver") || !on_path("Xvfb") {
             if is_root() && have("apt-get") {
                 run_cmd(Command::new("apt-get").arg("update"))?;
-                run_cmd(Command::new("apt-get").args(["install", "-y", "chromium", "chromium-driver"]))?;
+                run_cmd(Command::new("apt-get").args(["install", "-y", "chromium", "chromium-driver", "xvfb"]))?;
             } else {
                 bail!(
-                    "Chromium and chromedriver are needed: install them, e.g. `sudo apt-get install chromium chromium-driver`"
+                    "Chromium, chromedriver and Xvfb are needed: install them, e.g. \
+                     `sudo apt-get install chromium chromium-driver xvfb`"
                 );
             }
         }

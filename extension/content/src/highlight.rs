@@ -17,7 +17,7 @@
 use std::cell::RefCell;
 
 use js_sys::{Object, Reflect};
-use shared::protocol::ScreenPlace;
+use shared::protocol::{ElementBox, Rect};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{Element, HtmlElement};
@@ -48,9 +48,9 @@ thread_local! {
 }
 
 /// Outlines the element behind `target` (the focused element when `None`)
-/// and tells where it is on the screen. `None` when there is no such
+/// and tells where it is. `None` when there is no such
 /// element (the approval is still asked, just without an outline).
-pub fn show(target: Option<&str>) -> Option<ScreenPlace> {
+pub fn show(target: Option<&str>) -> Option<ElementBox> {
     hide();
     let el = match target {
         Some(t) => facts::element(t).ok()?,
@@ -91,13 +91,13 @@ pub fn show(target: Option<&str>) -> Option<ScreenPlace> {
     };
     let interval =
         win.set_interval_with_callback_and_timeout_and_arguments_0(tick.as_ref().unchecked_ref(), TICK_MS).unwrap_or(0);
-    let at = screen_place(&win, &el);
+    let at = element_box(&win, &el);
     SHOWN.with(|s| *s.borrow_mut() = Some(Shown { host, interval, _tick: tick }));
     at
 }
 
 /// Removes the outline; `None` for the reply.
-pub fn hide_all() -> Option<ScreenPlace> {
+pub fn hide_all() -> Option<ElementBox> {
     hide();
     None
 }
@@ -141,28 +141,24 @@ fn place(outline: &HtmlElement, el: &Element) {
     }
 }
 
-/// The element's box on the screen: the window's position plus the
-/// browser's frame (toolbar above, borders at the sides) plus the box in
-/// the viewport, and the screen's available area.
-fn screen_place(win: &web_sys::Window, el: &Element) -> Option<ScreenPlace> {
-    let n = |k: &'static str| dom::prop_f64(win, k).unwrap_or(0.0);
-    let (sx, sy) = (n("screenX"), n("screenY"));
-    let (ow, oh) = (n("outerWidth"), n("outerHeight"));
-    let (iw, ih) = (n("innerWidth"), n("innerHeight"));
-    let side = ((ow - iw) / 2.0).max(0.0);
-    let top_frame = (oh - ih - side).max(0.0);
+/// The element's box in the viewport, the viewport's size, the window and
+/// the screen as this page sees them.
+fn element_box(win: &web_sys::Window, el: &Element) -> Option<ElementBox> {
+    let n = |k: &'static str| dom::prop_f64(win, k).unwrap_or(0.0).round() as i32;
     let r = el.get_bounding_client_rect();
     let screen = dom::prop(win, "screen");
-    let s = |k: &'static str| dom::prop_f64(&screen, k).unwrap_or(0.0);
+    let s = |k: &'static str| dom::prop_f64(&screen, k).unwrap_or(0.0).round() as i32;
     let round = |v: f64| v.round() as i32;
-    Some(ScreenPlace {
-        left: round(sx + side + r.left()),
-        top: round(sy + top_frame + r.top()),
-        width: round(r.width()),
-        height: round(r.height()),
-        screen_left: round(s("availLeft")),
-        screen_top: round(s("availTop")),
-        screen_width: round(s("availWidth")),
-        screen_height: round(s("availHeight")),
+    Some(ElementBox {
+        element: Rect {
+            left: round(r.left()),
+            top: round(r.top()),
+            width: round(r.width()),
+            height: round(r.height()),
+        },
+        viewport_width: n("innerWidth"),
+        viewport_height: n("innerHeight"),
+        window: Rect { left: n("screenX"), top: n("screenY"), width: n("outerWidth"), height: n("outerHeight") },
+        screen: Rect { left: s("availLeft"), top: s("availTop"), width: s("availWidth"), height: s("availHeight") },
     })
 }

@@ -61,6 +61,8 @@ extern "C" {
     // ---- windows
     #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = update, catch)]
     pub async fn windows_update(window_id: f64, props: &Object) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = get, catch)]
+    pub async fn windows_get(window_id: f64) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = create, catch)]
     pub async fn windows_create(props: &Object) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = remove, catch)]

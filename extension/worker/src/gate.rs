@@ -36,7 +36,7 @@ use shared::action::{ActReport, Action, ControlState, Effect, Fingerprint, Gate,
 use shared::audit::DecidedBy;
 use shared::error::{ErrorCode, WireError};
 use shared::policy::Decision;
-use shared::protocol::{CommandResult, PageRequest, ScreenPlace, TabId};
+use shared::protocol::{CommandResult, PageRequest, Rect, ScreenPlace, TabId};
 use shared::risk::{ActionKind, ElementFacts, RiskLevel, classify, normalize};
 use shared::sensitive::SensitiveKind;
 use wasm_bindgen::JsCast;
@@ -462,10 +462,20 @@ enum Verdict {
 /// cannot answer gets no outline, and the approval is asked all the same.
 async fn highlight(tab: TabId, target: Option<&str>, show: bool) -> Option<ScreenPlace> {
     let msg = to_js(&PageRequest::Highlight { target: target.map(str::to_string), show });
-    match commands::ask_page(tab, &msg).await {
-        Ok(CommandResult::Highlighted { at }) => at,
-        _ => None,
-    }
+    let at = match commands::ask_page(tab, &msg).await {
+        Ok(CommandResult::Highlighted { at }) => at?,
+        _ => return None,
+    };
+    Some(at.on_screen(window_of_tab(tab).await))
+}
+
+/// The bounds of the window that shows `tab`, as `chrome.windows` knows
+/// them (a page is not always told where its window is).
+async fn window_of_tab(tab: TabId) -> Option<Rect> {
+    let t = chrome::tabs_get(tab as f64).await.ok()?;
+    let w = chrome::windows_get(get(&t, "windowId").as_f64()?).await.ok()?;
+    let n = |k: &str| get(&w, k).as_f64().map(|v| v.round() as i32);
+    Some(Rect { left: n("left")?, top: n("top")?, width: n("width")?, height: n("height")? })
 }
 
 /// Waits for the person's answer about one request, with the element

@@ -73,6 +73,7 @@ impl Bench {
             extension: Some(extension_dir.clone()),
             native_host_home: Some(daemon.home().to_path_buf()),
             extra_args: Vec::new(),
+            headed: false,
         })
         .await?;
         tests::wait_for_extension(&daemon).await;

@@ -18,7 +18,7 @@ use tests::{Browser, BrowserOptions, CdpSession, Daemon, FixtureServer, Human, S
 
 use crate::{code, new_tab, page_at, snapshot};
 
-const SHOW_WITHIN: Duration = Duration::from_secs(10);
+const SHOW_WITHIN: Duration = Duration::from_secs(20);
 
 /// The deceptive controls of `lies/index.html`: (role, accessible name,
 /// element id, what the approval window or refusal must mention).
@@ -97,15 +97,15 @@ async fn controls_that_lie_ask_and_harmless_ones_run() {
     let lie_refs = refs(&mut s, &LIES.iter().map(|(r, n, _, _)| (*r, *n)).collect::<Vec<_>>()).await;
     for ((role, name, id, why), r) in LIES.iter().zip(&lie_refs) {
         let before = page_facts(&page).await;
-        let (res, (shown, overlay)) = tokio::join!(s.mcp.call("browser_click", json!({ "ref": r })), async {
-            let (win, req) = new_request(&human, &mut seen)
-                .await
-                .unwrap_or_else(|| panic!("{role} {name:?} ({id}) ran without asking"));
+        let (res, asked) = tokio::join!(s.mcp.call("browser_click", json!({ "ref": r })), async {
+            let (win, req) = new_request(&human, &mut seen).await?;
             let overlay = overlay_seen_by_page(&page, id).await;
             human.deny(&win, req.request).await.expect("click Deny");
-            (req, overlay)
+            Some((req, overlay))
         });
         let res = res.expect("browser_click");
+        let (shown, overlay) =
+            asked.unwrap_or_else(|| panic!("{role} {name:?} ({id}) did not ask the person: {}", res.raw));
         assert_eq!(code(&res), "APPROVAL_DENIED", "{id}: {}", res.raw);
         assert!(shown.text.contains(why), "{id}: the window does not give the reason {why:?}: {}", shown.text);
         assert!(shown.text.contains("Risk: high"), "{id}: {}", shown.text);
@@ -190,15 +190,16 @@ async fn with_high_deny_every_lie_is_refused() {
     assert_eq!(res.data()["decided_by"], json!("policy"), "{}", res.raw);
 }
 
-/// Chromium on a large virtual screen, so that the approval window has room
-/// beside the page.
+/// A headed Chromium on its own Xvfb screen (1600×1000), where windows are
+/// real and placed where the extension asks, with room beside the page.
 async fn stack_on_a_large_screen(config: &str) -> Stack {
     let server = FixtureServer::start();
     let daemon = Daemon::start_with_config(Some(config)).await.expect("start the daemon");
     let browser = Browser::launch(BrowserOptions {
         extension: Some(tests::extension_dir()),
         native_host_home: Some(daemon.home().to_path_buf()),
-        extra_args: vec!["--screen-info={1600x1000}".into(), "--window-size=1000,900".into()],
+        extra_args: Vec::new(),
+        headed: true,
     })
     .await
     .expect("launch Chromium");
@@ -207,11 +208,40 @@ async fn stack_on_a_large_screen(config: &str) -> Stack {
     Stack { mcp, browser, daemon, server, connected }
 }
 
-/// The window bounds `[left, top, width, height]` of a target.
-async fn window_of(cdp: &tests::Cdp, target_id: &str) -> [i64; 4] {
+/// Puts the window showing `target_id` at `bounds` (`[left, top, width, height]`).
+async fn place_window(cdp: &tests::Cdp, target_id: &str, bounds: [i64; 4]) {
     let w = cdp.call("Browser.getWindowForTarget", json!({ "targetId": target_id })).await.expect("window");
-    let b = &w["bounds"];
-    ["left", "top", "width", "height"].map(|k| b[k].as_i64().unwrap_or(0))
+    let [left, top, width, height] = bounds;
+    cdp.call(
+        "Browser.setWindowBounds",
+        json!({ "windowId": w["windowId"], "bounds": { "left": left, "top": top, "width": width, "height": height } }),
+    )
+    .await
+    .expect("place the window");
+}
+
+/// `[left, top, width, height]` of the window showing a tab whose URL is
+/// `url` and of the approval window, as `chrome.windows` reports them
+/// (asked from the approval page).
+async fn windows_seen_by_chrome(approval_page: &CdpSession, url: &str) -> ([i64; 4], [i64; 4]) {
+    let ws = approval_page
+        .evaluate(
+            "chrome.windows.getAll({ populate: true }).then(ws => ws.map(w => \
+             ({ bounds: [w.left, w.top, w.width, w.height], urls: w.tabs.map(t => t.url) })))",
+        )
+        .await
+        .expect("chrome.windows.getAll");
+    let find = |pred: &dyn Fn(&str) -> bool| -> [i64; 4] {
+        let w = ws
+            .as_array()
+            .and_then(|a| {
+                a.iter()
+                    .find(|w| w["urls"].as_array().is_some_and(|u| u.iter().any(|u| pred(u.as_str().unwrap_or("")))))
+            })
+            .unwrap_or_else(|| panic!("no such window in {ws}"));
+        [0, 1, 2, 3].map(|i| w["bounds"][i].as_i64().unwrap_or(0))
+    };
+    (find(&|u| u == url), find(&|u| u.ends_with("/approval.html")))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -264,29 +294,29 @@ async fn swaps_after_the_decision_are_refused_and_nothing_is_sent() {
     // outline does not disturb the element's identity).
     s.mcp.ok("browser_navigate", json!({ "url": url })).await;
     let r = refs(&mut s, &[("button", "Buy now")]).await;
+    // The page fills the left of a 1600×1000 screen; "Buy now" is at its left.
     let cdp = s.browser.cdp.clone();
-    let (res, (overlay, approval, element)) =
+    let tab = cdp.targets().await.expect("targets").into_iter().find(|t| t.kind == "page" && t.url == url);
+    place_window(&cdp, &tab.expect("the page's target").target_id, [0, 0, 1000, 900]).await;
+    let (res, (overlay, approval, page_window, element)) =
         tokio::join!(s.mcp.call("browser_click", json!({ "ref": r[0] })), async {
             let (win, req) = new_request(&human, &mut seen).await.expect("the approval window shows the request");
             let overlay = overlay_seen_by_page(&page, "buy-far").await;
-            let targets = cdp.targets().await.expect("targets");
-            let approval =
-                targets.iter().find(|t| t.url.contains("approval.html")).expect("approval target").target_id.clone();
-            let tab = targets.iter().find(|t| t.kind == "page" && t.url == url).expect("page target").target_id.clone();
-            let approval = window_of(&cdp, &approval).await;
-            let tab_window = window_of(&cdp, &tab).await;
+            let (tab_window, approval) = windows_seen_by_chrome(&win, &url).await;
             let rect = page
                 .evaluate(
                     "(() => { const r = document.getElementById('buy-far').getBoundingClientRect(); \
-                 return [r.left, r.top, r.width, r.height, outerWidth - innerWidth, outerHeight - innerHeight]; })()",
+                     return [r.left, r.top, r.width, r.height, innerWidth, innerHeight]; })()",
                 )
                 .await
                 .expect("element box");
             let n = |i: usize| rect[i].as_f64().unwrap_or(0.0) as i64;
-            let side = n(4) / 2;
-            let element = [tab_window[0] + side + n(0), tab_window[1] + n(5) - side + n(1), n(2), n(3)];
+            // Borders at the sides and bottom alike, tabs and toolbar above.
+            let side = (tab_window[2] - n(4)) / 2;
+            let above = tab_window[3] - n(5) - side;
+            let element = [tab_window[0] + side + n(0), tab_window[1] + above + n(1), n(2), n(3)];
             human.approve(&win, req.request).await.expect("click Approve");
-            (overlay, approval, element)
+            (overlay, approval, tab_window, element)
         });
     let res = res.expect("browser_click").expect_untrusted();
     assert_eq!(res.data()["decided_by"], json!("human"), "{}", res.raw);
@@ -294,6 +324,7 @@ async fn swaps_after_the_decision_are_refused_and_nothing_is_sent() {
     assert_eq!(overlay["closed"], json!(true), "{overlay}");
     let overlaps =
         |a: [i64; 4], b: [i64; 4]| a[0] < b[0] + b[2] && b[0] < a[0] + a[2] && a[1] < b[1] + b[3] && b[1] < a[1] + a[3];
+    eprintln!("lies: approval window {approval:?}, page window {page_window:?}, element on the screen {element:?}");
     assert!(!overlaps(approval, element), "the approval window {approval:?} covers the element {element:?}");
     assert_eq!(page_facts(&page).await["ran"], json!("buy-far "));
 }
