@@ -26,6 +26,13 @@ pub struct BrowserOptions {
     pub headed: bool,
 }
 
+/// Whether the browsers in which the tests play the person run headed on
+/// Xvfb (the default: real windows, as the person has them) or headless
+/// (`CHAPERONE_HEADLESS=1`, for machines without Xvfb).
+pub fn person_is_played_headed() -> bool {
+    std::env::var_os("CHAPERONE_HEADLESS").is_none_or(|v| v.is_empty() || v == "0")
+}
+
 /// The screen a headed test browser gets.
 pub const XVFB_SCREEN: (u32, u32) = (1600, 1000);
 
@@ -49,7 +56,7 @@ impl Browser {
             extension: Some(crate::extension_dir()),
             native_host_home: Some(home.to_path_buf()),
             extra_args: Vec::new(),
-            headed: false,
+            headed: person_is_played_headed(),
         })
         .await
     }
