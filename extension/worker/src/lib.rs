@@ -7,24 +7,26 @@
 //! [`start_popup`].
 //!
 //! The crate root wires the worker's modules together, so that their
-//! imports form a DAG (an arrow is "uses"; `chrome` and `util`, used by
-//! most, are left out):
+//! imports form a DAG, each module using only those listed after it
+//! (besides `chrome`, the `chrome.*` bindings, and `util`):
 //!
 //! ```text
-//! lib ──► commands ──► gate ──► window ──► tabs
-//!  │          │          ├────► secret ──► conn ──► refusals
-//!  │          │          ├────► conn        └─────► tabs
-//!  │          │          ├────► tabs
-//!  │          │          └────► messages
-//!  │          └────────────────► tabs
-//!  ├──► popup ──► ui ──► messages      (popup ──► messages, refusals)
-//!  ├──► approval ──► ui                (approval ──► messages)
-//!  └──► conn, gate, secret, refusals, messages, window, tabs
+//! lib        every module (entry points, frame and message routing)
+//! commands   gate, tabs
+//! gate       window, secret, conn, tabs, messages
+//! window     tabs
+//! secret     conn, tabs
+//! conn       refusals
+//! popup      ui, messages, refusals
+//! approval   ui, messages
+//! ui         messages
+//! tabs, refusals, messages    (none)
 //! ```
 //!
-//! `conn` hands what arrives on the socket to the [`conn::Handlers`] set
-//! here ([`on_bridge_frame`]): requests to `commands`, secrets to
-//! `secret`, second-browser notices to `refusals`.
+//! `conn` hands what arrives on the socket to the `conn::Handlers` set
+//! here: requests to `commands` (`on_bridge_frame`), secrets to
+//! `secret`, second-browser notices to `refusals`; page messages are
+//! parsed and routed by [`on_runtime_message`] (`messages`).
 
 use js_sys::Promise;
 use shared::protocol::{BridgeToExt, ExtToBridge};
