@@ -139,18 +139,10 @@ pub fn control_state() -> ControlState {
 
 /// What the popup and the approval window show.
 pub fn page_state() -> PageState {
+    let control = control_state();
     STATE.with(|s| {
         let s = s.borrow();
-        PageState {
-            control: ControlState {
-                stopped: s.stopped,
-                paused: s.paused,
-                yolo: s.yolo,
-                pending: s.pending.len() as u32,
-            },
-            chime: s.chime,
-            pending: s.pending.iter().map(|p| p.view.clone()).collect(),
-        }
+        PageState { control, chime: s.chime, pending: s.pending.iter().map(|p| p.view.clone()).collect() }
     })
 }
 
