@@ -141,7 +141,7 @@ impl FileConfig {
         let policy = Policy {
             risk: self.risk,
             sites: self.sites.clone(),
-            approval_timeout_secs: self.approval_timeout_secs.unwrap_or(shared::policy::DEFAULT_APPROVAL_TIMEOUT_SECS),
+            approval_timeout_secs: self.approval_timeout_secs.unwrap_or(shared::limits::DEFAULT_APPROVAL_TIMEOUT_SECS),
         };
         policy.validate()?;
         Ok(policy)

@@ -15,7 +15,7 @@ use bridge::secrets::{SecretStore, SecretValue};
 use common::*;
 use serde_json::{Value, json};
 use shared::action::{Action, ControlState, Effect};
-use shared::audit::{AuditEntry, DecidedBy};
+use shared::audit::{AuditEntry, DecidedBy, DeniedBy};
 use shared::error::{ErrorCode, WireError};
 use shared::policy::Decision;
 use shared::protocol::Command;
@@ -349,12 +349,13 @@ async fn no_argument_can_set_risk_or_approval() {
 #[tokio::test]
 async fn approval_denials_pass_through_with_who_denied() {
     let s = setup("denied", "", shop_page()).await;
-    for (message, by) in [
-        ("the person denied this action", DecidedBy::Human),
-        ("timeout: nobody answered within 120 s", DecidedBy::Timeout),
-        ("stop: STOP was pressed", DecidedBy::Stop),
+    for (message, by, denied) in [
+        ("the person denied this action", DecidedBy::Human, DeniedBy::Human),
+        ("nobody answered within 120 s", DecidedBy::Timeout, DeniedBy::Timeout),
+        ("STOP was pressed", DecidedBy::Stop, DeniedBy::Stop),
     ] {
-        s.fake.configure(|c| c.act_error = Some(WireError::new(ErrorCode::ApprovalDenied, message)));
+        let error = WireError::new(ErrorCode::ApprovalDenied, message).with_denied_by(denied);
+        s.fake.configure(|c| c.act_error = Some(error));
         let r = call_tool(&s.client, "browser_click", json!({"ref": "e2"})).await;
         assert_tool_error(&r, "APPROVAL_DENIED");
         let rows = rows_of(&s, "browser_click");
@@ -366,7 +367,8 @@ async fn approval_denials_pass_through_with_who_denied() {
         assert_eq!(action.decision.as_deref(), Some("confirm"));
         assert_eq!(action.outcome.as_deref(), Some("APPROVAL_DENIED"));
     }
-    s.fake.configure(|c| c.act_error = Some(WireError::new(ErrorCode::Stopped, "STOP pressed")));
+    let stopped = WireError::new(ErrorCode::Stopped, "STOP pressed").with_denied_by(DeniedBy::Stop);
+    s.fake.configure(|c| c.act_error = Some(stopped));
     let r = call_tool(&s.client, "browser_click", json!({"ref": "e2"})).await;
     assert_tool_error(&r, "STOPPED");
     assert_eq!(rows_of(&s, "browser_click").last().unwrap().decided_by, Some(DecidedBy::Stop));
@@ -709,7 +711,8 @@ async fn closing_a_tab_the_agent_did_not_open_goes_through_the_gate() {
     assert_eq!(rows[1].decided_by, Some(DecidedBy::Human));
 
     // Denied by the person.
-    s.fake.configure(|c| c.act_error = Some(WireError::new(ErrorCode::ApprovalDenied, "the person denied it")));
+    let denied = WireError::new(ErrorCode::ApprovalDenied, "the person denied it").with_denied_by(DeniedBy::Human);
+    s.fake.configure(|c| c.act_error = Some(denied));
     let r = call_tool(&s.client, "browser_tabs", json!({"action": "close", "tab": 555})).await;
     assert_tool_error(&r, "APPROVAL_DENIED");
     let last = s.rows().into_iter().last().unwrap();

@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::audit::DecidedBy;
 use crate::policy::{Decision, RiskDecisions};
-use crate::risk::{ElementFacts, RiskLevel};
+use crate::risk::{ActionKind, ElementFacts, RiskLevel};
 
 /// What to do. `Type` carries a literal the agent supplied (or, from the
 /// worker to the content script only, a secret's value the bridge released
@@ -79,6 +79,49 @@ impl Action {
     /// Whether this action puts text into a field (a literal or a secret).
     pub fn types_text(&self) -> bool {
         matches!(self, Action::Type { .. } | Action::TypeSecret { .. })
+    }
+}
+
+/// Whether typed text is one field of a `browser_fill_form` or a
+/// `browser_type` of its own: the one fact [`ActionKind::of`] needs that an
+/// [`Action`] does not carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Typing {
+    /// `browser_type`, and every `Act` the extension gets (an `Act` does
+    /// not say whether it is a form's field; [`crate::risk::classify`]
+    /// judges both kinds alike, so the live classification agrees).
+    Alone,
+    /// One field of `browser_fill_form`: [`ActionKind::FillForm`].
+    FormField,
+}
+
+impl ActionKind {
+    /// The kind the classifier judges `action` as — the one mapping from
+    /// wire actions to risk kinds, used by the bridge before it dispatches
+    /// and by the extension on the live element.
+    ///
+    /// - `Type` and `TypeSecret` are typing (a secret is classified like
+    ///   the literal it stands for): [`ActionKind::Type`], or
+    ///   [`ActionKind::FillForm`] for a form's field (`typing`).
+    /// - `SelectOption` carries the values the agent asked for; the
+    ///   classifier judges the option each one really chooses.
+    /// - `PressKey` splits its modifiers (`Shift+Enter`).
+    /// - `CloseTab` is, by its definition, a tab the agent did not open:
+    ///   `opened_by_agent: false` (the agent's own tabs close without an
+    ///   `Act`).
+    pub fn of(action: &Action, typing: Typing) -> ActionKind {
+        match action {
+            Action::Click => ActionKind::Click,
+            Action::Type { submit, .. } | Action::TypeSecret { submit, .. } => match typing {
+                Typing::Alone => ActionKind::Type { submit: *submit },
+                Typing::FormField => ActionKind::FillForm { submit: *submit },
+            },
+            Action::SelectOption { values } => ActionKind::SelectOption { options: values.clone() },
+            Action::PressKey { key } => ActionKind::press_key(key),
+            Action::Scroll { .. } => ActionKind::Scroll,
+            Action::Hover => ActionKind::Hover,
+            Action::CloseTab => ActionKind::CloseTab { opened_by_agent: false },
+        }
     }
 }
 
@@ -253,6 +296,76 @@ mod tests {
         let value = SecretText::new("CANARY-secret-value".into());
         assert_eq!(format!("{value:?} {value:#?}"), "SecretText(••••) SecretText(••••)");
         assert_eq!(serde_json::to_string(&value).unwrap(), r#""CANARY-secret-value""#);
+    }
+
+    #[test]
+    fn every_action_has_its_one_kind() {
+        use crate::risk::Modifiers;
+        let type_text = |submit| Action::Type { text: "x".into(), submit };
+        let type_secret = |submit| Action::TypeSecret { name: "S".into(), submit };
+        let shift = Modifiers { shift: true, ..Modifiers::default() };
+        // Every variant (the match below breaks the build when one is added).
+        let cases: Vec<(Action, Typing, ActionKind)> = vec![
+            (Action::Click, Typing::Alone, ActionKind::Click),
+            (Action::Click, Typing::FormField, ActionKind::Click),
+            (type_text(false), Typing::Alone, ActionKind::Type { submit: false }),
+            (type_text(true), Typing::Alone, ActionKind::Type { submit: true }),
+            (type_text(true), Typing::FormField, ActionKind::FillForm { submit: true }),
+            (type_secret(false), Typing::Alone, ActionKind::Type { submit: false }),
+            (type_secret(true), Typing::FormField, ActionKind::FillForm { submit: true }),
+            (
+                Action::SelectOption { values: vec!["a".into(), "Delete".into()] },
+                Typing::Alone,
+                ActionKind::SelectOption { options: vec!["a".into(), "Delete".into()] },
+            ),
+            (
+                Action::PressKey { key: "Shift+Enter".into() },
+                Typing::Alone,
+                ActionKind::PressKey { key: "Enter".into(), modifiers: shift },
+            ),
+            (
+                Action::PressKey { key: "a".into() },
+                Typing::FormField,
+                ActionKind::PressKey { key: "a".into(), modifiers: Modifiers::default() },
+            ),
+            (Action::Scroll { direction: ScrollDirection::Down }, Typing::Alone, ActionKind::Scroll),
+            (Action::Scroll { direction: ScrollDirection::IntoView }, Typing::Alone, ActionKind::Scroll),
+            (Action::Hover, Typing::Alone, ActionKind::Hover),
+            (Action::CloseTab, Typing::Alone, ActionKind::CloseTab { opened_by_agent: false }),
+            (Action::CloseTab, Typing::FormField, ActionKind::CloseTab { opened_by_agent: false }),
+        ];
+        for (action, typing, want) in &cases {
+            match action {
+                Action::Click
+                | Action::Type { .. }
+                | Action::TypeSecret { .. }
+                | Action::SelectOption { .. }
+                | Action::PressKey { .. }
+                | Action::Scroll { .. }
+                | Action::Hover
+                | Action::CloseTab => {}
+            }
+            assert_eq!(&ActionKind::of(action, *typing), want, "{action:?} {typing:?}");
+        }
+    }
+
+    #[test]
+    fn a_form_field_is_judged_like_typing_alone() {
+        // Why the extension may classify every `Act` as `Typing::Alone`.
+        use crate::risk::classify;
+        use crate::sensitive::SensitiveKind;
+        let field =
+            ElementFacts { role: "textbox".into(), name: "Message".into(), in_form: true, ..Default::default() };
+        for submit in [false, true] {
+            for sensitive in [None, Some(SensitiveKind::Token)] {
+                for url in ["https://a.example/compose", "https://a.example/checkout/pay"] {
+                    let action = Action::TypeSecret { name: "S".into(), submit };
+                    let alone = classify(&ActionKind::of(&action, Typing::Alone), Some(&field), url, sensitive);
+                    let form = classify(&ActionKind::of(&action, Typing::FormField), Some(&field), url, sensitive);
+                    assert_eq!(alone, form, "{submit} {sensitive:?} {url}");
+                }
+            }
+        }
     }
 
     #[test]

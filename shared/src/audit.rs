@@ -38,6 +38,32 @@ impl DecidedBy {
     }
 }
 
+/// Who said no to an action the extension asked about (or was about to
+/// run): the extension puts it on its error
+/// ([`WireError::denied_by`](crate::error::WireError::denied_by)) and the
+/// bridge writes it as the audit decision row's `decided_by`. A subset of
+/// [`DecidedBy`]: the policy and YOLO never deny through the person's gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeniedBy {
+    /// The person pressed Deny (or Esc) in the approval window or popup.
+    Human,
+    /// Nobody answered within the approval timeout.
+    Timeout,
+    /// STOP (pressed while the action waited or before it ran) or Pause.
+    Stop,
+}
+
+impl From<DeniedBy> for DecidedBy {
+    fn from(d: DeniedBy) -> DecidedBy {
+        match d {
+            DeniedBy::Human => DecidedBy::Human,
+            DeniedBy::Timeout => DecidedBy::Timeout,
+            DeniedBy::Stop => DecidedBy::Stop,
+        }
+    }
+}
+
 /// One audit row: an action, or a decision about one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -177,10 +177,7 @@ impl InputSignal {
 
     /// A field a person types text into (not a checkbox, radio, file, …).
     fn is_texty(&self) -> bool {
-        matches!(
-            self.input_type.to_ascii_lowercase().as_str(),
-            "" | "text" | "email" | "tel" | "number" | "search" | "url" | "password"
-        )
+        crate::input::is_text_type(&self.input_type)
     }
 
     fn describe_words(&self) -> String {

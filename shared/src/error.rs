@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::audit::DeniedBy;
+
 /// A stable, machine-readable error code. The string form never changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -50,18 +52,35 @@ impl std::fmt::Display for ErrorCode {
 
 /// An error as it crosses a boundary: a code and a short human message.
 /// Messages never carry stack traces, secrets or page HTML.
+///
+/// On the wire `{"code": …, "message": …}`, plus `"denied_by"` only when
+/// it is set (unknown fields refused). Agents see the code and the
+/// message only.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WireError {
     pub code: ErrorCode,
     pub message: String,
+    /// Who said no, when the extension's gate refused an `Act` because of
+    /// a person's answer, its absence or their STOP/Pause
+    /// (`APPROVAL_DENIED`, `STOPPED`); the bridge writes it as the audit
+    /// decision row. `None` for every other error (a policy refusal
+    /// included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub denied_by: Option<DeniedBy>,
 }
 
 impl WireError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         let mut message: String = message.into();
         crate::limits::truncate_chars(&mut message, crate::limits::MAX_ERROR_MESSAGE_CHARS);
-        Self { code, message }
+        Self { code, message, denied_by: None }
+    }
+
+    /// The same error, saying who denied the action.
+    pub fn with_denied_by(mut self, by: DeniedBy) -> Self {
+        self.denied_by = Some(by);
+        self
     }
 }
 
@@ -80,6 +99,29 @@ mod tests {
         for code in [ErrorCode::InvalidRequest, ErrorCode::ExtensionDisconnected, ErrorCode::StaleRef] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));
+        }
+    }
+
+    #[test]
+    fn who_denied_travels_only_when_set() {
+        let plain = WireError::new(ErrorCode::StaleRef, "gone");
+        assert_eq!(serde_json::to_string(&plain).unwrap(), r#"{"code":"STALE_REF","message":"gone"}"#);
+        let parsed: WireError = serde_json::from_str(r#"{"code":"STALE_REF","message":"gone"}"#).unwrap();
+        assert_eq!(parsed, plain);
+        for (by, name) in [(DeniedBy::Human, "human"), (DeniedBy::Timeout, "timeout"), (DeniedBy::Stop, "stop")] {
+            let e = WireError::new(ErrorCode::ApprovalDenied, "no").with_denied_by(by);
+            let json = serde_json::to_string(&e).unwrap();
+            assert_eq!(json, format!(r#"{{"code":"APPROVAL_DENIED","message":"no","denied_by":"{name}"}}"#));
+            assert_eq!(serde_json::from_str::<WireError>(&json).unwrap(), e);
+            assert_eq!(crate::audit::DecidedBy::from(by).as_str(), name);
+        }
+        // Still no unknown fields, and only the three who can deny.
+        for bad in [
+            r#"{"code":"STOPPED","message":"x","by":"stop"}"#,
+            r#"{"code":"STOPPED","message":"x","denied_by":"yolo"}"#,
+            r#"{"code":"STOPPED","message":"x","denied_by":"policy"}"#,
+        ] {
+            assert!(serde_json::from_str::<WireError>(bad).is_err(), "{bad}");
         }
     }
 }

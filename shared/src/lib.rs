@@ -14,6 +14,8 @@ pub mod audit;
 pub mod challenge;
 pub mod confusable;
 pub mod error;
+pub mod gate;
+pub mod input;
 pub mod limits;
 pub mod mask;
 pub mod policy;

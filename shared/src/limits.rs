@@ -24,6 +24,14 @@ pub const MAX_URL_CHARS: usize = 8_192;
 pub const COMMAND_TIMEOUT_MS: u64 = 30_000;
 /// Time a navigation may take before `TIMEOUT`.
 pub const NAVIGATION_TIMEOUT_MS: u64 = 20_000;
+/// Seconds the person has to answer an approval, unless `config.toml`
+/// sets `approval_timeout_secs`.
+pub const DEFAULT_APPROVAL_TIMEOUT_SECS: u32 = 120;
+/// The range `approval_timeout_secs` must be in (`shared::policy` refuses
+/// any other value); the extension clamps a `Gate`'s `timeout_secs` to it
+/// too, so no frame can make an approval wait longer.
+pub const MIN_APPROVAL_TIMEOUT_SECS: u32 = 1;
+pub const MAX_APPROVAL_TIMEOUT_SECS: u32 = 600;
 
 /// Cuts `s` to at most `max` characters (not bytes), adding `…` when cut.
 pub fn truncate_chars(s: &mut String, max: usize) {

@@ -30,6 +30,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::limits::{DEFAULT_APPROVAL_TIMEOUT_SECS, MAX_APPROVAL_TIMEOUT_SECS, MIN_APPROVAL_TIMEOUT_SECS};
 use crate::risk::RiskLevel;
 
 /// What to do with an action.
@@ -112,10 +113,6 @@ impl SiteRule {
         }
     }
 }
-
-pub const DEFAULT_APPROVAL_TIMEOUT_SECS: u32 = 120;
-pub const MAX_APPROVAL_TIMEOUT_SECS: u32 = 600;
-pub const MIN_APPROVAL_TIMEOUT_SECS: u32 = 1;
 
 /// The policy. Deserialising validates (see [`Policy::validate`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1263,22 +1263,6 @@ const CHECKBOX_ROLES: &[&str] = &["checkbox", "switch", "menuitemcheckbox"];
 
 const TEXT_ROLES: &[&str] = &["textbox", "searchbox", "combobox"];
 
-const TEXT_INPUT_TYPES: &[&str] = &[
-    "",
-    "text",
-    "search",
-    "email",
-    "url",
-    "tel",
-    "password",
-    "number",
-    "date",
-    "datetime-local",
-    "month",
-    "week",
-    "time",
-];
-
 const NAV_KEYS: &[&str] = &[
     "tab",
     "escape",
@@ -1486,7 +1470,9 @@ fn is_text_entry(el: &ElementFacts) -> bool {
     el.editable
         || el.is_rich_text
         || role_is(el, TEXT_ROLES)
-        || (el.role.is_empty() && !el.input_type.is_empty() && TEXT_INPUT_TYPES.contains(&el.input_type.as_str()))
+        || (el.role.is_empty()
+            && !el.input_type.is_empty()
+            && crate::input::IMPLICIT_SUBMISSION_TYPES.contains(&el.input_type.as_str()))
 }
 
 fn is_checkbox(el: &ElementFacts) -> bool {

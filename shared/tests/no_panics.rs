@@ -5,10 +5,12 @@
 //! pieces that trip byte-offset slicing (multi-byte characters next to
 //! `%`, `=`, `:`, quotes, escapes, our own markers) go through each one.
 
-use shared::action::Action;
+use shared::action::{Action, Fingerprint, Gate, ResolvedElement};
 use shared::challenge::{InputSignal, PageSignals};
+use shared::gate::Live;
 use shared::mask::{Literals, SummaryTarget};
-use shared::risk::{ActionKind, ElementFacts};
+use shared::policy::{Decision, RiskDecisions};
+use shared::risk::{ActionKind, ElementFacts, RiskLevel};
 use shared::sensitive::FieldFacts;
 
 const PIECES: &[&str] = &[
@@ -159,5 +161,37 @@ fn no_pure_function_panics_on_page_text() {
         };
         let _ = shared::challenge::detect(&signals);
         let _ = shared::untrusted::wrap_text(&a);
+        // The extension's gate on a live element whose every text is the page's.
+        let element = ResolvedElement {
+            facts: facts.clone(),
+            fingerprint: Fingerprint { role: b.clone(), name: a.clone(), path: c.clone() },
+            sensitive: Some(b.clone()),
+            url: format!("https://h.example/{a}#{c}"),
+        };
+        let gate = Gate {
+            request: 1,
+            risk: RiskLevel::Medium,
+            reasons: vec![a.clone()],
+            decision: Decision::Confirm,
+            policy: RiskDecisions::default(),
+            summary: c.clone(),
+            timeout_secs: rng.below(1_000) as u32,
+            origin: b.clone(),
+            person_must_answer: rng.below(2) == 0,
+        };
+        let action = match rng.below(3) {
+            0 => Action::Click,
+            1 => by_name.clone(),
+            _ => Action::SelectOption { values: vec![a.clone()] },
+        };
+        let _ = shared::gate::decide(&Live {
+            action: &action,
+            gate: &gate,
+            expect: Some(&element.fingerprint),
+            element: Some(&element),
+            url: &element.url,
+            origin: &b,
+            yolo: false,
+        });
     }
 }

@@ -66,10 +66,13 @@
 //!
 //! # Who denied an approval
 //!
-//! `APPROVAL_DENIED` from the extension says who in its message prefix:
-//! [`DENIED_BY_TIMEOUT`] (nobody answered in time) or [`DENIED_BY_STOP`]
-//! (STOP pressed while it was pending); anything else is the person's
-//! Deny. `STOPPED` is always `stop`.
+//! An error the extension returns for an `Act` says who denied it in its
+//! typed [`WireError::denied_by`] (`shared::gate`, steps 1, 4 and 5):
+//! `human` (the person's Deny), `timeout` (nobody answered in time) or
+//! `stop` (STOP or Pause, before the approval, while it waited or before
+//! the action ran); that is the decision row's `decided_by`. An error
+//! without it (a live policy deny, a stale element…) writes no decision
+//! row.
 //!
 //! # fill_form
 //!
@@ -87,7 +90,7 @@ use std::time::Duration;
 
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
-use shared::action::{ActReport, Action, Effect, Gate, ResolvedElement, ScrollDirection, SecretText};
+use shared::action::{ActReport, Action, Effect, Gate, ResolvedElement, ScrollDirection, SecretText, Typing};
 use shared::audit::DecidedBy;
 use shared::error::{ErrorCode, WireError};
 use shared::limits::COMMAND_TIMEOUT_MS;
@@ -104,11 +107,6 @@ use shared::tools::{
 use super::AppState;
 use super::ext::SecretGrant;
 use super::mcp::{NOT_AGENT_TAB, untrusted_result};
-
-/// Message prefix of an `APPROVAL_DENIED` when nobody answered in time.
-pub const DENIED_BY_TIMEOUT: &str = "timeout:";
-/// Message prefix of an `APPROVAL_DENIED` when STOP denied the request.
-pub const DENIED_BY_STOP: &str = "stop:";
 
 const STALE_HINT: &str = "take a new browser_snapshot and use its refs";
 
@@ -238,15 +236,10 @@ fn sensitive_kind(name: &str) -> SensitiveKind {
     SensitiveKind::parse(name).unwrap_or(SensitiveKind::Password)
 }
 
-/// Who decided, from an error the extension returned for an `Act`.
+/// Who denied, from an error the extension returned for an `Act` (see
+/// "Who denied an approval" above).
 fn denied_by(e: &WireError) -> Option<DecidedBy> {
-    match e.code {
-        ErrorCode::Stopped => Some(DecidedBy::Stop),
-        ErrorCode::ApprovalDenied if e.message.starts_with(DENIED_BY_TIMEOUT) => Some(DecidedBy::Timeout),
-        ErrorCode::ApprovalDenied if e.message.starts_with(DENIED_BY_STOP) => Some(DecidedBy::Stop),
-        ErrorCode::ApprovalDenied => Some(DecidedBy::Human),
-        _ => None,
-    }
+    e.denied_by.map(DecidedBy::from)
 }
 
 /// One action as the tool asked for it.
@@ -290,19 +283,8 @@ impl Typed {
 
 impl Plan {
     fn kind(&self) -> ActionKind {
-        match &self.action {
-            Action::Click => ActionKind::Click,
-            Action::Type { submit, .. } | Action::TypeSecret { submit, .. } if self.form_field => {
-                ActionKind::FillForm { submit: *submit }
-            }
-            Action::Type { submit, .. } | Action::TypeSecret { submit, .. } => ActionKind::Type { submit: *submit },
-            Action::SelectOption { values } => ActionKind::SelectOption { options: values.clone() },
-            Action::PressKey { key } => ActionKind::press_key(key),
-            Action::Scroll { .. } => ActionKind::Scroll,
-            Action::Hover => ActionKind::Hover,
-            // Only ever planned for a tab the agent did not open.
-            Action::CloseTab => ActionKind::CloseTab { opened_by_agent: false },
-        }
+        // `CloseTab` is only ever planned for a tab the agent did not open.
+        ActionKind::of(&self.action, if self.form_field { Typing::FormField } else { Typing::Alone })
     }
 
     /// Whether a lost answer leaves the page in an unknown state.
@@ -1262,12 +1244,14 @@ mod tests {
 
     #[test]
     fn approval_denials_name_who_denied() {
-        let e = |code, m: &str| WireError::new(code, m);
-        assert_eq!(denied_by(&e(ErrorCode::ApprovalDenied, "the person denied it")), Some(DecidedBy::Human));
-        assert_eq!(denied_by(&e(ErrorCode::ApprovalDenied, "timeout: no answer in 120 s")), Some(DecidedBy::Timeout));
-        assert_eq!(denied_by(&e(ErrorCode::ApprovalDenied, "stop: STOP pressed")), Some(DecidedBy::Stop));
-        assert_eq!(denied_by(&e(ErrorCode::Stopped, "STOP")), Some(DecidedBy::Stop));
-        assert_eq!(denied_by(&e(ErrorCode::StaleRef, "gone")), None);
+        use shared::audit::DeniedBy;
+        let e = |code, m: &str, by| WireError::new(code, m).with_denied_by(by);
+        assert_eq!(denied_by(&e(ErrorCode::ApprovalDenied, "denied", DeniedBy::Human)), Some(DecidedBy::Human));
+        assert_eq!(denied_by(&e(ErrorCode::ApprovalDenied, "no answer", DeniedBy::Timeout)), Some(DecidedBy::Timeout));
+        assert_eq!(denied_by(&e(ErrorCode::Stopped, "STOP", DeniedBy::Stop)), Some(DecidedBy::Stop));
+        // The message says nothing about who: only the typed field does.
+        assert_eq!(denied_by(&WireError::new(ErrorCode::ApprovalDenied, "timeout: stop:")), None);
+        assert_eq!(denied_by(&WireError::new(ErrorCode::StaleRef, "gone")), None);
     }
 
     #[test]

@@ -266,7 +266,11 @@ impl ExtHub {
             Ok(Err(e)) => Err(e),
             Ok(Ok(Outcome::Ok(result))) => Ok(result),
             // The extension's messages can quote page text (names): redacted.
-            Ok(Ok(Outcome::Err(e))) => Err(WireError::new(e.code, shared::redact::redact_text(&e.message))),
+            // Who denied (`denied_by`) is kept for the audit row.
+            Ok(Ok(Outcome::Err(e))) => Err(WireError {
+                denied_by: e.denied_by,
+                ..WireError::new(e.code, shared::redact::redact_text(&e.message))
+            }),
         }
     }
 

@@ -14,6 +14,7 @@ use js_sys::{Array, Function, Object, Promise, Reflect};
 use shared::action::{ActReport, Action, Effect, ResolvedElement, ScrollDirection};
 use shared::audit::DecidedBy;
 use shared::error::{ErrorCode, WireError};
+use shared::input::IMPLICIT_SUBMISSION_TYPES;
 use shared::protocol::{CommandResult, Outcome};
 use shared::risk::RiskLevel;
 use wasm_bindgen::JsCast;
@@ -654,7 +655,8 @@ fn default_action(target: &Element, key: &str, shift: bool, other_modifier: bool
 }
 
 /// HTML implicit submission: the form's default button is clicked; with
-/// no submit button, a form with a single text field is submitted.
+/// no submit button, a form with a single field of
+/// `shared::input::IMPLICIT_SUBMISSION_TYPES` is submitted.
 fn implicit_submit(input: &Element) {
     let Some(form) = form_of(input) else { return };
     let elements = dom::prop(&form, "elements");
@@ -677,23 +679,7 @@ fn implicit_submit(input: &Element) {
             }
             return;
         }
-        if tag == "input"
-            && matches!(
-                t.as_str(),
-                "" | "text"
-                    | "search"
-                    | "email"
-                    | "url"
-                    | "tel"
-                    | "password"
-                    | "number"
-                    | "date"
-                    | "time"
-                    | "month"
-                    | "week"
-                    | "datetime-local"
-            )
-        {
+        if tag == "input" && IMPLICIT_SUBMISSION_TYPES.contains(&t.as_str()) {
             fields += 1;
         }
     }

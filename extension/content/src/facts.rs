@@ -7,6 +7,7 @@
 use js_sys::{Function, Reflect};
 use shared::action::{Fingerprint, ResolvedElement};
 use shared::error::{ErrorCode, WireError};
+use shared::input::TEXT_TYPES;
 use shared::limits::{MAX_NAME_CHARS, truncate_chars};
 use shared::risk::{ElementFacts, MAX_OPTIONS_SEEN, OptionFacts};
 use shared::sensitive::{FieldFacts, classify_field};
@@ -74,7 +75,7 @@ pub fn resolve(el: &Element) -> Result<ResolvedElement, WireError> {
     let content_editable = dom::prop_bool(el, "isContentEditable");
     let editable = content_editable
         || tag == "textarea"
-        || (tag == "input" && TEXT_INPUTS.contains(&input_type.as_str()))
+        || (tag == "input" && TEXT_TYPES.contains(&input_type.as_str()))
         || (role == "textbox" || role == "searchbox") && !matches!(tag.as_str(), "input" | "select");
     let form = form_of(el);
     let is_submit_button = form.is_some()
@@ -327,8 +328,6 @@ fn fnv(s: &str) -> String {
     format!("{h:016x}")
 }
 
-const TEXT_INPUTS: &[&str] = &["text", "search", "email", "url", "tel", "password", "number", ""];
-
 fn role_of(el: &Element, tag: &str) -> String {
     roles::role_of(el, tag).unwrap_or("generic").to_string()
 }
@@ -356,7 +355,7 @@ fn is_search_form(form: &Element) -> bool {
     for i in 0..fields.length() {
         let Some(f) = fields.item(i).and_then(|n| n.dyn_into::<Element>().ok()) else { continue };
         let t = if f.local_name() == "textarea" { "textarea".to_string() } else { roles::input_type(&f) };
-        if TEXT_INPUTS.contains(&t.as_str()) || t == "textarea" {
+        if TEXT_TYPES.contains(&t.as_str()) || t == "textarea" {
             text_fields.push((f, t));
         }
     }

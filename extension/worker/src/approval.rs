@@ -10,7 +10,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
-use crate::gate::PendingView;
+use crate::messages::{PageState, PendingView};
 use crate::ui;
 use crate::util::get;
 
@@ -47,16 +47,14 @@ pub fn start() {
     }
     ui::on_gate_change(render);
     spawn_local(async {
-        let state = ui::send(&[("type", JsValue::from_str("state"))]).await;
-        if !get(&state, "pending").is_undefined() {
+        if let Some(state) = ui::fetch_state().await {
             render(state);
         }
     });
 }
 
-fn render(state: JsValue) {
-    let pending = ui::pending_of(&state);
-    let chime = get(&state, "chime").as_bool().unwrap_or(true);
+fn render(state: PageState) {
+    let PageState { pending, chime, .. } = state;
     let new = PAGE.with(|p| {
         let mut p = p.borrow_mut();
         p.chime = chime;

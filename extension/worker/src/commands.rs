@@ -1,18 +1,16 @@
 //! Runs one bridge command against the browser (docs/design.md, "Processes
-//! and channels" and "Observation").
+//! and channels" and "Observation"). Page actions go through the gate
+//! (`crate::gate`); tabs and the content script are reached through
+//! `crate::tabs`.
 
-use std::cell::RefCell;
-
-use js_sys::{Array, Function, Promise};
 use shared::error::{ErrorCode, WireError};
-use shared::limits::{COMMAND_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS};
-use shared::protocol::{Command, CommandResult, HistoryStep, Outcome, PageRequest, TabId, TabInfo};
+use shared::protocol::{Command, CommandResult, HistoryStep, Outcome, PageRequest, TabId};
 use shared::snapshot::{PageSnapshot, SnapshotRequest, TextRequest};
-use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
 use crate::chrome::{self, Tab};
-use crate::util::{get, js_error_text, obj, to_js, wire, with_timeout};
+use crate::tabs::{LoadWaiter, ask_page, ask_page_text, get_tab, info, is_web_url, tab_error, tab_id};
+use crate::util::{js_error_text, obj, to_js, wire};
 
 pub async fn run(command: Command) -> Outcome {
     let result = match command {
@@ -37,43 +35,6 @@ pub async fn run(command: Command) -> Outcome {
 }
 
 type CmdResult = Result<CommandResult, WireError>;
-
-fn tab_id(tab: TabId) -> Result<f64, WireError> {
-    if (0..=i32::MAX as i64).contains(&tab) {
-        Ok(tab as f64)
-    } else {
-        Err(wire(ErrorCode::NotFound, format!("no tab {tab}")))
-    }
-}
-
-fn info(tab: &Tab) -> TabInfo {
-    TabInfo {
-        id: tab.id().unwrap_or(-1.0) as TabId,
-        url: tab.url().filter(|u| !u.is_empty()).or_else(|| tab.pending_url()).unwrap_or_default(),
-        title: tab.title().unwrap_or_default(),
-        active: tab.active().unwrap_or(false),
-    }
-}
-
-/// Maps a rejected tabs API call to NOT_FOUND when the tab is gone.
-fn tab_error(tab: TabId, e: &JsValue) -> WireError {
-    let text = js_error_text(e);
-    if text.contains("No tab with id") || text.contains("No tab") {
-        wire(ErrorCode::NotFound, format!("no tab {tab}"))
-    } else {
-        wire(ErrorCode::Internal, text)
-    }
-}
-
-async fn get_tab(tab: TabId) -> Result<Tab, WireError> {
-    let id = tab_id(tab)?;
-    chrome::tabs_get(id).await.map(JsCast::unchecked_into).map_err(|e| tab_error(tab, &e))
-}
-
-/// The tab's URL (its pending URL while a navigation starts).
-pub(crate) async fn tab_url(tab: TabId) -> Result<String, WireError> {
-    Ok(info(&get_tab(tab).await?).url)
-}
 
 async fn tabs_list(tabs: &[TabId]) -> CmdResult {
     let mut out = Vec::new();
@@ -236,195 +197,4 @@ async fn screenshot(tab: TabId) -> CmdResult {
         .ok_or_else(|| wire(ErrorCode::Internal, "the capture is not a PNG"))?
         .to_string();
     Ok(CommandResult::Image { png_base64, url })
-}
-
-/// Only http(s) pages have our content script.
-pub(crate) async fn require_web_page(tab: TabId) -> Result<(), WireError> {
-    let page = get_tab(tab).await?;
-    if is_web_url(&page.url().unwrap_or_default()) { Ok(()) } else { Err(not_a_web_page()) }
-}
-
-/// `http://` or `https://`, in any case.
-pub(crate) fn is_web_url(url: &str) -> bool {
-    let scheme = url.get(..8).unwrap_or(url).to_ascii_lowercase();
-    scheme.starts_with("http://") || scheme.starts_with("https://")
-}
-
-pub(crate) fn not_a_web_page() -> WireError {
-    wire(ErrorCode::InvalidRequest, "only http(s) pages can be read")
-}
-
-/// Sends `msg` to the content script of `tab` (injecting it once if the
-/// tab has none yet) and decodes its `Outcome`.
-pub(crate) async fn ask_page(tab: TabId, msg: &JsValue) -> CmdResult {
-    let text = ask_page_text(tab, msg).await?;
-    match serde_json::from_str::<Outcome>(&text) {
-        Ok(Outcome::Ok(r)) => Ok(r),
-        Ok(Outcome::Err(e)) => Err(e),
-        Err(_) => Err(wire(ErrorCode::Internal, "the page sent an invalid answer")),
-    }
-}
-
-/// Sends `msg` to the content script of `tab` and returns its answer (JSON
-/// text). A tab without the content script gets it injected once, if it
-/// shows an http(s) page (`INVALID_REQUEST` otherwise).
-async fn ask_page_text(tab: TabId, msg: &JsValue) -> Result<String, WireError> {
-    let id = tab_id(tab)?;
-    let reply = match ask_content(id, msg).await {
-        Err(e) if no_receiver(&e) => {
-            require_web_page(tab).await?;
-            // Tab loaded before the extension: inject the loader and retry once.
-            let injection = obj(&[
-                ("target", obj(&[("tabId", JsValue::from_f64(id))]).into()),
-                ("files", Array::of1(&JsValue::from_str("content.js")).into()),
-            ]);
-            chrome::scripting_execute_script(&injection)
-                .await
-                .map_err(|e| wire(ErrorCode::Internal, format!("cannot reach the page: {}", js_error_text(&e))))?;
-            ask_content(id, msg).await
-        }
-        other => other,
-    };
-    let reply = reply.map_err(|e| match e {
-        AskError::Timeout => wire(ErrorCode::Timeout, "the page did not answer in time"),
-        AskError::Js(e) => tab_error(tab, &e),
-    })?;
-    reply.as_string().ok_or_else(|| wire(ErrorCode::Internal, "the page gave no answer"))
-}
-
-enum AskError {
-    Timeout,
-    Js(JsValue),
-}
-
-fn no_receiver(e: &AskError) -> bool {
-    match e {
-        AskError::Js(e) => {
-            let t = js_error_text(e);
-            t.contains("Receiving end does not exist") || t.contains("Could not establish connection")
-        }
-        AskError::Timeout => false,
-    }
-}
-
-async fn ask_content(id: f64, msg: &JsValue) -> Result<JsValue, AskError> {
-    let p = chrome::tabs_send_message(id, msg).map_err(AskError::Js)?;
-    match with_timeout(p, COMMAND_TIMEOUT_MS as u32 - 5_000).await {
-        Ok(Some(v)) => Ok(v),
-        Ok(None) => Err(AskError::Timeout),
-        Err(e) => Err(AskError::Js(e)),
-    }
-}
-
-// ---------------------------------------------------------------- page loads
-
-struct Waiting {
-    key: u64,
-    tab: TabId,
-    seen_loading: bool,
-    resolve: Function,
-}
-
-type UpdatedListener = Closure<dyn FnMut(JsValue, JsValue, JsValue)>;
-
-#[derive(Default)]
-struct Loads {
-    next_key: u64,
-    waiting: Vec<Waiting>,
-    listener: Option<UpdatedListener>,
-}
-
-thread_local! {
-    static LOADS: RefCell<Loads> = RefCell::new(Loads::default());
-}
-
-/// Registers the `tabs.onUpdated` listener once for the worker's lifetime.
-pub fn install_listeners() {
-    LOADS.with(|l| {
-        let mut l = l.borrow_mut();
-        if l.listener.is_some() {
-            return;
-        }
-        let cb = UpdatedListener::new(on_updated);
-        chrome::tabs_on_updated_add_listener(cb.as_ref().unchecked_ref());
-        l.listener = Some(cb);
-    });
-}
-
-fn on_updated(tab_id: JsValue, change: JsValue, _tab: JsValue) {
-    let Some(tab) = tab_id.as_f64().map(|t| t as TabId) else { return };
-    let status = get(&change, "status").as_string();
-    let url_changed = !get(&change, "url").is_undefined();
-    let done: Vec<Function> = LOADS.with(|l| {
-        let mut l = l.borrow_mut();
-        let mut done = Vec::new();
-        l.waiting.retain_mut(|w| {
-            if w.tab != tab {
-                return true;
-            }
-            if status.as_deref() == Some("loading") || url_changed {
-                w.seen_loading = true;
-            }
-            if status.as_deref() == Some("complete") && w.seen_loading {
-                done.push(w.resolve.clone());
-                return false;
-            }
-            true
-        });
-        done
-    });
-    for f in done {
-        let _ = f.call0(&JsValue::NULL);
-    }
-}
-
-/// Waits for `tabs.onUpdated` to report the tab's next complete load.
-pub(crate) struct LoadWaiter {
-    key: u64,
-    promise: Promise,
-}
-
-impl LoadWaiter {
-    pub(crate) fn register(tab: TabId, seen_loading: bool) -> LoadWaiter {
-        install_listeners();
-        let key = LOADS.with(|l| {
-            let mut l = l.borrow_mut();
-            l.next_key += 1;
-            l.next_key
-        });
-        let promise = Promise::new(&mut |resolve, _reject| {
-            LOADS.with(|l| l.borrow_mut().waiting.push(Waiting { key, tab, seen_loading, resolve }));
-        });
-        LoadWaiter { key, promise }
-    }
-
-    pub(crate) fn cancel(&self) {
-        LOADS.with(|l| l.borrow_mut().waiting.retain(|w| w.key != self.key));
-    }
-
-    /// A load started (or already finished) since registration.
-    pub(crate) fn seen_loading(&self) -> bool {
-        LOADS.with(|l| l.borrow().waiting.iter().find(|w| w.key == self.key).is_none_or(|w| w.seen_loading))
-    }
-
-    async fn wait(self, tab: TabId) -> Result<(), WireError> {
-        self.wait_ms(tab, NAVIGATION_TIMEOUT_MS as u32).await
-    }
-
-    pub(crate) async fn wait_ms(self, tab: TabId, ms: u32) -> Result<(), WireError> {
-        let r = with_timeout(self.promise.clone(), ms).await;
-        self.cancel();
-        match r {
-            Ok(Some(_)) => Ok(()),
-            Ok(None) | Err(_) => {
-                // Same-document navigations may not report a new load: accept a
-                // tab that has finished loading by now.
-                match get_tab(tab).await {
-                    Ok(t) if t.status().as_deref() == Some("complete") => Ok(()),
-                    Ok(_) => Err(wire(ErrorCode::Timeout, "the page did not finish loading in time")),
-                    Err(e) => Err(e),
-                }
-            }
-        }
-    }
 }

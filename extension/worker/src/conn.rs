@@ -4,6 +4,11 @@
 //! The extension token lives only in this module's memory; the popup sees
 //! `{connected, port, since, reason}` through `chrome.storage.session`.
 //!
+//! This module knows nothing of commands, the gate or secrets: what
+//! arrives is handed to the [`Handlers`] `lib.rs` sets at start (so the
+//! modules that answer frames may send on the socket without an import
+//! cycle).
+//!
 //! The bridge serves one browser at a time: a socket it refuses because
 //! another browser is connected is closed with
 //! `shared::protocol::ANOTHER_BROWSER_CLOSE_CODE`; the popup then shows
@@ -66,6 +71,29 @@ struct State {
 
 thread_local! {
     static STATE: RefCell<State> = RefCell::new(State { reason: "starting".into(), ..State::default() });
+    static HANDLERS: std::cell::Cell<Option<Handlers>> = const { std::cell::Cell::new(None) };
+}
+
+/// What the rest of the worker does with the connection's events; each
+/// gets the connection's generation ([`send`] answers on it).
+#[derive(Clone, Copy)]
+pub struct Handlers {
+    /// The bridge answered `hello` with `welcome`: the connection is up.
+    pub connected: fn(u64),
+    /// A frame other than `welcome` and `pong` (requests, secrets,
+    /// notices).
+    pub frame: fn(u64, BridgeToExt),
+    /// The connection closed (or failed).
+    pub closed: fn(u64),
+}
+
+/// Sets the handlers, once at start (before [`ensure_connected`]).
+pub fn set_handlers(handlers: Handlers) {
+    HANDLERS.with(|h| h.set(Some(handlers)));
+}
+
+fn handlers() -> Option<Handlers> {
+    HANDLERS.with(|h| h.get())
 }
 
 /// What the popup shows.
@@ -184,7 +212,9 @@ async fn connect_once() -> Result<(), String> {
     });
     web_sys::console::info_1(&JsValue::from_str(&format!("chaperone: connected to bridge on port {port}")));
     publish();
-    send(generation, &ExtToBridge::Control { state: crate::gate::control_state() });
+    if let Some(h) = handlers() {
+        (h.connected)(generation);
+    }
     spawn_local(heartbeat(generation));
     Ok(())
 }
@@ -254,15 +284,10 @@ fn on_frame(generation: u64, text: &str) {
     match frame {
         BridgeToExt::Welcome { .. } => settle(generation, Ok("welcome")),
         BridgeToExt::Pong { .. } => {}
-        BridgeToExt::Request { id, command } => {
-            spawn_local(async move {
-                let outcome = crate::commands::run(*command).await;
-                send(generation, &ExtToBridge::Response { id, outcome });
-            });
-        }
-        BridgeToExt::Secret { request, value } => crate::secret::answer(generation, request, Ok(value)),
-        BridgeToExt::SecretRefused { request, error } => crate::secret::answer(generation, request, Err(error)),
-        BridgeToExt::SecondBrowserRefused { refused, .. } => crate::refusals::other_browser_refused(refused),
+        other => match handlers() {
+            Some(h) => (h.frame)(generation, other),
+            None => web_sys::console::warn_1(&JsValue::from_str("chaperone: ignored a frame nobody handles")),
+        },
     }
 }
 
@@ -279,7 +304,9 @@ pub fn connected_generation() -> Option<u64> {
 }
 
 fn on_closed(generation: u64, reason: &str) {
-    crate::secret::connection_closed(generation);
+    if let Some(h) = handlers() {
+        (h.closed)(generation);
+    }
     if !is_current(generation) {
         return;
     }

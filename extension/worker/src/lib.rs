@@ -5,8 +5,31 @@
 //! synchronously ([`on_runtime_message`], [`on_alarm`], [`on_wake`]).
 //! `static/popup.js` loads the same module in the popup and calls
 //! [`start_popup`].
+//!
+//! The crate root wires the worker's modules together, so that their
+//! imports form a DAG, each module using only those listed after it
+//! (besides `chrome`, the `chrome.*` bindings, and `util`):
+//!
+//! ```text
+//! lib        every module (entry points, frame and message routing)
+//! commands   gate, tabs
+//! gate       window, secret, conn, tabs, messages
+//! window     tabs
+//! secret     conn, tabs
+//! conn       refusals
+//! popup      ui, messages, refusals
+//! approval   ui, messages
+//! ui         messages
+//! tabs, refusals, messages    (none)
+//! ```
+//!
+//! `conn` hands what arrives on the socket to the `conn::Handlers` set
+//! here: requests to `commands` (`on_bridge_frame`), secrets to
+//! `secret`, second-browser notices to `refusals`; page messages are
+//! parsed and routed by [`on_runtime_message`] (`messages`).
 
 use js_sys::Promise;
+use shared::protocol::{BridgeToExt, ExtToBridge};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
@@ -15,12 +38,16 @@ mod chrome;
 mod commands;
 mod conn;
 mod gate;
+mod messages;
 mod popup;
 mod refusals;
 mod secret;
+mod tabs;
 mod ui;
 mod util;
+mod window;
 
+use messages::{Control, Message, Page, Reply};
 use util::{get, obj, to_js};
 
 /// Name of the alarm that revives the connection after the worker restarts.
@@ -29,8 +56,9 @@ const RECONNECT_ALARM: &str = "chaperone-reconnect";
 /// Service worker entry point.
 #[wasm_bindgen]
 pub fn start_worker() {
-    commands::install_listeners();
-    gate::install_listeners();
+    tabs::install_listeners();
+    window::install_listeners();
+    conn::set_handlers(conn::Handlers { connected: on_connected, frame: on_bridge_frame, closed: on_disconnected });
     spawn_local(gate::ensure_loaded());
     conn::publish();
     spawn_local(async {
@@ -40,6 +68,34 @@ pub fn start_worker() {
         }
     });
     conn::ensure_connected();
+}
+
+/// The bridge welcomed connection `generation`: it learns the person's
+/// controls first.
+fn on_connected(generation: u64) {
+    conn::send(generation, &ExtToBridge::Control { state: gate::control_state() });
+}
+
+/// A frame from the bridge on connection `generation`.
+fn on_bridge_frame(generation: u64, frame: BridgeToExt) {
+    match frame {
+        BridgeToExt::Request { id, command } => {
+            spawn_local(async move {
+                let outcome = commands::run(*command).await;
+                conn::send(generation, &ExtToBridge::Response { id, outcome });
+            });
+        }
+        BridgeToExt::Secret { request, value } => secret::answer(generation, request, Ok(value)),
+        BridgeToExt::SecretRefused { request, error } => secret::answer(generation, request, Err(error)),
+        BridgeToExt::SecondBrowserRefused { refused, .. } => refusals::other_browser_refused(refused),
+        // `conn` answers these itself.
+        BridgeToExt::Welcome { .. } | BridgeToExt::Pong { .. } => {}
+    }
+}
+
+/// Connection `generation` closed: secrets it was to bring never come.
+fn on_disconnected(generation: u64) {
+    secret::connection_closed(generation);
 }
 
 /// Popup entry point.
@@ -67,14 +123,6 @@ pub fn on_wake(_why: String) {
     conn::ensure_connected();
 }
 
-/// Which of the extension's own pages sent a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Page {
-    Popup,
-    Approval,
-    Other,
-}
-
 /// The sending page, only for this extension's own pages: `sender.id` is
 /// ours and `sender.url` is under `chrome-extension://<our id>/`. Content
 /// scripts (whose `sender.url` is the web page), other extensions and web
@@ -95,80 +143,64 @@ fn own_page(sender: &JsValue) -> Option<Page> {
     })
 }
 
-/// Messages from the extension's own pages (popup, approval window).
-/// Content scripts and other extensions are refused. Approvals come only
-/// from `approval.html` and `popup.html`; STOP, Pause, Resume, YOLO and
-/// dismissing the second-browser notices only from `popup.html`.
+/// Messages from the extension's own pages (popup, approval window),
+/// parsed into [`Message`] (anything else is refused) and allowed per
+/// page by [`Message::allowed_from`]; content scripts, web pages and other
+/// extensions are refused before that.
 #[wasm_bindgen]
 pub fn on_runtime_message(msg: JsValue, sender: JsValue) -> Promise {
     let Some(page) = own_page(&sender) else {
         return Promise::resolve(&error_reply("not allowed"));
     };
-    let ui_page = matches!(page, Page::Popup | Page::Approval);
-    let kind = get(&msg, "type").as_string().unwrap_or_default();
-    match kind.as_str() {
-        "status" => {
+    let text = js_sys::JSON::stringify(&msg).ok().and_then(|t| t.as_string()).unwrap_or_default();
+    let message = match Message::parse(&text) {
+        Ok(m) => m,
+        Err(e) => return Promise::resolve(&error_reply(&e)),
+    };
+    if !message.allowed_from(page) {
+        return Promise::resolve(&error_reply("not allowed from this page"));
+    }
+    match message {
+        Message::Status {} => {
             conn::ensure_connected();
             Promise::resolve(&to_js(&conn::status()))
         }
-        "state" if ui_page => wasm_bindgen_futures::future_to_promise(async {
+        Message::State {} => wasm_bindgen_futures::future_to_promise(async {
             gate::ensure_loaded().await;
-            Ok(gate::page_state())
+            Ok(to_js(&gate::page_state()))
         }),
-        "decide" if ui_page => {
-            let request = get(&msg, "request").as_f64().filter(|r| *r >= 0.0 && r.fract() == 0.0);
-            let approve = get(&msg, "approve").as_bool();
-            let done = match (request, approve) {
-                (Some(r), Some(a)) => gate::decide(r as u64, a),
-                _ => false,
-            };
-            Promise::resolve(&ok_reply(done))
-        }
-        "settings" if ui_page => {
-            let settings = get(&msg, "settings");
-            wasm_bindgen_futures::future_to_promise(async move {
-                gate::set_settings(&settings).await;
-                Ok(ok_reply(true))
-            })
-        }
-        "control" if page == Page::Popup => {
-            let action = get(&msg, "action").as_string().unwrap_or_default();
-            wasm_bindgen_futures::future_to_promise(async move {
-                match action.as_str() {
-                    "stop" => gate::stop().await,
-                    "pause" => gate::pause().await,
-                    "resume" => gate::resume().await,
-                    _ => return Ok(error_reply("unknown control")),
-                }
-                Ok(ok_reply(true))
-            })
-        }
-        "yolo" if page == Page::Popup => match get(&msg, "on").as_bool() {
-            Some(on) => wasm_bindgen_futures::future_to_promise(async move {
-                gate::set_yolo(on).await;
-                Ok(ok_reply(true))
-            }),
-            None => Promise::resolve(&error_reply("yolo needs on: true|false")),
-        },
-        "clear_history" if page == Page::Popup => wasm_bindgen_futures::future_to_promise(async {
+        Message::Decide { request, approve } => Promise::resolve(&ok_reply(gate::decide(request, approve))),
+        Message::Settings { settings } => wasm_bindgen_futures::future_to_promise(async move {
+            gate::set_settings(settings).await;
+            Ok(ok_reply(true))
+        }),
+        Message::Control { action } => wasm_bindgen_futures::future_to_promise(async move {
+            match action {
+                Control::Stop => gate::stop().await,
+                Control::Pause => gate::pause().await,
+                Control::Resume => gate::resume().await,
+            }
+            Ok(ok_reply(true))
+        }),
+        Message::Yolo { on } => wasm_bindgen_futures::future_to_promise(async move {
+            gate::set_yolo(on).await;
+            Ok(ok_reply(true))
+        }),
+        Message::ClearHistory {} => wasm_bindgen_futures::future_to_promise(async {
             gate::clear_history().await;
             Ok(ok_reply(true))
         }),
-        "dismiss_refusals" if page == Page::Popup => wasm_bindgen_futures::future_to_promise(async {
+        Message::DismissRefusals {} => wasm_bindgen_futures::future_to_promise(async {
             refusals::dismiss().await;
             Ok(ok_reply(true))
         }),
-        "state" | "decide" | "settings" | "control" | "yolo" | "clear_history" | "dismiss_refusals" => {
-            Promise::resolve(&error_reply("not allowed from this page"))
-        }
-        _ => Promise::resolve(&error_reply("unknown message")),
     }
 }
 
 fn ok_reply(done: bool) -> JsValue {
-    obj(&[("type", JsValue::from_str("ok")), ("done", JsValue::from_bool(done))]).into()
+    to_js(&Reply::Ok { done })
 }
 
 fn error_reply(message: &str) -> JsValue {
-    obj(&[("type", JsValue::from_str("error")), ("message", JsValue::from_str(message))]).into()
+    to_js(&Reply::Error { message: message.to_string() })
 }

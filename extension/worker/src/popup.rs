@@ -8,15 +8,16 @@
 use std::cell::RefCell;
 
 use js_sys::Array;
+use shared::action::ControlState;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
 use crate::chrome;
-use crate::gate::HistoryEntry;
+use crate::messages::{Control, HistoryEntry, Message, PageState, Settings};
 use crate::refusals::{Notice, Refusals};
 use crate::ui::{self, by_id, el, on, send, set_hidden, set_text};
-use crate::util::{from_js, get, obj};
+use crate::util::{from_js, get};
 
 type ChangedListener = Closure<dyn FnMut(JsValue, JsValue)>;
 
@@ -41,22 +42,21 @@ pub fn start() {
     spawn_local(async {
         refresh().await;
         // Wakes the service worker (it reconnects if needed) and shows its view.
-        match chrome::runtime_send_message(&obj(&[("type", JsValue::from_str("status"))]).into()).await {
+        match ui::send_message(&Message::Status {}).await {
             Ok(reply) if !get(&reply, "connected").is_undefined() => render(&reply),
             Ok(_) => {}
             Err(e) => web_sys::console::warn_1(&e),
         }
-        let state = send(&[("type", JsValue::from_str("state"))]).await;
-        if !get(&state, "control").is_undefined() {
+        if let Some(state) = ui::fetch_state().await {
             render_gate(&state);
         }
         refresh_history().await;
     });
 }
 
-fn control(action: &'static str) {
+fn control(action: Control) {
     spawn_local(async move {
-        send(&[("type", JsValue::from_str("control")), ("action", JsValue::from_str(action))]).await;
+        send(&Message::Control { action }).await;
     });
 }
 
@@ -66,19 +66,19 @@ fn wire_controls() {
             on(&b, "click", move |_| f());
         }
     };
-    click("stop", || control("stop"));
-    click("pause", || control("pause"));
-    click("resume", || control("resume"));
+    click("stop", || control(Control::Stop));
+    click("pause", || control(Control::Pause));
+    click("resume", || control(Control::Resume));
     click("yolo-off", || set_yolo(false));
     click("export", export_history);
     click("dismiss-refusals", || {
         spawn_local(async {
-            send(&[("type", JsValue::from_str("dismiss_refusals"))]).await;
+            send(&Message::DismissRefusals {}).await;
         })
     });
     click("clear-history", || {
         spawn_local(async {
-            send(&[("type", JsValue::from_str("clear_history"))]).await;
+            send(&Message::ClearHistory {}).await;
             refresh_history().await;
         })
     });
@@ -91,8 +91,7 @@ fn wire_controls() {
         on(&b, "change", move |_| {
             let on = get(&input, "checked").is_truthy();
             spawn_local(async move {
-                let settings = obj(&[("chime", JsValue::from_bool(on))]);
-                send(&[("type", JsValue::from_str("settings")), ("settings", settings.into())]).await;
+                send(&Message::Settings { settings: Settings { chime: Some(on) } }).await;
             });
         });
     }
@@ -100,16 +99,13 @@ fn wire_controls() {
 
 fn set_yolo(on: bool) {
     spawn_local(async move {
-        send(&[("type", JsValue::from_str("yolo")), ("on", JsValue::from_bool(on))]).await;
+        send(&Message::Yolo { on }).await;
     });
 }
 
-fn render_gate(state: &JsValue) {
-    let control = get(state, "control");
-    let stopped = get(&control, "stopped").is_truthy();
-    let paused = get(&control, "paused").is_truthy();
-    let yolo = get(&control, "yolo").is_truthy();
-    let chime = get(state, "chime").as_bool().unwrap_or(true);
+fn render_gate(state: &PageState) {
+    let ControlState { stopped, paused, yolo, .. } = state.control;
+    let chime = state.chime;
     set_text(
         "control-state",
         if stopped {
@@ -140,7 +136,7 @@ fn render_gate(state: &JsValue) {
         let _ = js_sys::Reflect::set(&b, &JsValue::from_str("checked"), &JsValue::from_bool(chime));
     }
     if let Some(list) = by_id("pending") {
-        ui::render_requests(&list, &ui::pending_of(state), "No requests are waiting.");
+        ui::render_requests(&list, &state.pending, "No requests are waiting.");
     }
 }
 

@@ -43,8 +43,8 @@ thread_local! {
 /// origin; any other action is returned as it is.
 pub async fn reveal(tab: TabId, request: u64, action: Action, decided_origin: &str) -> Result<Action, WireError> {
     let Action::TypeSecret { name, submit } = action else { return Ok(action) };
-    let url = crate::commands::tab_url(tab).await?;
-    let origin = crate::gate::origin_of(&url);
+    let url = crate::tabs::tab_url(tab).await?;
+    let origin = crate::tabs::origin_of(&url);
     if origin != decided_origin {
         return Err(wire(
             ErrorCode::StaleRef,

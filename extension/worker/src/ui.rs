@@ -8,8 +8,8 @@ use wasm_bindgen::prelude::*;
 use web_sys::{Document, Element};
 
 use crate::chrome;
-use crate::gate::PendingView;
-use crate::util::{get, obj};
+use crate::messages::{Message, PageState, PendingView};
+use crate::util::{from_js, get, to_js};
 
 pub fn document() -> Option<Document> {
     web_sys::window().and_then(|w| w.document())
@@ -62,9 +62,15 @@ pub fn on(target: &JsValue, event: &str, f: impl FnMut(JsValue) + 'static) {
     }
 }
 
+/// Sends one message to the service worker; its reply, or why it could
+/// not be sent.
+pub async fn send_message(msg: &Message) -> Result<JsValue, JsValue> {
+    chrome::runtime_send_message(&to_js(msg)).await
+}
+
 /// Sends one message to the service worker; the reply or `undefined`.
-pub async fn send(msg: &[(&str, JsValue)]) -> JsValue {
-    match chrome::runtime_send_message(&obj(msg).into()).await {
+pub async fn send(msg: &Message) -> JsValue {
+    match send_message(msg).await {
         Ok(v) => v,
         Err(e) => {
             web_sys::console::warn_1(&e);
@@ -73,15 +79,15 @@ pub async fn send(msg: &[(&str, JsValue)]) -> JsValue {
     }
 }
 
+/// The gate's state (`Message::State`), when the worker sends one.
+pub async fn fetch_state() -> Option<PageState> {
+    from_js(&send(&Message::State {}).await).ok()
+}
+
 /// Approve or deny one request.
 pub fn decide(request: u64, approve: bool) {
     wasm_bindgen_futures::spawn_local(async move {
-        send(&[
-            ("type", JsValue::from_str("decide")),
-            ("request", JsValue::from_f64(request as f64)),
-            ("approve", JsValue::from_bool(approve)),
-        ])
-        .await;
+        send(&Message::Decide { request, approve }).await;
     });
 }
 
@@ -129,11 +135,6 @@ pub fn request_card(p: &PendingView) -> Element {
     card
 }
 
-/// Pending requests out of a page-state object.
-pub fn pending_of(state: &JsValue) -> Vec<PendingView> {
-    crate::util::from_js(&get(state, "pending")).unwrap_or_default()
-}
-
 /// Re-renders a list of requests into `container`.
 pub fn render_requests(container: &Element, pending: &[PendingView], empty: &str) {
     clear(container);
@@ -145,13 +146,16 @@ pub fn render_requests(container: &Element, pending: &[PendingView], empty: &str
     }
 }
 
-/// Listens for the worker's published state (`storage.session` key `gate`).
-pub fn on_gate_change(mut f: impl FnMut(JsValue) + 'static) {
+/// Listens for the worker's published state (`storage.session` key
+/// `gate`, a `PageState`).
+pub fn on_gate_change(mut f: impl FnMut(PageState) + 'static) {
     let cb = Closure::<dyn FnMut(JsValue, JsValue)>::new(move |changes: JsValue, area: JsValue| {
         if area.as_string().as_deref() == Some("session") {
             let gate = get(&changes, "gate");
-            if !gate.is_undefined() {
-                f(get(&gate, "newValue"));
+            if !gate.is_undefined()
+                && let Ok(state) = from_js::<PageState>(&get(&gate, "newValue"))
+            {
+                f(state);
             }
         }
     })

@@ -77,7 +77,7 @@ async fn the_popup_pauses_badges_chimes_and_keeps_the_history() {
     assert_eq!(code(&r), "INVALID_REQUEST", "{}", r.raw);
     // An extension page other than the popup (approval.html in a tab) cannot
     // resume, switch YOLO on or clear the history; the generic settings
-    // path takes the chime only.
+    // path takes the chime only (anything else in it refuses the message).
     let approval_html = format!("chrome-extension://{}/approval.html", shared::EXTENSION_ID);
     let other = s.browser.cdp.new_page(&approval_html).await.expect("open approval.html in a tab");
     for msg in [
@@ -90,6 +90,8 @@ async fn the_popup_pauses_badges_chimes_and_keeps_the_history() {
     }
     let reply =
         message_from(&other, json!({ "type": "settings", "settings": { "yolo": true, "paused": false } })).await;
+    assert_eq!(reply["type"], json!("error"), "{reply}");
+    let reply = message_from(&other, json!({ "type": "settings", "settings": { "chime": true } })).await;
     assert_eq!(reply["type"], json!("ok"), "{reply}");
     s.browser.cdp.close_target(&other.target_id).await.unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await;

@@ -1,0 +1,243 @@
+//! What the extension's own pages (`popup.html`, `approval.html`) and the
+//! service worker say to each other (docs/design.md, "Policy, approvals
+//! and audit"): the [`Message`]s a page sends with
+//! `chrome.runtime.sendMessage`, the worker's [`Reply`], and what the
+//! worker publishes for the pages ([`PageState`] under
+//! `chrome.storage.session` key `gate`, [`HistoryEntry`] rows under
+//! `chrome.storage.local` key `history`).
+//!
+//! Exactly:
+//!
+//! - A message is one JSON object `{"type": …, …}`, parsed into
+//!   [`Message`]: an unknown `type`, a missing field, a field of the wrong
+//!   type or an unknown field is refused with
+//!   `{"type": "error", "message": …}` and does nothing (the pages build
+//!   their messages from this same enum).
+//! - Only this extension's pages are heard at all (`lib.rs` checks the
+//!   sender's extension id and URL: content scripts, web pages and other
+//!   extensions are refused). Which page may send what is decided in one
+//!   place, [`Message::allowed_from`]: answers (`decide`) and the chime
+//!   setting from the approval window and the popup; STOP, Pause, Resume,
+//!   YOLO, clearing the history and dismissing the second-browser notices
+//!   only from the popup; the connection status from any of our pages.
+//!   Anything else is refused with `"not allowed from this page"`.
+
+use serde::{Deserialize, Serialize};
+use shared::action::ControlState;
+
+/// Which of the extension's own pages sent a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Page {
+    /// `popup.html`, the toolbar popup.
+    Popup,
+    /// `approval.html`, the approval window.
+    Approval,
+    /// Any other page of this extension.
+    Other,
+}
+
+/// A message from one of the extension's pages to the service worker.
+///
+/// Variants without fields are written `Name {}`: serde refuses unknown
+/// fields only on struct variants of an internally tagged enum.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Message {
+    /// The connection to the bridge (reply: `conn::Status`); wakes the
+    /// worker, which reconnects if needed.
+    Status {},
+    /// The gate's state (reply: [`PageState`]).
+    State {},
+    /// The person's answer for one waiting request (reply: [`Reply::Ok`],
+    /// `done: false` when no such request waits).
+    Decide { request: u64, approve: bool },
+    /// The generic settings path: the chime only.
+    Settings { settings: Settings },
+    /// STOP, Pause or Resume.
+    Control { action: Control },
+    /// YOLO on or off.
+    Yolo { on: bool },
+    /// Clears the approval history.
+    ClearHistory {},
+    /// Dismisses the second-browser notices.
+    DismissRefusals {},
+}
+
+/// What [`Message::Settings`] may change.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// The chime for new requests; unchanged when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chime: Option<bool>,
+}
+
+/// The person's controls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Control {
+    Stop,
+    Pause,
+    Resume,
+}
+
+impl Message {
+    /// Whether `page` may send this message: the one rule (see the module
+    /// docs).
+    pub fn allowed_from(&self, page: Page) -> bool {
+        match self {
+            // Read-only, for any page of ours.
+            Message::Status {} => true,
+            // The pages that show requests read them and answer them.
+            Message::State {} | Message::Decide { .. } | Message::Settings { .. } => {
+                matches!(page, Page::Popup | Page::Approval)
+            }
+            // The person's controls live in the popup only.
+            Message::Control { .. } | Message::Yolo { .. } | Message::ClearHistory {} | Message::DismissRefusals {} => {
+                page == Page::Popup
+            }
+        }
+    }
+
+    /// Parses a page's message (JSON text), refusing anything that is not
+    /// exactly one [`Message`].
+    pub fn parse(json: &str) -> Result<Message, String> {
+        serde_json::from_str(json).map_err(|e| format!("invalid message: {e}"))
+    }
+}
+
+/// The worker's reply to [`Message::Decide`], [`Message::Settings`],
+/// [`Message::Control`], [`Message::Yolo`], [`Message::ClearHistory`] and
+/// [`Message::DismissRefusals`], and to any refused message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Reply {
+    Ok { done: bool },
+    Error { message: String },
+}
+
+/// What the popup and the approval window show: the reply to
+/// [`Message::State`] and the `gate` key of `chrome.storage.session`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct PageState {
+    pub control: ControlState,
+    pub chime: bool,
+    pub pending: Vec<PendingView>,
+}
+
+/// One request waiting for the person, as the pages show it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PendingView {
+    pub request: u64,
+    pub summary: String,
+    pub risk: String,
+    pub reasons: Vec<String>,
+    pub role: String,
+    pub name: String,
+    /// Page URL without query string or fragment.
+    pub url: String,
+    /// What the element shows on the page, when its words differ from
+    /// its name (`ElementFacts::visible_text`); else empty.
+    #[serde(default)]
+    pub shows: String,
+    /// Where activating it goes (link or form target, redacted), when it
+    /// is not the page itself; else empty.
+    #[serde(default)]
+    pub goes_to: String,
+    /// Epoch ms.
+    pub deadline: f64,
+}
+
+/// One line of the approval history (`chrome.storage.local`, key `history`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    /// RFC 3339 UTC.
+    pub time: String,
+    pub summary: String,
+    pub risk: String,
+    /// `approved`, `denied`, `timeout`, `stopped`, `auto (YOLO)`
+    /// (`shared::gate::Answer::history`, `shared::gate::YOLO_HISTORY`).
+    pub decision: String,
+    pub url: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_message_is_allowed_from_exactly_its_pages() {
+        let everyone = [Page::Popup, Page::Approval, Page::Other];
+        let ui_pages = [Page::Popup, Page::Approval];
+        let popup = [Page::Popup];
+        let cases: Vec<(&str, &[Page])> = vec![
+            (r#"{"type":"status"}"#, &everyone),
+            (r#"{"type":"state"}"#, &ui_pages),
+            (r#"{"type":"decide","request":7,"approve":true}"#, &ui_pages),
+            (r#"{"type":"settings","settings":{"chime":false}}"#, &ui_pages),
+            (r#"{"type":"settings","settings":{}}"#, &ui_pages),
+            (r#"{"type":"control","action":"stop"}"#, &popup),
+            (r#"{"type":"control","action":"pause"}"#, &popup),
+            (r#"{"type":"control","action":"resume"}"#, &popup),
+            (r#"{"type":"yolo","on":true}"#, &popup),
+            (r#"{"type":"clear_history"}"#, &popup),
+            (r#"{"type":"dismiss_refusals"}"#, &popup),
+        ];
+        for (json, allowed) in cases {
+            let m = Message::parse(json).unwrap_or_else(|e| panic!("{json}: {e}"));
+            for page in everyone {
+                assert_eq!(m.allowed_from(page), allowed.contains(&page), "{json} from {page:?}");
+            }
+            // What the pages send is what the worker parses.
+            let again = serde_json::to_string(&m).unwrap();
+            assert_eq!(Message::parse(&again).unwrap(), m, "{again}");
+        }
+    }
+
+    #[test]
+    fn anything_but_one_exact_message_is_refused() {
+        for bad in [
+            r#"{}"#,
+            r#"[]"#,
+            r#""status""#,
+            r#"{"type":"approve_all"}"#,
+            r#"{"type":"STATUS"}"#,
+            r#"{"type":"status","yolo":true}"#,
+            r#"{"type":"clear_history","all":true}"#,
+            r#"{"type":"decide","request":7}"#,
+            r#"{"type":"decide","request":-1,"approve":true}"#,
+            r#"{"type":"decide","request":1.5,"approve":true}"#,
+            r#"{"type":"decide","request":"7","approve":true}"#,
+            r#"{"type":"decide","request":7,"approve":"yes"}"#,
+            r#"{"type":"decide","request":7,"approve":true,"risk":"low"}"#,
+            r#"{"type":"settings","settings":{"yolo":true,"paused":false}}"#,
+            r#"{"type":"settings","settings":{"chime":"on"}}"#,
+            r#"{"type":"settings"}"#,
+            r#"{"type":"control","action":"resume_all"}"#,
+            r#"{"type":"control"}"#,
+            r#"{"type":"yolo"}"#,
+            r#"{"type":"yolo","on":1}"#,
+        ] {
+            let got = Message::parse(bad);
+            assert!(got.is_err(), "{bad} was accepted as {got:?}");
+            assert!(got.unwrap_err().starts_with("invalid message: "), "{bad}");
+        }
+    }
+
+    #[test]
+    fn replies_and_the_page_state_keep_their_shape() {
+        let ok = serde_json::to_value(Reply::Ok { done: false }).unwrap();
+        assert_eq!(ok, serde_json::json!({"type": "ok", "done": false}));
+        let err = serde_json::to_value(Reply::Error { message: "not allowed".into() }).unwrap();
+        assert_eq!(err, serde_json::json!({"type": "error", "message": "not allowed"}));
+        let state = serde_json::to_value(PageState::default()).unwrap();
+        assert_eq!(
+            state,
+            serde_json::json!({
+                "control": {"stopped": false, "paused": false, "yolo": false, "pending": 0},
+                "chime": false,
+                "pending": [],
+            })
+        );
+    }
+}
