@@ -264,12 +264,25 @@ async fn swaps_after_the_decision_are_refused_and_nothing_is_sent() {
         // A fresh page for every swap (the previous one changed it).
         s.mcp.ok("browser_navigate", json!({ "url": url })).await;
         let r = refs(&mut s, &[(role, name)]).await;
-        let (res, _) = tokio::join!(s.mcp.call("browser_click", json!({ "ref": r[0] })), async {
-            let (win, req) = new_request(&human, &mut seen).await.expect("the approval window shows the request");
+        let (res, asked) = tokio::join!(s.mcp.call("browser_click", json!({ "ref": r[0] })), async {
+            let (win, req) = new_request(&human, &mut seen).await?;
             page.evaluate(&format!("{swap}; true")).await.expect("the page swaps");
             human.approve(&win, req.request).await.expect("click Approve");
+            Some(())
         });
         let res = res.expect("browser_click");
+        if asked.is_none() {
+            let targets: Vec<String> = s
+                .browser
+                .cdp
+                .targets()
+                .await
+                .unwrap_or_default()
+                .into_iter()
+                .map(|t| format!("{} {}", t.kind, t.url))
+                .collect();
+            panic!("{swap}: the approval window did not show the request: {}\ntargets: {targets:#?}", res.raw);
+        }
         assert_eq!(code(&res), "STALE_REF", "{swap}: the swapped control ran after approval: {}", res.raw);
         let facts = page_facts(&page).await;
         assert_eq!(facts, json!({ "ran": "", "url": url }), "{swap}: something ran");
