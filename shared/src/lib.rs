@@ -16,6 +16,7 @@ pub mod confusable;
 pub mod error;
 pub mod limits;
 pub mod mask;
+pub mod names;
 pub mod policy;
 pub mod protocol;
 pub mod redact;
