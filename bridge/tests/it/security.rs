@@ -3,10 +3,10 @@
 
 use std::time::{Duration, Instant};
 
+use crate::common::*;
 use bridge::ServeConfig;
 use bridge::home::Tokens;
 use bridge::server::{HEADER_READ_TIMEOUT, IDLE_TIMEOUT};
-use crate::common::*;
 use futures_util::SinkExt;
 use shared::protocol::{BridgeStatus, BridgeToExt, Command, ExtToBridge};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

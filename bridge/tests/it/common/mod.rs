@@ -2,8 +2,8 @@
 //! ephemeral loopback port, raw HTTP with any header, WebSocket clients and
 //! a fake extension.
 
-use std::net::SocketAddr;
 use std::io::Write;
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
