@@ -126,6 +126,7 @@ pub struct SecretRef {
     pub secret: String,
 }
 
+/// Whether `name` can name a secret (the rule lives in [`crate::names`]).
 pub use crate::names::is_valid_secret_name;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
