@@ -4,7 +4,7 @@
 //!
 //! Every row names its caller ([`Caller`]): `mcp:` and the first 8
 //! characters of the MCP session id, or `mcp` for a request without a
-//! session. Rows go to the [`AuditStore`](crate::audit::AuditStore), which
+//! session. Rows go to the [`AuditStore`], which
 //! redacts every field again and drops URLs' query strings.
 //!
 //! The store is SQLite with `synchronous=FULL`: each commit waits for an
