@@ -75,7 +75,7 @@ impl AuditStore {
 
     /// Records one row and returns its id.
     pub fn record(&self, e: &NewEntry) -> Result<i64, Error> {
-        let now = now_unix();
+        let now = crate::time::unix_now();
         let url = e.url.as_deref().map(|u| redact_text(shared::url::strip_query(u)));
         let reasons: Vec<String> = e.reasons.iter().map(|r| redact_text(r)).collect();
         let reasons = serde_json::to_string(&reasons).unwrap_or_else(|_| "[]".into());
@@ -84,7 +84,7 @@ impl AuditStore {
             "INSERT INTO audit (time, time_unix, session, tab, tool, summary, url, risk, reasons, decision, decided_by, outcome)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
-                crate::daemon::rfc3339(now),
+                crate::time::rfc3339(now),
                 now as i64,
                 redact_text(&e.session),
                 e.tab,
@@ -144,7 +144,7 @@ impl AuditStore {
 
     /// Deletes rows older than `days`; returns how many went.
     pub fn prune(&self, days: u32) -> Result<usize, Error> {
-        let cutoff = now_unix() as i64 - i64::from(days) * 86_400;
+        let cutoff = crate::time::unix_now() as i64 - i64::from(days) * 86_400;
         self.lock()?
             .execute("DELETE FROM audit WHERE time_unix < ?1", params![cutoff])
             .map_err(|e| Error::Server(format!("audit prune: {e}")))
@@ -162,10 +162,6 @@ impl AuditStore {
     fn lock(&self) -> Result<std::sync::MutexGuard<'_, Connection>, Error> {
         self.conn.lock().map_err(|_| Error::Server("audit database lock poisoned".into()))
     }
-}
-
-fn now_unix() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 #[cfg(test)]

@@ -382,7 +382,7 @@ fn audit(home: &Home, since: Option<&str>, json: bool) -> Result<i32, Error> {
 /// `30m`, `12h`, `7d`, `45s` ago, or a `YYYY-MM-DD` date (UTC), as Unix seconds.
 fn parse_since(s: &str) -> Result<i64, Error> {
     let bad = || Error::Config(format!("--since {s:?}: use 30m, 12h, 7d or YYYY-MM-DD"));
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
+    let now = crate::time::unix_now() as i64;
     if let Some((num, unit)) = s.len().checked_sub(1).map(|i| s.split_at(i))
         && let Ok(n) = num.parse::<i64>()
     {
@@ -395,24 +395,7 @@ fn parse_since(s: &str) -> Result<i64, Error> {
         };
         return n.checked_mul(secs).filter(|v| *v >= 0).map(|v| now - v).ok_or_else(bad);
     }
-    let parts: Vec<&str> = s.split('-').collect();
-    let [y, m, d] = parts.as_slice() else { return Err(bad()) };
-    let (y, m, d) = (
-        y.parse::<i64>().map_err(|_| bad())?,
-        m.parse::<i64>().map_err(|_| bad())?,
-        d.parse::<i64>().map_err(|_| bad())?,
-    );
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
-        return Err(bad());
-    }
-    // Days from civil (Howard Hinnant).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    Ok((era * 146_097 + doe - 719_468) * 86_400)
+    crate::time::parse_date(s).map(|day| day * crate::time::SECS_PER_DAY as i64).ok_or_else(bad)
 }
 
 /// Completes on Ctrl-C (SIGINT) or SIGTERM. The handlers are installed
@@ -501,7 +484,7 @@ async fn status(home: &Home, json: bool) -> Result<i32, Error> {
         for r in &st.refused.recent {
             println!(
                 "  refused at {} (claimed extension version {:?})",
-                crate::daemon::rfc3339(r.at_ms / 1000),
+                crate::time::rfc3339(r.at_ms / 1000),
                 r.extension_version
             );
         }
@@ -719,9 +702,9 @@ mod tests {
     fn since_accepts_durations_and_dates() {
         assert_eq!(super::parse_since("2000-03-01").unwrap(), 951_868_800);
         assert_eq!(super::parse_since("1970-01-01").unwrap(), 0);
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+        let now = crate::time::unix_now() as i64;
         assert!((super::parse_since("2h").unwrap() - (now - 7200)).abs() <= 2);
-        for bad in ["", "h", "2w", "-3d", "2026-13-01", "yesterday"] {
+        for bad in ["", "h", "2w", "-3d", "2026-13-01", "2026-02-30", "yesterday"] {
             assert!(super::parse_since(bad).is_err(), "{bad}");
         }
     }

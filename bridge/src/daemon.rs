@@ -75,7 +75,11 @@ pub async fn serve_logging(
             every.tick().await; // the first tick is now; pruned above already
             loop {
                 every.tick().await;
-                prune(&audit, retention);
+                // A DELETE with fsync: off the async runtime.
+                let audit = audit.clone();
+                if let Err(e) = tokio::task::spawn_blocking(move || prune(&audit, retention)).await {
+                    tracing::warn!(error = %e, "audit retention failed");
+                }
             }
         })
     };
@@ -90,7 +94,7 @@ pub async fn serve_logging(
     home.write_daemon_json(&DaemonInfo {
         pid,
         port: local.port(),
-        started_at: now_rfc3339(),
+        started_at: crate::time::now_rfc3339(),
         version: shared::VERSION.to_string(),
     })?;
     tracing::info!(port = local.port(), pid, home = %home.root().display(), "bridge listening");
@@ -204,37 +208,5 @@ impl StartupOutput {
             return String::new();
         }
         format!(":\n{}", lines.iter().map(String::as_str).collect::<Vec<_>>().join("\n"))
-    }
-}
-
-/// Current UTC time as RFC 3339 (seconds), without a date crate.
-pub fn now_rfc3339() -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    rfc3339(secs)
-}
-
-pub fn rfc3339(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn rfc3339_formats_known_instants() {
-        assert_eq!(super::rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(super::rfc3339(1_796_000_000), "2026-11-30T00:53:20Z");
-        assert_eq!(super::rfc3339(951_782_400), "2000-02-29T00:00:00Z");
     }
 }

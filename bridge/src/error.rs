@@ -20,7 +20,7 @@ pub enum Error {
     #[error("server error: {0}")]
     Server(String),
     /// A secret name outside `[A-Za-z0-9_.-]{1,64}`.
-    #[error("invalid secret name {0:?}: {rule}", rule = crate::secrets::NAME_RULE)]
+    #[error("invalid secret name {0:?}: {rule}", rule = shared::names::SECRET_NAME_RULE)]
     SecretName(String),
     /// A secret value that cannot be stored (empty, too long, not UTF-8).
     /// Never carries the value itself.

@@ -9,6 +9,7 @@
 //! - [`logging`]: redacted `tracing` output to stderr and the daily log file.
 //! - [`proxy`]: `chaperone mcp`, a stdio MCP server forwarding to the daemon.
 //! - [`secrets`]: the encrypted secret store behind `chaperone secret`.
+//! - [`time`]: the clock, RFC 3339 timestamps and calendar dates (a leaf).
 
 pub mod audit;
 pub mod cli;
@@ -22,6 +23,7 @@ pub mod native_host;
 pub mod proxy;
 pub mod secrets;
 pub mod server;
+pub mod time;
 
 pub use config::ServeConfig;
 pub use error::Error;

@@ -18,7 +18,7 @@ use std::io::{self, IsTerminal, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use shared::redact::{is_sensitive_key, redact_text};
 use shared::sensitive::MASK;
@@ -30,6 +30,8 @@ use tracing_subscriber::fmt::{FormattedFields, MakeWriter};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
+
+use crate::time;
 
 /// Field names whose values are content (what the person typed or read,
 /// page text and markup, HTTP headers and bodies, tool arguments and
@@ -346,7 +348,7 @@ pub fn start_file(dir: &Path, retention_days: u32) -> Option<PathBuf> {
         warn_stderr(&format!("warning: cannot use the log directory {}: {e}; logging to stderr only", dir.display()));
         return None;
     }
-    let day = today();
+    let day = time::today();
     let path = dir.join(log_file_name(day));
     if let Err(e) = sink.attach(dir, day) {
         warn_stderr(&format!("warning: cannot write the log file {}: {e}; logging to stderr only", path.display()));
@@ -358,8 +360,8 @@ pub fn start_file(dir: &Path, retention_days: u32) -> Option<PathBuf> {
     PRUNER.get_or_init(move || {
         let _ = std::thread::Builder::new().name("log-retention".into()).spawn(move || {
             loop {
-                std::thread::sleep(until_next_day(now_secs()));
-                prune_logged(&dir, retention_days, today());
+                std::thread::sleep(until_next_day(time::unix_now()));
+                prune_logged(&dir, retention_days, time::today());
             }
         });
     });
@@ -387,52 +389,21 @@ fn prepare_dir(dir: &Path) -> io::Result<()> {
 
 // === the daily file ===
 
-/// Seconds since the Unix epoch, now.
-fn now_secs() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
-}
-
-/// Days since the Unix epoch (UTC), today.
-fn today() -> i64 {
-    (now_secs() / 86_400) as i64
-}
-
 /// How long from `now` (Unix seconds) until just after the next UTC midnight.
 fn until_next_day(now: u64) -> Duration {
-    Duration::from_secs(86_400 - now % 86_400 + 1)
+    Duration::from_secs(time::SECS_PER_DAY - now % time::SECS_PER_DAY + 1)
 }
 
 /// The log file of a day (days since the Unix epoch, UTC):
 /// `chaperone-YYYY-MM-DD.log`.
 pub fn log_file_name(day: i64) -> String {
-    let secs = u64::try_from(day).unwrap_or(0) * 86_400;
-    format!("chaperone-{}.log", &crate::daemon::rfc3339(secs)[..10])
+    format!("chaperone-{}.log", time::date(day))
 }
 
 /// The day (days since the Unix epoch) of a `chaperone-YYYY-MM-DD.log`
 /// name; `None` for any other name.
 pub fn log_file_day(name: &str) -> Option<i64> {
-    let date = name.strip_prefix("chaperone-")?.strip_suffix(".log")?;
-    let b = date.as_bytes();
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let s = &date[r];
-        if s.bytes().all(|c| c.is_ascii_digit()) { s.parse().ok() } else { None }
-    };
-    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
-        return None;
-    }
-    // Days from civil (Howard Hinnant).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    Some(era * 146_097 + doe - 719_468)
+    time::parse_date(name.strip_prefix("chaperone-")?.strip_suffix(".log")?)
 }
 
 /// Deletes the `chaperone-YYYY-MM-DD.log` files of `dir` dated more than
@@ -588,7 +559,7 @@ impl Write for DayWriter {
 impl<'a> MakeWriter<'a> for FileWriter {
     type Writer = DayWriter;
     fn make_writer(&'a self) -> DayWriter {
-        DayWriter { sink: self.sink, day: today() }
+        DayWriter { sink: self.sink, day: time::today() }
     }
 }
 
@@ -757,7 +728,7 @@ mod tests {
         // Through the layer, a whole event is one write.
         let subscriber = tracing_subscriber::registry().with(layer(FileWriter::new(again), false));
         tracing::subscriber::with_default(subscriber, || tracing::info!(text = "CANARY", "through the layer"));
-        let today = fs::read_to_string(dir.join(log_file_name(today()))).unwrap();
+        let today = fs::read_to_string(dir.join(log_file_name(time::today()))).unwrap();
         assert!(today.contains("through the layer") && !today.contains("CANARY"), "{today}");
         let _ = fs::remove_dir_all(&dir);
     }

@@ -102,7 +102,7 @@ fn note(home: &Home, outcome: &str) {
         return;
     }
     if let Ok(mut f) = std::fs::OpenOptions::new().append(true).open(&path) {
-        let _ = writeln!(f, "{} {outcome}", daemon::now_rfc3339());
+        let _ = writeln!(f, "{} {outcome}", crate::time::now_rfc3339());
     }
 }
 

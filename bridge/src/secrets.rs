@@ -52,8 +52,7 @@ use crate::error::Error;
 use crate::home::Home;
 
 /// What a valid name is, in words; part of every bad-name error.
-pub const NAME_RULE: &str =
-    "a secret name is 1 to 64 characters, each an ASCII letter (A-Z, a-z), a digit (0-9), '_', '.' or '-'";
+pub const NAME_RULE: &str = shared::names::SECRET_NAME_RULE;
 /// Longest value, in characters: what one `browser_type` may type.
 pub const MAX_VALUE_CHARS: usize = shared::tools::MAX_TYPED_CHARS;
 /// Size of `secret.key`, in bytes.
@@ -79,7 +78,7 @@ const MIGRATE_SITES: &str = "ALTER TABLE secrets ADD COLUMN sites TEXT NOT NULL 
 /// Whether `name` matches `[A-Za-z0-9_.-]{1,64}`: the one rule, shared with
 /// the `{"secret": NAME}` value source of the tools.
 pub fn valid_name(name: &str) -> bool {
-    shared::tools::is_valid_secret_name(name)
+    shared::names::is_valid_secret_name(name)
 }
 
 fn check_name(name: &str) -> Result<(), Error> {
@@ -248,7 +247,8 @@ impl SecretStore {
         )
         .map_err(|_| Error::Server(format!("sealing secret {name:?} failed")))?;
 
-        let now = now_rfc3339_millis();
+        // Milliseconds: a replacement within the same second still moves `updated`.
+        let now = crate::time::now_rfc3339_millis();
         conn.execute(
             "INSERT INTO secrets (name, nonce, ciphertext, created, updated, sites) VALUES (?1, ?2, ?3, ?4, ?4, ?5)
              ON CONFLICT(name) DO UPDATE SET
@@ -539,14 +539,6 @@ fn create_key(rng: &SystemRandom, path: &Path) -> Result<Zeroizing<Vec<u8>>, Err
     }
 }
 
-/// Now as RFC 3339 UTC with milliseconds, so a replacement within the same
-/// second still moves `updated`.
-fn now_rfc3339_millis() -> String {
-    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    let secs = crate::daemon::rfc3339(d.as_secs());
-    format!("{}.{:03}Z", secs.trim_end_matches('Z'), d.subsec_millis())
-}
-
 // ---- Reading a value for `chaperone secret set` ----
 
 /// Bytes that can hold [`MAX_VALUE_CHARS`] characters plus a "\r\n".
@@ -763,13 +755,6 @@ mod tests {
         assert!(!store.remove("a").unwrap());
         assert!(store.get("a").unwrap().is_none());
         assert_eq!(store.list().unwrap().len(), 1);
-    }
-
-    #[test]
-    fn times_are_rfc3339_utc() {
-        let t = now_rfc3339_millis();
-        assert_eq!(t.len(), "2026-01-02T03:04:05.678Z".len(), "{t}");
-        assert!(t.ends_with('Z') && t.as_bytes()[10] == b'T' && t.as_bytes()[19] == b'.', "{t}");
     }
 
     #[test]

@@ -358,7 +358,7 @@ fn redact_piece(piece: &str) -> String {
     // not a value.
     if let Some(rest) = piece.strip_prefix("{secret:")
         && let Some((name, _)) = rest.split_once('}')
-        && crate::tools::is_valid_secret_name(name)
+        && crate::names::is_valid_secret_name(name)
     {
         return piece.to_string();
     }

@@ -23,9 +23,11 @@ COMMANDS:
                     (service worker + popup WASM, content script as plain JS)
     up [ARGS…]      Build the extension and the bridge, then run
                     `target/debug/chaperone up --extension-dir dist/extension ARGS…`
-    test [ARGS…]    Install missing tools, build the extension and the bridge, then run
-                    `cargo test --workspace ARGS…` with CHAPERONE_EXTENSION_DIR and
-                    CHAPERONE_BIN set
+    test [ARGS…]    Install missing tools, run clippy (warnings fail the run: the workspace
+                    with --all-targets, then worker and content on wasm32), build the
+                    extension and the bridge, then run `cargo test --workspace ARGS…` with
+                    CHAPERONE_EXTENSION_DIR and CHAPERONE_BIN set
+    clippy          Only the clippy step of `test`
     bench [ARGS…]   Build the extension and the bridge (release), then run the benchmarks
                     through the real stack (`tests/src/bin/bench.rs`; see BENCHMARKS.md);
                     results also in target/bench/<suite>.json
@@ -80,6 +82,7 @@ fn run() -> Result<()> {
         "test" => {
             let start = Instant::now();
             ensure_tools(&root, true)?;
+            clippy(&root)?;
             build_extension(&root)?;
             cargo(&root, &["build", "-p", "bridge"])?;
             let ext = root.join("dist/extension");
@@ -105,10 +108,31 @@ fn run() -> Result<()> {
             run_cmd(&mut c)?;
             eprintln!("xtask: bench finished in {:.1} s", start.elapsed().as_secs_f64());
         }
+        "clippy" => {
+            ensure_tools(&root, false)?;
+            clippy(&root)?;
+        }
         "tools" => ensure_tools(&root, rest.iter().any(|a| a == "--browser"))?,
         "help" | "--help" | "-h" => print!("{HELP}"),
         other => bail!("unknown command `{other}`\n\n{HELP}"),
     }
+    Ok(())
+}
+
+/// Clippy with warnings denied, before any test: the whole workspace for
+/// the host with every target (tests, the bench binary), then the two
+/// extension crates for wasm32, where their browser-only code compiles.
+/// Both only check (no codegen), in the default target dir: the content
+/// crate's `RUSTFLAGS` (`build_content`) change code generation, not what
+/// clippy sees, and leaving them out keeps the checked dependencies shared.
+fn clippy(root: &Path) -> Result<()> {
+    let start = Instant::now();
+    cargo(root, &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
+    cargo(
+        root,
+        &["clippy", "-p", "worker", "-p", "content", "--target", "wasm32-unknown-unknown", "--", "-D", "warnings"],
+    )?;
+    eprintln!("xtask: clippy clean in {:.1} s", start.elapsed().as_secs_f64());
     Ok(())
 }
 
@@ -184,7 +208,15 @@ pub fn ensure_tools(root: &Path, browser: bool) -> Result<()> {
         ),
     }
 
-    // 2. wasm-bindgen-cli of exactly the library's version.
+    // 2. clippy (`test` runs it before the tests).
+    if output(Command::new(cargo_bin()).args(["clippy", "--version"])).is_none() {
+        match output(Command::new("rustup").arg("--version")) {
+            Some(_) => run_cmd(Command::new("rustup").args(["component", "add", "clippy"]))?,
+            None => bail!("cargo clippy is needed: install clippy for this toolchain"),
+        }
+    }
+
+    // 3. wasm-bindgen-cli of exactly the library's version.
     let want = locked_version(root, "wasm-bindgen")?;
     let have_v = output(Command::new("wasm-bindgen").arg("--version"))
         .and_then(|s| s.split_whitespace().nth(1).map(str::to_string));
@@ -197,7 +229,7 @@ pub fn ensure_tools(root: &Path, browser: bool) -> Result<()> {
             .context("install it by hand with `cargo install wasm-bindgen-cli --version <version in Cargo.lock>`")?;
     }
 
-    // 3. node + npm, then binaryen pinned by xtask/npm/package-lock.json.
+    // 4. node + npm, then binaryen pinned by xtask/npm/package-lock.json.
     if !have("node") || !have("npm") {
         if is_root() && have("apt-get") {
             run_cmd(Command::new("apt-get").arg("update"))?;
@@ -222,8 +254,8 @@ pub fn ensure_tools(root: &Path, browser: bool) -> Result<()> {
         fs::write(&stamp, &lock)?;
     }
 
-    // 4. Chromium for the end-to-end tests, and Xvfb for the ones that
-    //    play the person in a headed browser (window placement).
+    // 5. Chromium for the end-to-end tests, and Xvfb for the ones that
+    //    play the person in a headed browser.
     if browser {
         let found = ["chromium", "chromium-browser", "google-chrome"].iter().any(|b| have(b))
             || env::var_os("CHROME").is_some();

@@ -2,13 +2,15 @@
 //! [`run`] (or [`fill_form`]), in this order:
 //!
 //! 1. arguments validated (unknown fields were refused by `shared::tools`);
-//! 2. the tab: one the agent opened (`PERMISSION_DENIED` otherwise), then
-//!    its per-tab lock, so actions on one page run one at a time while
+//! 2. the tab: one the agent opened (`PERMISSION_DENIED` otherwise,
+//!    [`AppState::agent_tab`], the rule every tool follows), then its
+//!    per-tab lock, so actions on one page run one at a time while
 //!    other tabs go on concurrently;
 //! 3. the person's controls as the connected extension last reported them:
 //!    STOP or Pause → `STOPPED`, nothing dispatched;
 //! 4. the last URL seen on that tab: a site with `access = "deny"` →
-//!    `PERMISSION_DENIED` before the extension hears of it;
+//!    `PERMISSION_DENIED` before the extension hears of it
+//!    ([`AppState::check_site`], the one site check);
 //! 5. `Command::Resolve` of the ref (`STALE_REF` comes back with a hint to
 //!    take a new snapshot); the page URL it reports is checked again;
 //! 6. sensitive fields (docs/design.md, "Secrets, sensitive fields and files"): typing or selecting into password,
@@ -53,7 +55,8 @@
 //!
 //! # Audit
 //!
-//! Refused before dispatch: one row (`decision` deny, `decided_by` policy,
+//! Through the one writer, [`super::audit`], named by the caller's MCP
+//! session. Refused before dispatch: one row (`decision` deny, `decided_by` policy,
 //! or `stop` for STOP/Pause). Dispatched: one action row (decision
 //! allow/confirm, `decided_by` policy for allow) with the effect or error
 //! code as outcome. A `confirm` row is written *before* the `Act` (outcome
@@ -95,18 +98,20 @@ use shared::audit::DecidedBy;
 use shared::error::{ErrorCode, WireError};
 use shared::limits::COMMAND_TIMEOUT_MS;
 use shared::mask::{Literals, SummaryTarget, summarize};
+use shared::names::{MAX_SECRET_NAME_CHARS, is_valid_secret_name};
 use shared::policy::{Decision, RiskDecisions};
 use shared::protocol::{BridgeToExt, Command, CommandResult, TabId};
 use shared::risk::{ActionKind, Classification, RiskLevel};
 use shared::sensitive::SensitiveKind;
 use shared::tools::{
     FillFormArgs, HoverArgs, MAX_FORM_FIELDS, MAX_OPTIONS, MAX_TYPED_CHARS, PressKeyArgs, ScrollArgDirection,
-    ScrollArgs, SelectOptionArgs, TypeArgs, ValueSource, is_valid_ref, is_valid_secret_name,
+    ScrollArgs, SelectOptionArgs, TypeArgs, ValueSource, is_valid_ref,
 };
 
 use super::AppState;
+use super::audit::{Audit, Caller, Row};
 use super::ext::SecretGrant;
-use super::mcp::{NOT_AGENT_TAB, untrusted_result};
+use super::results::untrusted_result;
 
 const STALE_HINT: &str = "take a new browser_snapshot and use its refs";
 
@@ -128,10 +133,7 @@ pub(crate) struct PageMemo {
 impl Actions {
     pub(crate) fn new() -> Self {
         // Gate ids stay unique across daemon restarts: start at the clock.
-        let start = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_micros() as u64)
-            .max(1);
+        let start = crate::time::unix_now_micros().max(1);
         Actions { locks: Mutex::default(), pages: Mutex::default(), next_request: AtomicU64::new(start) }
     }
 
@@ -165,12 +167,6 @@ impl Actions {
     }
 }
 
-/// Who is calling: the MCP session (a short prefix of its id) or `mcp`.
-#[derive(Debug, Clone)]
-pub(crate) struct Caller {
-    pub(crate) session: String,
-}
-
 fn err(code: ErrorCode, message: impl Into<String>) -> WireError {
     WireError::new(code, message)
 }
@@ -182,18 +178,6 @@ fn unexpected() -> WireError {
 
 fn check_ref(r: &str) -> Result<(), WireError> {
     if is_valid_ref(r) { Ok(()) } else { Err(err(ErrorCode::InvalidRequest, "ref must be an element ref like e12")) }
-}
-
-/// The tab a tool works on: `tab` if the agent opened it, else the current one.
-pub(crate) fn target_tab(state: &AppState, tab: Option<TabId>) -> Result<TabId, WireError> {
-    let tabs = state.tabs();
-    match tab {
-        Some(t) if tabs.contains(t) => Ok(t),
-        Some(_) => Err(err(ErrorCode::PermissionDenied, NOT_AGENT_TAB)),
-        None => {
-            tabs.current.ok_or_else(|| err(ErrorCode::InvalidRequest, "no current tab: open one with browser_tabs new"))
-        }
-    }
 }
 
 /// `STOPPED` while the person has pressed STOP or Pause in the popup.
@@ -212,15 +196,6 @@ fn check_controls(state: &AppState) -> Result<(), WireError> {
         ));
     }
     Ok(())
-}
-
-fn denied_site(state: &AppState, url: &str) -> Option<WireError> {
-    shared::policy::denying_rule(&state.config().policy, url).map(|rule| {
-        err(
-            ErrorCode::PermissionDenied,
-            format!("the person's policy denies access to {} (config.toml, sites)", rule.origin),
-        )
-    })
 }
 
 /// The per-risk decisions in force on `url`'s origin (site overrides applied).
@@ -308,74 +283,18 @@ struct Prepared {
     log_summary: String,
 }
 
-struct Audit<'a> {
-    state: &'a AppState,
-    caller: &'a Caller,
-}
-
-#[derive(Default)]
-struct Row<'a> {
-    tool: &'a str,
-    tab: Option<TabId>,
-    summary: &'a str,
-    url: Option<&'a str>,
-    risk: Option<RiskLevel>,
-    reasons: &'a [String],
-    decision: Option<&'a str>,
-    decided_by: Option<DecidedBy>,
-    outcome: &'a str,
-}
-
-impl Audit<'_> {
-    async fn record(&self, row: Row<'_>) -> Option<i64> {
-        let store = self.state.config().audit.clone()?;
-        let entry = crate::audit::NewEntry {
-            session: self.caller.session.clone(),
-            tab: row.tab,
-            tool: row.tool.to_string(),
-            summary: row.summary.to_string(),
-            url: row.url.map(|u| shared::url::strip_query(u).to_string()),
-            risk: row.risk.map(|r| r.as_str().to_string()),
-            reasons: row.reasons.to_vec(),
-            decision: row.decision.map(str::to_string),
-            decided_by: row.decided_by,
-            outcome: Some(row.outcome.to_string()),
-        };
-        let tool = row.tool.to_string();
-        match tokio::task::spawn_blocking(move || store.record(&entry)).await {
-            Ok(Ok(id)) => Some(id),
-            Ok(Err(e)) => {
-                tracing::warn!(error = %e, tool, "audit write failed");
-                None
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, tool, "audit write failed");
-                None
-            }
-        }
-    }
-
-    async fn set_outcome(&self, id: Option<i64>, outcome: &str) {
-        let (Some(store), Some(id)) = (self.state.config().audit.clone(), id) else { return };
-        let outcome = outcome.to_string();
-        match tokio::task::spawn_blocking(move || store.set_outcome(id, &outcome)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::warn!(error = %e, "audit write failed"),
-            Err(e) => tracing::warn!(error = %e, "audit write failed"),
-        }
-    }
-
-    /// A refusal before anything was dispatched.
-    async fn refused(
-        &self,
-        plan: &Plan,
-        summary: &str,
-        url: Option<&str>,
-        class: Option<&Classification>,
-        e: &WireError,
-    ) {
-        let decided_by = if e.code == ErrorCode::Stopped { DecidedBy::Stop } else { DecidedBy::Policy };
-        self.record(Row {
+/// The audit row of a refusal before anything was dispatched.
+async fn record_refusal(
+    audit: &Audit<'_>,
+    plan: &Plan,
+    summary: &str,
+    url: Option<&str>,
+    class: Option<&Classification>,
+    e: &WireError,
+) {
+    let decided_by = if e.code == ErrorCode::Stopped { DecidedBy::Stop } else { DecidedBy::Policy };
+    audit
+        .record(Row {
             tool: plan.tool,
             tab: Some(plan.tab),
             summary,
@@ -387,7 +306,6 @@ impl Audit<'_> {
             outcome: e.code.as_str(),
         })
         .await;
-    }
 }
 
 /// A summary before the element is known (`click [e12]`): every literal
@@ -399,13 +317,13 @@ fn early_summary(plan: &Plan) -> String {
 
 /// `PERMISSION_DENIED` when the plan types a secret bound to sites and
 /// `url` is on none of them.
-fn secret_elsewhere(plan: &Plan, url: &str) -> Option<WireError> {
-    let s = plan.secret.as_ref().filter(|s| !s.sites.is_empty())?;
+fn secret_elsewhere(plan: &Plan, url: &str) -> Result<(), WireError> {
+    let Some(s) = plan.secret.as_ref().filter(|s| !s.sites.is_empty()) else { return Ok(()) };
     if crate::secrets::site_allows(&s.sites, url) {
-        return None;
+        return Ok(());
     }
     let origin = shared::url::origin(url).unwrap_or_else(|| "this page".into());
-    Some(err(
+    Err(err(
         ErrorCode::PermissionDenied,
         format!(
             "the secret {} is bound to other sites by the person; it is never typed on {origin}, whatever the \
@@ -423,14 +341,14 @@ fn unbound_reason(name: &str) -> String {
 /// Steps 3–7 of the pipeline for one action (the caller holds the tab lock).
 async fn prepare(state: &AppState, audit: &Audit<'_>, plan: Plan) -> Result<Prepared, WireError> {
     if let Err(e) = check_controls(state) {
-        audit.refused(&plan, &early_summary(&plan), None, None, &e).await;
+        record_refusal(audit, &plan, &early_summary(&plan), None, None, &e).await;
         return Err(e);
     }
     let known = state.actions().page(plan.tab).url;
     if let Some(url) = &known
-        && let Some(e) = denied_site(state, url).or_else(|| secret_elsewhere(&plan, url))
+        && let Err(e) = state.check_site(url).and_then(|()| secret_elsewhere(&plan, url))
     {
-        audit.refused(&plan, &early_summary(&plan), Some(url), None, &e).await;
+        record_refusal(audit, &plan, &early_summary(&plan), Some(url), None, &e).await;
         return Err(e);
     }
     let element = match &plan.target {
@@ -476,18 +394,18 @@ async fn prepare(state: &AppState, audit: &Audit<'_>, plan: Plan) -> Result<Prep
     let mut summary = summarize(&plan.action, target.as_ref(), sensitive.is_some(), Literals::UnlessSensitive);
     if let Some(intent) = plan.intent.as_deref().map(str::trim).filter(|i| !i.is_empty()) {
         let mut i = intent.to_string();
-        shared::limits::truncate_chars(&mut i, 120);
+        shared::limits::truncate_chars(&mut i, shared::limits::MAX_NAME_CHARS);
         summary.push_str(" — agent's intent: ");
         shared::snapshot::quote(&i, &mut summary);
     }
     let log_summary = summarize(&plan.action, target.as_ref(), sensitive.is_some(), Literals::Masked);
 
-    if let Some(e) = denied_site(state, &url).or_else(|| secret_elsewhere(&plan, &url)) {
-        audit.refused(&plan, &summary, Some(&url), None, &e).await;
+    if let Err(e) = state.check_site(&url).and_then(|()| secret_elsewhere(&plan, &url)) {
+        record_refusal(audit, &plan, &summary, Some(&url), None, &e).await;
         return Err(e);
     }
     if let Err(e) = check_sensitive(&plan, sensitive) {
-        audit.refused(&plan, &summary, Some(&url), None, &e).await;
+        record_refusal(audit, &plan, &summary, Some(&url), None, &e).await;
         return Err(e);
     }
     let mut class = shared::risk::classify(&plan.kind(), element.as_ref().map(|e| &e.facts), &url, sensitive);
@@ -501,7 +419,7 @@ async fn prepare(state: &AppState, audit: &Audit<'_>, plan: Plan) -> Result<Prep
                 shared::redact::redact_text(&class.reasons.join("; "))
             ),
         );
-        audit.refused(&plan, &summary, Some(&url), Some(&class), &e).await;
+        record_refusal(audit, &plan, &summary, Some(&url), Some(&class), &e).await;
         return Err(e);
     }
     // A secret bound to no site: the person answers, whatever the policy
@@ -600,7 +518,10 @@ async fn check_value(state: &AppState, v: &ValueSource) -> Result<Typed, WireErr
         }
         ValueSource::Secret(r) => {
             if !is_valid_secret_name(&r.secret) {
-                return Err(err(ErrorCode::InvalidRequest, "a secret name is 1 to 64 of A-Z a-z 0-9 _ . -"));
+                return Err(err(
+                    ErrorCode::InvalidRequest,
+                    format!("a secret name is 1 to {MAX_SECRET_NAME_CHARS} of A-Z a-z 0-9 _ . -"),
+                ));
             }
             let sites = with_store(state, &r.secret, |store, name| store.sites(name)).await?;
             Ok(Typed::Secret(SecretUse { name: r.secret.clone(), sites }))
@@ -789,7 +710,7 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
         }
     }
     let report = answer?;
-    if let Some(e) = denied_site(state, &report.url) {
+    if let Err(e) = state.check_site(&report.url) {
         return Err(err(
             ErrorCode::PermissionDenied,
             format!("the action ran, but the tab is now on a site the person's policy denies ({})", e.message),
@@ -883,7 +804,7 @@ fn render(p: &Prepared, report: &ActReport) -> CallToolResult {
 async fn run(state: &AppState, caller: &Caller, plan: Plan) -> Result<CallToolResult, WireError> {
     let lock = state.actions().lock_for(plan.tab);
     let _serial = lock.lock().await;
-    let audit = Audit { state, caller };
+    let audit = Audit::new(state, caller);
     let prepared = prepare(state, &audit, plan).await?;
     let report = execute(state, &audit, &prepared).await?;
     Ok(render(&prepared, &report))
@@ -895,7 +816,7 @@ pub(crate) async fn click(
     args: shared::tools::ClickArgs,
 ) -> Result<CallToolResult, WireError> {
     check_ref(&args.element_ref)?;
-    let tab = target_tab(state, args.tab)?;
+    let tab = state.require_agent_tab(args.tab)?;
     let plan = Plan {
         tool: "browser_click",
         tab,
@@ -910,7 +831,7 @@ pub(crate) async fn click(
 
 pub(crate) async fn type_text(state: &AppState, caller: &Caller, args: TypeArgs) -> Result<CallToolResult, WireError> {
     check_ref(&args.element_ref)?;
-    let tab = target_tab(state, args.tab)?;
+    let tab = state.require_agent_tab(args.tab)?;
     let (action, secret) = check_value(state, &args.text).await?.into_action(args.submit.unwrap_or(false));
     let plan = Plan {
         tool: "browser_type",
@@ -933,7 +854,7 @@ pub(crate) async fn select_option(
     if args.values.is_empty() || args.values.len() > MAX_OPTIONS {
         return Err(err(ErrorCode::InvalidRequest, format!("values must list 1 to {MAX_OPTIONS} options")));
     }
-    let tab = target_tab(state, args.tab)?;
+    let tab = state.require_agent_tab(args.tab)?;
     let plan = Plan {
         tool: "browser_select_option",
         tab,
@@ -958,7 +879,7 @@ pub(crate) async fn press_key(
     if key.is_empty() || key.chars().count() > 40 || key.chars().any(char::is_control) {
         return Err(err(ErrorCode::InvalidRequest, "key must be a key name like Enter, Tab, ArrowDown or a"));
     }
-    let tab = target_tab(state, args.tab)?;
+    let tab = state.require_agent_tab(args.tab)?;
     let plan = Plan {
         tool: "browser_press_key",
         tab,
@@ -981,7 +902,7 @@ pub(crate) async fn scroll(state: &AppState, caller: &Caller, args: ScrollArgs) 
         (None, Some(_)) => ScrollDirection::IntoView,
         (None, None) => return Err(err(ErrorCode::InvalidRequest, "give a ref, a direction, or both")),
     };
-    let tab = target_tab(state, args.tab)?;
+    let tab = state.require_agent_tab(args.tab)?;
     let plan = Plan {
         tool: "browser_scroll",
         tab,
@@ -996,7 +917,7 @@ pub(crate) async fn scroll(state: &AppState, caller: &Caller, args: ScrollArgs) 
 
 pub(crate) async fn hover(state: &AppState, caller: &Caller, args: HoverArgs) -> Result<CallToolResult, WireError> {
     check_ref(&args.element_ref)?;
-    let tab = target_tab(state, args.tab)?;
+    let tab = state.require_agent_tab(args.tab)?;
     let plan = Plan {
         tool: "browser_hover",
         tab,
@@ -1025,14 +946,14 @@ pub(crate) async fn fill_form(
             return Err(err(ErrorCode::InvalidRequest, format!("{} appears twice", f.element_ref)));
         }
     }
-    let tab = target_tab(state, args.tab)?;
+    let tab = state.require_agent_tab(args.tab)?;
     let mut texts = Vec::with_capacity(args.fields.len());
     for f in &args.fields {
         texts.push(check_value(state, &f.value).await?);
     }
     let lock = state.actions().lock_for(tab);
     let _serial = lock.lock().await;
-    let audit = Audit { state, caller };
+    let audit = Audit::new(state, caller);
     let last = args.fields.len() - 1;
     let mut prepared = Vec::with_capacity(args.fields.len());
     for (i, (f, typed)) in args.fields.into_iter().zip(texts).enumerate() {
@@ -1093,7 +1014,7 @@ pub(crate) async fn close_other_tab(
 ) -> Result<CallToolResult, WireError> {
     let lock = state.actions().lock_for(tab);
     let _serial = lock.lock().await;
-    let audit = Audit { state, caller };
+    let audit = Audit::new(state, caller);
     let plan = Plan {
         tool: "browser_tabs",
         tab,
@@ -1160,10 +1081,10 @@ pub(crate) async fn screenshot(
     args: shared::tools::ScreenshotArgs,
 ) -> Result<CallToolResult, WireError> {
     const TOOL: &str = "browser_screenshot";
-    let tab = target_tab(state, args.tab)?;
+    let tab = state.require_agent_tab(args.tab)?;
     let lock = state.actions().lock_for(tab);
     let _serial = lock.lock().await;
-    let audit = Audit { state, caller };
+    let audit = Audit::new(state, caller);
     let reasons = vec!["screenshots are read-only".to_string()];
     let row = |url: Option<&str>, decision: &'static str, outcome: &'static str| {
         let reasons = reasons.clone();
@@ -1186,7 +1107,7 @@ pub(crate) async fn screenshot(
     };
     let memo = state.actions().page(tab);
     if let Some(url) = &memo.url
-        && let Some(e) = denied_site(state, url)
+        && let Err(e) = state.check_site(url)
     {
         row(Some(url), "deny", e.code.as_str()).await;
         return Err(e);
@@ -1214,7 +1135,7 @@ pub(crate) async fn screenshot(
         }
     };
     state.actions().remember_url(tab, &url);
-    if let Some(e) = denied_site(state, &url) {
+    if let Err(e) = state.check_site(&url) {
         row(Some(&url), "deny", e.code.as_str()).await;
         return Err(e);
     }

@@ -305,7 +305,7 @@ impl ExtHub {
         let mut inner = self.lock();
         if let Some(live) = inner.live.as_ref() {
             let (number, notify) = (live.number, live.tx.clone());
-            let refused = RefusedBrowser { at_ms: now_ms(), extension_version: version };
+            let refused = RefusedBrowser { at_ms: crate::time::unix_now_millis(), extension_version: version };
             inner.refused_total += 1;
             if inner.refused_recent.len() == MAX_REMEMBERED_REFUSALS {
                 inner.refused_recent.pop_front();
@@ -343,10 +343,6 @@ impl ExtHub {
         drop(inner);
         pending.tx.send(outcome).is_ok()
     }
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
 struct PendingGuard<'a> {
@@ -533,14 +529,9 @@ async fn authenticated_loop(
                         true
                     }
                     Ok(ExtToBridge::SecretRequest { request, origin }) => {
-                        // Reading the store is blocking work: answered from
-                        // its own task, through this connection's queue.
-                        state.inner.tracker.spawn(super::actions::release_secret(
-                            state.clone(),
-                            number,
-                            request,
-                            origin,
-                        ));
+                        // Answered from its own task, through this
+                        // connection's queue.
+                        state.spawn_secret_release(number, request, origin);
                         true
                     }
                     Ok(ExtToBridge::Hello { .. }) | Err(_) => false,

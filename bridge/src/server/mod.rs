@@ -19,10 +19,12 @@
 //! of [`ServeConfig::extension_origins`]. No CORS header is ever sent.
 
 mod actions;
+mod audit;
 mod conn;
 mod ext;
 mod guard;
 mod mcp;
+mod results;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -35,6 +37,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use shared::error::{ErrorCode, WireError};
 use shared::protocol::{BridgeStatus, BrowserStatus, TabId};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -81,8 +84,12 @@ struct Inner {
     started: Instant,
 }
 
+/// The `PERMISSION_DENIED` message for a tab the agent did not open.
+pub(crate) const NOT_AGENT_TAB: &str = "this tab was not opened by the agent";
+
 /// Tabs the agent opened (the only ones it may select, close, navigate or
-/// read) and the current one.
+/// read) and the current one. Every MCP session of this bridge is the same
+/// agent: they share these tabs.
 #[derive(Debug, Default)]
 pub(crate) struct AgentTabs {
     pub(crate) tabs: Vec<TabId>,
@@ -173,6 +180,47 @@ impl AppState {
 
     pub(crate) fn tabs(&self) -> std::sync::MutexGuard<'_, AgentTabs> {
         self.inner.tabs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The one rule for which tab a tool may touch: `tab` if the agent
+    /// opened it (`PERMISSION_DENIED` with [`NOT_AGENT_TAB`] otherwise),
+    /// else the current tab, `None` when there is none. (Closing a tab the
+    /// agent did not open is not touching it: it goes through the gate,
+    /// `actions::close_other_tab`.)
+    pub(crate) fn agent_tab(&self, tab: Option<TabId>) -> Result<Option<TabId>, WireError> {
+        let tabs = self.tabs();
+        match tab {
+            Some(t) if tabs.contains(t) => Ok(Some(t)),
+            Some(_) => Err(WireError::new(ErrorCode::PermissionDenied, NOT_AGENT_TAB)),
+            None => Ok(tabs.current),
+        }
+    }
+
+    /// [`agent_tab`](Self::agent_tab), with `INVALID_REQUEST` when there is
+    /// no current tab.
+    pub(crate) fn require_agent_tab(&self, tab: Option<TabId>) -> Result<TabId, WireError> {
+        self.agent_tab(tab)?
+            .ok_or_else(|| WireError::new(ErrorCode::InvalidRequest, "no current tab: open one with browser_tabs new"))
+    }
+
+    /// The one site check: `PERMISSION_DENIED` naming the rule when a
+    /// `[[sites]]` rule with `access = "deny"` matches `url`'s origin
+    /// (compared in canonical form, `shared::policy::denying_rule`).
+    pub(crate) fn check_site(&self, url: &str) -> Result<(), WireError> {
+        match shared::policy::denying_rule(&self.config().policy, url) {
+            Some(rule) => Err(WireError::new(
+                ErrorCode::PermissionDenied,
+                format!("the person's policy denies access to {} (config.toml, sites)", rule.origin),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Answers the extension's request for the secret of the `Act` with
+    /// gate id `request`, from its own task (reading the store is blocking
+    /// work); see `actions::release_secret`.
+    pub(crate) fn spawn_secret_release(&self, connection: u64, request: u64, origin: String) {
+        self.inner.tracker.spawn(actions::release_secret(self.clone(), connection, request, origin));
     }
 
     /// What `GET /status` answers.

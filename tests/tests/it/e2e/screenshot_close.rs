@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tests::{Human, Stack};
 
-use crate::new_tab;
+use super::new_tab;
 
 const SHOW_WITHIN: Duration = Duration::from_secs(10);
 

@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tests::{CdpSession, Human, ShownRequest, Stack, ref_of};
 
-use crate::{code, new_tab, page_at, snapshot};
+use super::{code, new_tab, page_at, snapshot};
 
 const SHOW_WITHIN: Duration = Duration::from_secs(10);
 

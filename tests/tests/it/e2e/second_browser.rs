@@ -15,7 +15,7 @@ use tests::ext_socket::{TO_BRIDGE, TO_EXTENSION};
 use tests::leaks::{Needles, canary};
 use tests::{Browser, Daemon, ExtFrames, Human, Rogue, Stack, poll, ref_of};
 
-use crate::{new_tab, page_at, snapshot};
+use super::{new_tab, page_at, snapshot};
 
 const SECRET_NAME: &str = "REPORTS_API_TOKEN";
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tests::{CdpSession, Human, Mcp, Stack, ref_of};
 
-use crate::{code, new_tab, page_at, snapshot, status_line};
+use super::{code, new_tab, page_at, snapshot, status_line};
 
 const SHOW_WITHIN: Duration = Duration::from_secs(10);
 

@@ -3,7 +3,7 @@
 use serde_json::json;
 use tests::Stack;
 
-use crate::{list_tabs, new_tab, snapshot};
+use super::{list_tabs, new_tab, snapshot};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_is_refused_and_changes_nothing() {

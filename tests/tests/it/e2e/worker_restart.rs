@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::json;
 use tests::{Stack, poll, wait_for_extension_within};
 
-use crate::{new_tab, snapshot_matches};
+use super::{new_tab, snapshot_matches};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_extension_reconnects_after_its_worker_is_stopped() {

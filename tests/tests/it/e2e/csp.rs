@@ -5,7 +5,7 @@
 use serde_json::json;
 use tests::Stack;
 
-use crate::{new_tab, snapshot_matches};
+use super::{new_tab, snapshot_matches};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snapshots_work_under_strict_csp() {

@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tests::{Browser, BrowserOptions, CdpSession, Daemon, FixtureServer, Human, ShownRequest, Stack, ref_of};
 
-use crate::{code, new_tab, page_at, snapshot};
+use super::{code, new_tab, page_at, snapshot};
 
 const SHOW_WITHIN: Duration = Duration::from_secs(20);
 

@@ -3,16 +3,13 @@
 //! What the extension would do with the gate (ask the person, re-classify)
 //! is played by the fake's configuration.
 
-mod common;
-
-use std::io::Write;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
+use crate::common::*;
 use bridge::audit::AuditStore;
 use bridge::home::Home;
 use bridge::secrets::{SecretStore, SecretValue};
-use common::*;
 use serde_json::{Value, json};
 use shared::action::{Action, ControlState, Effect};
 use shared::audit::{AuditEntry, DecidedBy, DeniedBy};
@@ -31,33 +28,6 @@ const SHOP_STORED: &str = "SHOP-SECRET-789";
 const SHOP_SITES: [&str; 2] = ["https://shop.example", "https://partner.example"];
 /// The value of `OTHER_TOKEN`, bound to another site.
 const OTHER_STORED: &str = "OTHER-SECRET-012";
-
-/// Every log line of this test binary (the bridge logs through `tracing`).
-fn logs() -> &'static Arc<Mutex<Vec<u8>>> {
-    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
-    LOGS.get_or_init(|| {
-        let buf = Arc::new(Mutex::new(Vec::new()));
-        let writer = buf.clone();
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter("debug,rmcp=warn,hyper=warn,reqwest=warn,h2=warn,tungstenite=warn,tokio_tungstenite=warn")
-            .with_ansi(false)
-            .with_writer(move || LogWriter(writer.clone()))
-            .try_init();
-        buf
-    })
-}
-
-struct LogWriter(Arc<Mutex<Vec<u8>>>);
-
-impl Write for LogWriter {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 struct Setup {
     bridge: Bridge,
@@ -167,6 +137,22 @@ async fn a_low_risk_click_runs_under_policy_and_reports_what_changed() {
     assert_eq!(rows[1].url.as_deref(), Some("https://shop.example/products"));
     assert!(rows[0].session.starts_with("mcp:") && rows[0].session.len() == 12, "{}", rows[0].session);
     assert_eq!(rows[0].tab, Some(100));
+
+    // Tab and navigation rows come from the same writer and name the same
+    // MCP session (they used to say just "mcp").
+    let r = call_tool(&s.client, "browser_navigate", json!({"url": "https://shop.example/cart?id=7"})).await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    for tool in ["browser_tabs", "browser_navigate"] {
+        let nav = rows_of(&s, tool);
+        assert_eq!(nav.len(), 1, "{nav:?}");
+        assert_eq!(nav[0].session, rows[0].session, "{tool}");
+        assert_eq!(nav[0].decision.as_deref(), Some("allow"), "{tool}");
+        assert_eq!(nav[0].decided_by, Some(DecidedBy::Policy), "{tool}");
+        assert_eq!(nav[0].outcome.as_deref(), Some("ok"), "{tool}");
+        assert_eq!(nav[0].risk.as_deref(), Some("low"), "{tool}");
+        assert_eq!(nav[0].tab, Some(100), "{tool}");
+    }
+    assert_eq!(rows_of(&s, "browser_navigate")[0].url.as_deref(), Some("https://shop.example/cart"));
 }
 
 #[tokio::test]
@@ -500,6 +486,73 @@ async fn password_fields_are_never_filled_and_a_refused_field_stops_the_whole_fo
     for row in s.rows() {
         assert!(!format!("{row:?}").contains("hunter2"), "{row:?}");
     }
+}
+
+/// A literal IBAN (shaped like one, never a real account).
+const IBAN: &str = "DE89370400440532013000";
+
+#[tokio::test]
+async fn bank_and_card_fields_are_never_filled_not_even_from_a_secret() {
+    let mut page = shop_page();
+    for (r, name, kind) in [("e8", "IBAN", "bank"), ("e9", "Card number", "card")] {
+        let mut field = FakeElement::new("textbox", name);
+        field.facts.editable = true;
+        field.facts.in_form = true;
+        field.sensitive = Some(kind.into());
+        field.effect = Effect::ValueChanged;
+        page.elements.insert(r.into(), field);
+    }
+    let s = setup("bank", "", page).await;
+    for (r, kind) in [("e8", "bank"), ("e9", "card")] {
+        // A literal, a secret bound to no site, a secret bound to this one:
+        // all refused before anything is dispatched.
+        for text in [json!(IBAN), json!({"secret": "API_TOKEN"}), json!({"secret": "SHOP_TOKEN"})] {
+            let res = call_tool(&s.client, "browser_type", json!({"ref": r, "text": text})).await;
+            assert_tool_error(&res, "PERMISSION_DENIED");
+            assert!(result_text(&res).contains(&format!("never fills {kind} fields")), "{}", result_text(&res));
+        }
+        let res = call_tool(&s.client, "browser_fill_form", json!({"fields": [{"ref": r, "value": IBAN}]})).await;
+        assert_tool_error(&res, "PERMISSION_DENIED");
+        let res = call_tool(&s.client, "browser_select_option", json!({"ref": r, "values": ["DE"]})).await;
+        assert_tool_error(&res, "PERMISSION_DENIED");
+    }
+    assert!(s.fake.acts().is_empty(), "nothing dispatched: {:?}", s.fake.acts());
+    let fake = s.fake.config.lock().unwrap().clone();
+    assert!(fake.secret_answers.is_empty() && fake.typed_secrets.is_empty(), "no secret was released");
+    let rows: Vec<_> = s.rows().into_iter().filter(|r| r.tool != "browser_tabs").collect();
+    assert_eq!(rows.len(), 10, "one refusal row per call: {rows:?}");
+    for row in &rows {
+        assert_eq!((row.decision.as_deref(), row.outcome.as_deref()), (Some("deny"), Some("PERMISSION_DENIED")));
+        assert!(!format!("{row:?}").contains(IBAN), "{row:?}");
+    }
+}
+
+#[tokio::test]
+async fn credentials_in_what_an_action_changed_are_redacted_for_the_agent() {
+    let mut page = shop_page();
+    let mut reveal = FakeElement::new("button", "Show API key");
+    reveal.effect = Effect::DialogOpened;
+    reveal.changes = vec![
+        "text \"API key sk-proj-abcdefghijklmnopqrstuvwx\" appeared".into(),
+        "Token: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+            .into(),
+    ];
+    page.elements.insert("e10".into(), reveal);
+    let s = setup("changes", "", page).await;
+    let r = call_tool(&s.client, "browser_click", json!({"ref": "e10"})).await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    let text = result_text(&r);
+    let data = data(&r);
+    let changes: Vec<&str> = data["changes"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    assert_eq!(changes.len(), 2, "{data}");
+    // The text lists each change; neither it nor the structured result
+    // holds the key or the token.
+    for leaked in ["sk-proj-", "abcdefghijklmnopqrstuvwx", "eyJhbGci", "SflKxw"] {
+        assert!(!text.contains(leaked), "{leaked} in the text: {text}");
+        assert!(!data.to_string().contains(leaked), "{leaked} in the data: {data}");
+    }
+    assert!(text.contains("appeared") && text.contains("••••"), "{text}");
+    assert!(changes.iter().all(|c| c.contains("••••")), "{changes:?}");
 }
 
 #[tokio::test]

@@ -24,7 +24,7 @@ use tests::ext_socket::{TO_BRIDGE, TO_EXTENSION};
 use tests::leaks::{Hit, Needles, canary};
 use tests::{CdpSession, ExtFrames, Human, ShownRequest, Stack, ToolResult, ref_of};
 
-use crate::{new_tab, page_at, snapshot};
+use super::{new_tab, page_at, snapshot};
 
 const SECRET_NAME: &str = "REPORTS_API_TOKEN";
 const MASK: &str = "••••";

@@ -16,7 +16,7 @@ use serde_json::json;
 use shared::untrusted::NOTICE;
 use tests::{Stack, ToolResult, parse_line};
 
-use crate::{new_tab, snapshot};
+use super::{new_tab, snapshot};
 
 /// Text of elements hidden by `display:none`, `visibility:hidden`, the
 /// `hidden` attribute, offscreen positioning, `<template>` and `<noscript>`.

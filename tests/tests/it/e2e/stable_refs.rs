@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::json;
 use tests::{CdpSession, Stack, parse_line};
 
-use crate::{new_tab, snapshot, snapshot_matches};
+use super::{new_tab, snapshot, snapshot_matches};
 
 /// `(role, name) → ref` of every line with a ref; panics on a duplicate ref.
 fn refs(snap: &str) -> HashMap<(String, String), String> {

@@ -8,7 +8,7 @@
 use serde_json::json;
 use tests::{Expectations, Stack, parse_line};
 
-use crate::{new_tab, snapshot};
+use super::{new_tab, snapshot};
 
 /// `(strict copy, original)`; the copies are symlinks to the originals.
 const PAGES: &[(&str, &str)] = &[

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tests::{CdpSession, Human, Stack, ref_of};
 
-use crate::{code, new_tab, page_at, snapshot};
+use super::{code, new_tab, page_at, snapshot};
 
 const CONFIG: &str = "approval_timeout_secs = 20\n\n[[sites]]\norigin = \"http://localhost:*\"\naccess = \"deny\"\n";
 

@@ -1,14 +1,12 @@
 //! Security tests of the bridge's loopback server: every refusal asserts
 //! the status (or close code) AND that nothing happened behind it.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
+use crate::common::*;
 use bridge::ServeConfig;
 use bridge::home::Tokens;
 use bridge::server::{HEADER_READ_TIMEOUT, IDLE_TIMEOUT};
-use common::*;
 use futures_util::SinkExt;
 use shared::protocol::{BridgeStatus, BridgeToExt, Command, ExtToBridge};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

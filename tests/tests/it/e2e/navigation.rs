@@ -3,7 +3,7 @@
 use serde_json::json;
 use tests::{Stack, ref_lines};
 
-use crate::{list_tabs, new_tab, snapshot, snapshot_matches, tab_id};
+use super::{list_tabs, new_tab, snapshot, snapshot_matches, tab_id};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tabs_navigation_and_snapshots() {

@@ -1,9 +1,7 @@
 //! The agent's tools end to end: an rmcp client over streamable HTTP with
 //! the mcp token, against the bridge and a fake extension.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig};
 use rmcp::service::{RoleClient, RunningService};

@@ -17,7 +17,7 @@ use serde_json::json;
 use tests::leaks::{Needles, canary};
 use tests::{ExtFrames, Human, Stack, ref_of};
 
-use crate::{code, new_tab, page_at, snapshot};
+use super::{code, new_tab, page_at, snapshot};
 
 const CONFIG: &str = "approval_timeout_secs = 60\n\n[[sites]]\norigin = \"http://localhost:*\"\nhigh = \"allow\"\n";
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tests::{CdpSession, Human, Stack, ref_of};
 
-use crate::{code, new_tab, page_at, snapshot, status_line};
+use super::{code, new_tab, page_at, snapshot, status_line};
 
 /// Seconds the person has to answer (config.toml of this stack's daemon).
 const APPROVAL_TIMEOUT_SECS: u64 = 12;

@@ -6,7 +6,7 @@
 use serde_json::json;
 use tests::Stack;
 
-use crate::{new_tab, snapshot};
+use super::{new_tab, snapshot};
 
 /// Challenge pages and the kind each must show.
 const CHALLENGES: &[(&str, &str)] = &[

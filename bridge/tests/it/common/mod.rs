@@ -1,10 +1,10 @@
 //! Helpers shared by the bridge's integration tests: a bridge on an
 //! ephemeral loopback port, raw HTTP with any header, WebSocket clients and
 //! a fake extension.
-#![allow(dead_code)]
 
+use std::io::Write;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use bridge::ServeConfig;
@@ -862,4 +862,33 @@ pub fn assert_tool_error(r: &rmcp::model::CallToolResult, code: &str) {
     let s = r.structured_content.as_ref().expect("structured error");
     assert_eq!(s["code"], code, "{s}");
     assert!(result_text(r).starts_with(&format!("{code}: ")), "{}", result_text(r));
+}
+
+/// Every log line of this test binary (the bridge logs through `tracing`),
+/// captured from the first call on; both the action tests and the
+/// one-browser tests read it.
+pub fn logs() -> &'static Arc<Mutex<Vec<u8>>> {
+    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    LOGS.get_or_init(|| {
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        let writer = buf.clone();
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter("debug,rmcp=warn,hyper=warn,reqwest=warn,h2=warn,tungstenite=warn,tokio_tungstenite=warn")
+            .with_ansi(false)
+            .with_writer(move || LogWriter(writer.clone()))
+            .try_init();
+        buf
+    })
+}
+
+struct LogWriter(Arc<Mutex<Vec<u8>>>);
+
+impl Write for LogWriter {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
