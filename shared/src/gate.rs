@@ -760,7 +760,9 @@ mod tests {
         let stop = Some((ErrorCode::Stopped, Some(DeniedBy::Stop), "pressed STOP"));
         let pause = Some((ErrorCode::Stopped, Some(DeniedBy::Stop), "paused"));
         let invalid = |m| Some((ErrorCode::InvalidRequest, None, m));
-        let cases: Vec<(&str, Arrival<'_>, Option<(ErrorCode, Option<DeniedBy>, &str)>)> = vec![
+        /// The refusal expected: its code, who denied, a part of its message.
+        type Refusal<'m> = Option<(ErrorCode, Option<DeniedBy>, &'m str)>;
+        let cases: Vec<(&str, Arrival<'_>, Refusal<'_>)> = vec![
             ("a fresh, well-formed Act", ok, None),
             (
                 "YOLO on, something pending",
