@@ -14,28 +14,57 @@
 //! passkey prompt often offers "use a code instead"; an MFA step follows a
 //! login.
 //!
-//! - **captcha**: a known widget in the DOM (`.g-recaptcha`, `.h-captcha`,
-//!   `.cf-turnstile`, an element with `data-sitekey`, Arkose/FunCaptcha
-//!   containers; invisible widgets with `data-size=invisible` are skipped
-//!   by the content script), a visible widget iframe (reCAPTCHA
-//!   `/recaptcha/…/anchor|bframe` except `size=invisible`, hCaptcha,
-//!   Turnstile/Cloudflare challenge platform, Arkose/FunCaptcha), an input
-//!   named `captcha`, or a generic phrase ("verify you are human", "I'm not
-//!   a robot", …) in a checkbox label; in the title/a heading/a button
-//!   with a known CAPTCHA script, or on a short page (see `blocked`) with
-//!   a checkbox or button; or in the text of a short page with a checkbox,
-//!   an iframe or a CAPTCHA script (Cloudflare's "Checking your browser"
-//!   interstitial). Text that merely mentions CAPTCHAs (a blog post) is not
-//!   enough, and reCAPTCHA v3 scripts or its invisible badge alone
-//!   (score-based, no challenge) are ignored.
+//! - **captcha**: a known widget or challenge-page marker on a visible
+//!   element (`.g-recaptcha`, `.h-captcha`, `.cf-turnstile`, Cloudflare's
+//!   challenge-page ids such as `#challenge-stage`, Arkose/FunCaptcha
+//!   containers, HUMAN's `#px-captcha`, Akamai's `#sec-if-cpt-container`,
+//!   GeeTest's `geetest_` classes, Friendly Captcha's `.frc-captcha`,
+//!   `<altcha-widget>`, any other element with `data-sitekey`; widgets
+//!   bound invisibly — to a button, `data-size=invisible`, Turnstile's
+//!   `interaction-only`/`execute` appearances — are skipped by the content
+//!   script); a visible widget frame, by its `src` (reCAPTCHA
+//!   `/recaptcha/…/anchor|bframe` — v2, Enterprise — hCaptcha, Turnstile
+//!   and Cloudflare's challenge platform, Arkose/FunCaptcha, DataDome's
+//!   `captcha-delivery.com`, GeeTest, AWS WAF, Akamai's
+//!   `/_sec/cp_challenge/`) or by the title its vendor gives it
+//!   ("reCAPTCHA", "… hCaptcha security challenge", "Widget containing a
+//!   Cloudflare security challenge", "DataDome CAPTCHA", Arkose's
+//!   "Verification challenge", any title with the word "captcha"); a script
+//!   only challenge pages load (Cloudflare's `/cdn-cgi/challenge-platform/
+//!   …/orchestrate/`, DataDome's `captcha-delivery.com`, AWS WAF's
+//!   `captcha.js`, HUMAN's `captcha.js`) on a short page (see `blocked`) —
+//!   Cloudflare's "Verify you are human" before its widget appears; a text
+//!   field named or labelled like a CAPTCHA (`captcha` anywhere in its
+//!   name or id, "type the characters you see", …); a generic phrase
+//!   ("verify you are human", "I'm not a robot", "Press & Hold", in
+//!   English, German, French, Spanish and a few more) in a checkbox label;
+//!   in the title/a heading/a button with a CAPTCHA script, or on a short
+//!   page with a checkbox or button; or in the text of a short page with a
+//!   checkbox, an iframe or a CAPTCHA script (Cloudflare's "Checking your
+//!   browser" interstitial); or an image CAPTCHA's "type the characters
+//!   you see" on a short page with a text field. Text that merely mentions
+//!   CAPTCHAs (a blog post) is not enough. Decided: reCAPTCHA v3 is
+//!   invisible scoring, not a challenge — its `api.js?render=` script, its
+//!   `grecaptcha-badge` (an anchor frame with `size=invisible`, titled
+//!   "reCAPTCHA") and a v3 binding on a submit button are ignored; the
+//!   same holds for bot-detection sensors ordinary pages carry
+//!   (Cloudflare's `scripts/jsd`, DataDome's `tags.js`, HUMAN's `init.js`,
+//!   AWS WAF's `challenge.js`). When such a site does challenge, a widget,
+//!   its frame or the challenge page shows, and that is detected.
 //! - **blocked**: a block/rate-limit phrase ("access denied", "403
 //!   forbidden", "too many requests", "unusual traffic", "you have been
-//!   blocked", Cloudflare "attention required", …) in the title or one of
-//!   the first two headings; or in the text of a *small* page (under 1,200 characters of
-//!   text, at most 12 links/buttons and no more than one form). A review
-//!   that says "access denied" on a product page does not qualify.
+//!   blocked", Cloudflare "attention required" and its 10xx errors,
+//!   CloudFront's "the request could not be satisfied", Google's "couldn't
+//!   sign you in" / "this browser or app may not be secure", German,
+//!   French, Spanish and Italian forms, …) in the title or one of the first
+//!   two headings, unless the page reads as an article (1,500 characters
+//!   of text or more and over 12 links/buttons: a help page titled
+//!   "Unusual traffic from your computer network"); or in the text of a
+//!   *small* page (under 1,200 characters of text, at most 12
+//!   links/buttons and no more than one form). A review that says "access
+//!   denied" on a product page does not qualify.
 //! - **passkey**: a prompt phrase ("sign in with a passkey", "use your
-//!   security key", …) anywhere in the title, headings, buttons, links or
+//!   security key", German, French and Spanish forms, …) anywhere in the title, headings, buttons, links or
 //!   text, or a device phrase ("use your device", "use Windows Hello", …)
 //!   outside body text, with a button or link to act on; or the page's
 //!   title/first heading naming a passkey/security key on a page with at
@@ -50,12 +79,16 @@
 //!   verification code (English, German, French, Spanish, Portuguese,
 //!   Italian, Dutch, Japanese, Korean, Chinese). Search, email and card
 //!   fields and fields named discount/promo/coupon/gift/postal… codes never
-//!   count as code fields, and "enter the code" alone is no context.
+//!   count as code fields, and "enter the code" alone is no context; or
+//!   a push approval ("check your phone", "approve the sign-in request",
+//!   "enter the number shown", Duo/Okta wording, German, French, Spanish)
+//!   in the title, a heading or a button, or in the text of a short page.
 //! - **oauth_consent**: a consent phrase ("wants to access your", "is
 //!   requesting access", "authorize", …) or an OAuth-looking URL path
 //!   (`/oauth`, `/authorize`, `/consent`) together with an allow-like button
-//!   ("Allow", "Authorize", "Accept", "Approve", "Grant") *and* a deny-like
-//!   one ("Cancel", "Deny", "Decline", "Don't allow"). Cookie banners have
+//!   ("Allow", "Authorize", "Accept", "Approve", "Grant", "Continue" with
+//!   a consent phrase; German, French, Spanish) *and* a deny-like one
+//!   ("Cancel", "Deny", "Decline", "Don't allow", …). Cookie banners have
 //!   the buttons but not the phrases.
 //! - **login**: a visible password field (not `autocomplete=new-password`)
 //!   with a username/email field or a sign-in button; a sign-up form (a
@@ -133,13 +166,25 @@ pub struct PageSignals {
     pub buttons: Vec<String>,
     /// Names of visible links.
     pub links: Vec<String>,
-    /// `src` of visible iframes (absolute URLs).
+    /// `src` of visible iframes (absolute URLs; empty for a frame that has
+    /// only a title).
     pub iframes: Vec<String>,
+    /// `title` of each frame in `iframes`, in the same order (empty when it
+    /// has none). Vendors name their widget frames ("reCAPTCHA", "Widget
+    /// containing a Cloudflare security challenge", "DataDome CAPTCHA"),
+    /// and the name holds when a site serves the frame from its own host.
+    /// Older content scripts sent no titles: missing entries count as empty.
+    pub iframe_titles: Vec<String>,
     /// `src` of scripts (absolute URLs).
     pub scripts: Vec<String>,
-    /// Known CAPTCHA widget markers found on elements: class or id tokens
-    /// (`g-recaptcha`, `h-captcha`, `cf-turnstile`, `funcaptcha`, `arkose`)
-    /// or `data-sitekey` for an element carrying that attribute.
+    /// Known CAPTCHA and challenge-page markers found on visible elements,
+    /// as tokens (see `WIDGETS` below): `g-recaptcha`, `h-captcha`,
+    /// `cf-turnstile`, `cf-challenge` (Cloudflare's challenge-page ids),
+    /// `funcaptcha`, `arkose`, `px-captcha`, `akamai-challenge`,
+    /// `geetest`, `frc-captcha`, `altcha`, or `data-sitekey` for any other
+    /// element carrying that attribute. Widgets bound invisibly (to a
+    /// button, `data-size=invisible`, Turnstile's `interaction-only` and
+    /// `execute` appearances) are not reported.
     pub widgets: Vec<String>,
     /// Visible form fields (`input` other than hidden/submit/button/image).
     pub inputs: Vec<InputSignal>,
@@ -398,9 +443,52 @@ const WIDGETS: &[(&str, &str)] = &[
     ("g-recaptcha", "reCAPTCHA widget"),
     ("h-captcha", "hCaptcha widget"),
     ("cf-turnstile", "Turnstile widget"),
+    ("cf-challenge", "Cloudflare challenge page"),
     ("funcaptcha", "FunCaptcha widget"),
     ("arkose", "Arkose widget"),
+    ("px-captcha", "HUMAN (PerimeterX) press-and-hold"),
+    ("akamai-challenge", "Akamai challenge"),
+    ("geetest", "GeeTest widget"),
+    ("frc-captcha", "Friendly Captcha widget"),
+    ("altcha", "ALTCHA widget"),
     ("data-sitekey", "CAPTCHA widget (data-sitekey)"),
+];
+
+/// Hosts whose visible frames are CAPTCHA widgets or challenges.
+const FRAME_HOSTS: &[(&str, &str)] = &[
+    ("hcaptcha.com", "hCaptcha"),
+    ("challenges.cloudflare.com", "Turnstile"),
+    ("arkoselabs.com", "Arkose/FunCaptcha"),
+    ("funcaptcha.com", "Arkose/FunCaptcha"),
+    ("captcha-delivery.com", "DataDome"),
+    ("geetest.com", "GeeTest"),
+    ("awswaf.com", "AWS WAF CAPTCHA"),
+];
+
+/// Path fragments of frame URLs served from the site's own host.
+const FRAME_PATHS: &[(&str, &str)] = &[
+    ("/hcaptcha", "hCaptcha"),
+    ("/cdn-cgi/challenge-platform", "Turnstile"),
+    ("/turnstile/", "Turnstile"),
+    ("/fc/gc", "Arkose/FunCaptcha"),
+    ("/_sec/cp_challenge/", "Akamai challenge"),
+];
+
+/// Words of the titles vendors give their widget frames (whole words of
+/// the normalised title, where camelCase splits: "hCaptcha" reads
+/// "h captcha"), in order: the first that matches names it.
+const FRAME_TITLES: &[(&str, &str)] = &[
+    ("re captcha", "reCAPTCHA"),
+    ("recaptcha", "reCAPTCHA"),
+    ("h captcha", "hCaptcha"),
+    ("hcaptcha", "hCaptcha"),
+    ("cloudflare security challenge", "Turnstile"),
+    ("data dome captcha", "DataDome"),
+    ("datadome captcha", "DataDome"),
+    ("data dome device check", "DataDome"),
+    ("verification challenge", "Arkose/FunCaptcha"),
+    ("visual challenge", "Arkose/FunCaptcha"),
+    ("captcha", "CAPTCHA"),
 ];
 
 /// Phrases of generic human checks.
@@ -409,6 +497,7 @@ const HUMAN_CHECK: &[&str] = &[
     "verify that you are human",
     "verify you re human",
     "verify you are a human",
+    "verifying you are human",
     "i m not a robot",
     "i am not a robot",
     "im not a robot",
@@ -419,24 +508,89 @@ const HUMAN_CHECK: &[&str] = &[
     "prove you re human",
     "confirm you are human",
     "confirm you re human",
+    "confirm you are a human",
+    "confirm that you are human",
+    "confirm that you re human",
     "human verification",
     "complete the security check",
     "checking your browser",
     "checking if the site connection is secure",
+    "needs to review the security of your connection",
     "press and hold",
+    "press hold to confirm",
+    "activate and hold",
     "select all images",
     "solve this puzzle",
     "type the characters",
     "ich bin kein roboter",
+    "ich bin ein mensch",
+    "bestatigen sie dass sie ein mensch sind",
+    "sind sie ein mensch",
+    "uberprufung ihres browsers",
+    "ihr browser wird uberpruft",
+    "ob die verbindung zur website sicher ist",
     "je ne suis pas un robot",
+    "je suis un humain",
+    "verifiez que vous etes humain",
+    "verifiez que vous etes un humain",
+    "verifions que vous etes humain",
+    "verification de votre navigateur",
     "no soy un robot",
+    "soy humano",
+    "verifica que eres un ser humano",
+    "verifique que es un ser humano",
+    "confirma que eres humano",
+    "comprobando su navegador",
+    "verificando su navegador",
     "nao sou um robo",
     "non sono un robot",
     "ik ben geen robot",
 ];
 
-const CAPTCHA_SCRIPT_HOSTS: &[&str] =
-    &["hcaptcha.com", "challenges.cloudflare.com", "arkoselabs.com", "funcaptcha.com", "recaptcha.net"];
+/// Phrases asking to copy the text of an image CAPTCHA.
+const TEXT_CAPTCHA: &[&str] = &[
+    "type the characters",
+    "enter the characters",
+    "characters you see",
+    "type characters",
+    "characters shown",
+    "characters in the image",
+    "code shown in the image",
+    "text in the image",
+    "geben sie die zeichen",
+    "saisissez les caracteres",
+    "tapez les caracteres",
+    "escribe los caracteres",
+    "introduce los caracteres",
+    "ingresa los caracteres",
+];
+
+/// Hosts of CAPTCHA embed scripts (loading one is no challenge by itself:
+/// sites load them before showing a widget, or for invisible scoring).
+const CAPTCHA_SCRIPT_HOSTS: &[&str] = &[
+    "hcaptcha.com",
+    "challenges.cloudflare.com",
+    "arkoselabs.com",
+    "funcaptcha.com",
+    "recaptcha.net",
+    "geetest.com",
+    "frcapi.com",
+    "friendlycaptcha.com",
+    "captcha.awswaf.com",
+];
+
+/// Scripts only challenge pages load: a host (empty: any) and path
+/// fragments that must all be in the URL's path. Bot-detection sensors
+/// that ordinary pages carry (Cloudflare's `/cdn-cgi/challenge-platform/
+/// scripts/jsd/`, DataDome's `tags.js`, HUMAN's `init.js`, Akamai's
+/// sensor, AWS WAF's `challenge.js`) are not here.
+const CHALLENGE_PAGE_SCRIPTS: &[(&str, &[&str], &str)] = &[
+    ("", &["/cdn-cgi/challenge-platform/", "/orchestrate/"], "Cloudflare challenge"),
+    ("captcha-delivery.com", &[], "DataDome"),
+    ("awswaf.com", &["/captcha.js"], "AWS WAF CAPTCHA"),
+    ("px-cdn.net", &["captcha"], "HUMAN (PerimeterX)"),
+    ("", &["/captcha/captcha.js"], "HUMAN (PerimeterX)"),
+];
 
 fn captcha(c: &Ctx<'_>) -> Option<String> {
     for w in &c.s.widgets {
@@ -445,17 +599,27 @@ fn captcha(c: &Ctx<'_>) -> Option<String> {
             return Some(format!("{what} on the page"));
         }
     }
-    for src in &c.s.iframes {
-        if let Some(what) = captcha_frame(src) {
+    for (i, src) in c.s.iframes.iter().enumerate() {
+        let title = c.s.iframe_titles.get(i).map(String::as_str).unwrap_or("");
+        if let Some(what) = captcha_frame(src, title) {
             return Some(format!("{what} iframe"));
         }
     }
-    if c.inputs.iter().any(|(i, w)| i.is_texty() && has_words(w, "captcha")) {
+    if let Some(what) = challenge_page_script(c)
+        && c.small_page()
+    {
+        return Some(format!("{what} script on a short page"));
+    }
+    if c.text_inputs().any(|(i, w)| {
+        !i.is("password")
+            && (format!("{} {}", i.name, i.id).to_ascii_lowercase().contains("captcha")
+                || has_words(w, "captcha")
+                || TEXT_CAPTCHA.iter().any(|p| has_words(w, p)))
+    }) {
         return Some("a field asking for the CAPTCHA text".into());
     }
     // A generic human check: the phrase labels a checkbox…
-    if c.s.inputs.iter().any(|i| i.is("checkbox") && c.find(&norm(&i.label), HUMAN_CHECK).is_some()) {
-        let p = c.s.inputs.iter().find_map(|i| c.find(&norm(&i.label), HUMAN_CHECK)).unwrap_or_default();
+    if let Some(p) = c.s.inputs.iter().filter(|i| i.is("checkbox")).find_map(|i| c.find(&norm(&i.label), HUMAN_CHECK)) {
         return Some(format!("checkbox \"{p}\""));
     }
     // …or heads the page, with something to tick, press or load.
@@ -467,47 +631,66 @@ fn captcha(c: &Ctx<'_>) -> Option<String> {
             return Some(format!("\"{p}\" with a control to complete it"));
         }
     }
-    // An interstitial ("Checking your browser…") with a widget frame or script.
-    if c.small_page()
-        && (c.has_checkbox() || !c.s.iframes.is_empty() || captcha_script(c))
-        && let Some(p) = c.in_text(HUMAN_CHECK)
-    {
-        return Some(format!("\"{p}\" on a short page with a widget"));
+    if c.small_page() {
+        // An interstitial ("Checking your browser…") with a widget frame or script.
+        if (c.has_checkbox() || !c.s.iframes.is_empty() || captcha_script(c))
+            && let Some(p) = c.in_text(HUMAN_CHECK)
+        {
+            return Some(format!("\"{p}\" on a short page with a widget"));
+        }
+        // An image CAPTCHA: "type the characters you see" and a field for them.
+        let field = c.text_inputs().any(|(i, _)| !i.is("password") && !i.is("search") && !i.is("email"));
+        if field && let Some(p) = c.in_title_or_headings(TEXT_CAPTCHA).or_else(|| c.in_text(TEXT_CAPTCHA)) {
+            return Some(format!("\"{p}\" with a field on a short page"));
+        }
     }
     None
 }
 
+/// Whether the page loads a CAPTCHA embed script or a challenge page's.
 fn captcha_script(c: &Ctx<'_>) -> bool {
     c.s.scripts.iter().any(|s| {
         let h = url_host(s);
         CAPTCHA_SCRIPT_HOSTS.iter().any(|d| host_is(&h, d)) || s.contains("/recaptcha/")
+    }) || challenge_page_script(c).is_some()
+}
+
+/// The vendor of a script that only challenge pages load, if any.
+fn challenge_page_script(c: &Ctx<'_>) -> Option<&'static str> {
+    c.s.scripts.iter().find_map(|s| {
+        let host = url_host(s);
+        let path = url_path(s).to_ascii_lowercase();
+        CHALLENGE_PAGE_SCRIPTS
+            .iter()
+            .find(|(h, parts, _)| (h.is_empty() || host_is(&host, h)) && parts.iter().all(|p| path.contains(p)))
+            .map(|(_, _, what)| *what)
     })
 }
 
-/// Which widget an iframe `src` belongs to, if any.
-fn captcha_frame(src: &str) -> Option<&'static str> {
+/// Which widget or challenge a visible frame belongs to, by its `src` or
+/// its `title`, if any.
+fn captcha_frame(src: &str, title: &str) -> Option<&'static str> {
     let host = url_host(src);
     let path = url_path(src).to_ascii_lowercase();
     let lower = src.to_ascii_lowercase();
-    if path.contains("/recaptcha/") && (path.contains("anchor") || path.contains("bframe")) {
+    if path.contains("/recaptcha/") {
+        // The invisible badge (v3 scoring, invisible v2 before it
+        // challenges) shows no challenge, whatever its frame is titled.
         if lower.contains("size=invisible") {
             return None;
         }
-        return Some("reCAPTCHA");
+        if path.contains("anchor") || path.contains("bframe") {
+            return Some("reCAPTCHA");
+        }
     }
-    if host_is(&host, "hcaptcha.com") || path.contains("/hcaptcha") {
-        return Some("hCaptcha");
+    if let Some((_, what)) = FRAME_HOSTS.iter().find(|(d, _)| host_is(&host, d)) {
+        return Some(what);
     }
-    if host_is(&host, "challenges.cloudflare.com")
-        || path.contains("/cdn-cgi/challenge-platform")
-        || path.contains("/turnstile/")
-    {
-        return Some("Turnstile");
+    if let Some((_, what)) = FRAME_PATHS.iter().find(|(p, _)| path.contains(p)) {
+        return Some(what);
     }
-    if host_is(&host, "arkoselabs.com") || host_is(&host, "funcaptcha.com") || path.contains("/fc/gc") {
-        return Some("Arkose/FunCaptcha");
-    }
-    None
+    let title = norm(title);
+    FRAME_TITLES.iter().find(|(p, _)| has_words(&title, p)).map(|(_, what)| *what)
 }
 
 // ---------------------------------------------------------------- blocked
@@ -527,23 +710,41 @@ const BLOCKED: &[&str] = &[
     "rate limit exceeded",
     "rate limited",
     "you have been rate limited",
+    "you are being rate limited",
     "unusual traffic",
     "you have been blocked",
     "you ve been blocked",
     "sorry you have been blocked",
     "request blocked",
+    "the request could not be satisfied",
     "attention required",
+    "error 1006",
+    "error 1009",
+    "error 1010",
+    "error 1012",
     "error 1020",
     "error 1015",
     "this request was blocked",
     "automated queries",
+    "pardon our interruption",
+    "access is temporarily restricted",
+    "couldn t sign you in",
+    "this browser or app may not be secure",
     "acceso denegado",
     "acces refuse",
+    "acces interdit",
     "zugriff verweigert",
     "accesso negato",
     "demasiadas solicitudes",
     "trop de requetes",
     "zu viele anfragen",
+    "ungewohnlichen datenverkehr",
+    "trafic exceptionnel",
+    "trafico inusual",
+    "traffico insolito",
+    "sie wurden blockiert",
+    "vous avez ete bloque",
+    "has sido bloqueado",
 ];
 
 /// Phrases strong enough in the text of a small page.
@@ -558,16 +759,33 @@ const BLOCKED_TEXT: &[&str] = &[
     "you ve been blocked",
     "rate limit exceeded",
     "you have been rate limited",
+    "you are being rate limited",
     "this request was blocked",
+    "the request could not be satisfied",
     "automated queries",
+    "you don t have permission to access",
+    "access is temporarily restricted",
+    "this browser or app may not be secure",
+    "ungewohnlichen datenverkehr",
+    "trafic exceptionnel",
+    "trafico inusual",
+    "traffico insolito",
+    "zugriff verweigert",
+    "acces refuse",
+    "acceso denegado",
 ];
 
 fn blocked(c: &Ctx<'_>) -> Option<String> {
     // The title and the first two headings: a review further down titled
-    // "Access denied" does not make a block page.
-    let top = c.find(&c.title, BLOCKED).or_else(|| c.headings.iter().take(2).find_map(|h| c.find(h, BLOCKED)));
-    if let Some(p) = top {
-        return Some(format!("block page: \"{p}\" in the title or a top heading"));
+    // "Access denied" does not make a block page, nor does an article
+    // *about* one (a help page titled "Unusual traffic from your computer
+    // network": long text and many links).
+    let article = c.s.text.chars().count() >= 1_500 && c.s.buttons.len() + c.s.links.len() > 12;
+    if !article {
+        let top = c.find(&c.title, BLOCKED).or_else(|| c.headings.iter().take(2).find_map(|h| c.find(h, BLOCKED)));
+        if let Some(p) = top {
+            return Some(format!("block page: \"{p}\" in the title or a top heading"));
+        }
     }
     if c.small_page()
         && let Some(p) = c.in_text(BLOCKED_TEXT)
@@ -596,9 +814,21 @@ const PASSKEY_PROMPT: &[&str] = &[
     "insert your security key",
     "touch your security key",
     "tap your security key",
+    "sign in with your security key",
+    "verify with your security key",
     "mit passkey anmelden",
+    "passkey verwenden",
+    "verwenden sie ihren passkey",
+    "sicherheitsschlussel verwenden",
+    "verwenden sie ihren sicherheitsschlussel",
     "se connecter avec une cle d acces",
+    "utiliser une cle d acces",
+    "utilisez votre cle d acces",
+    "utilisez votre cle de securite",
     "iniciar sesion con una llave de acceso",
+    "usa tu llave de acceso",
+    "usar una llave de acceso",
+    "usa tu llave de seguridad",
 ];
 
 /// Prompt phrases too common in prose to count in body text: only in the
@@ -614,7 +844,18 @@ const DEVICE_PROMPT: &[&str] = &[
     "use face id",
 ];
 
-const PASSKEY_TOPIC: &[&str] = &["passkey", "passkeys", "security key", "webauthn", "use your device"];
+const PASSKEY_TOPIC: &[&str] = &[
+    "passkey",
+    "passkeys",
+    "security key",
+    "webauthn",
+    "use your device",
+    "sicherheitsschlussel",
+    "cle d acces",
+    "cle de securite",
+    "llave de acceso",
+    "llave de seguridad",
+];
 
 fn passkey(c: &Ctx<'_>) -> Option<String> {
     let has_control = !c.s.buttons.is_empty() || !c.s.links.is_empty();
@@ -685,6 +926,55 @@ const MFA_CONTEXT: &[&str] = &[
     "autenticazione a due fattori",
     "verificatiecode",
     "tweestapsverificatie",
+    "einmalcode",
+    "einmalpasswort",
+    "einen code gesendet",
+    "wir haben ihnen einen code",
+    "code a usage unique",
+    "nous vous avons envoye un code",
+    "envoye un code",
+    "codigo de un solo uso",
+    "te enviamos un codigo",
+    "hemos enviado un codigo",
+];
+
+/// Push approval: the person approves the sign-in on another device; no
+/// field to fill. In the title, a heading or a button, or in the text of
+/// a short page.
+const PUSH_APPROVAL: &[&str] = &[
+    "check your phone",
+    "approve sign in request",
+    "approve the sign in request",
+    "approve the request",
+    "approve the notification",
+    "tap yes on the notification",
+    "tap yes on your phone",
+    "we sent a notification",
+    "sent a notification to",
+    "push notification sent",
+    "check for a duo push",
+    "enter the number shown",
+    "respond to the notification",
+    "waiting for approval",
+    "prufen sie ihr smartphone",
+    "prufen sie ihr telefon",
+    "uberprufen sie ihr smartphone",
+    "uberprufen sie ihr telefon",
+    "anmeldeanforderung genehmigen",
+    "anmeldeanfrage genehmigen",
+    "tippen sie auf ja",
+    "verifiez votre telephone",
+    "consultez votre telephone",
+    "approuver la demande de connexion",
+    "approuvez la demande de connexion",
+    "appuyez sur oui",
+    "revisa tu telefono",
+    "consulta tu telefono",
+    "comprueba tu telefono",
+    "aprobar solicitud de inicio de sesion",
+    "aprobar la solicitud de inicio de sesion",
+    "aprueba la solicitud",
+    "toca si en la notificacion",
 ];
 
 /// Context phrases in scripts without spaces between words.
@@ -771,6 +1061,11 @@ fn mfa(c: &Ctx<'_>) -> Option<String> {
             return Some(format!("a code field and \"{p}\""));
         }
     }
+    let push = c.in_title_or_headings(PUSH_APPROVAL).or_else(|| c.in_buttons(PUSH_APPROVAL));
+    let push = push.or_else(|| if c.small_page() { c.in_text(PUSH_APPROVAL) } else { None });
+    if let Some(p) = push {
+        return Some(format!("push approval: \"{p}\""));
+    }
     None
 }
 
@@ -791,13 +1086,52 @@ const CONSENT: &[&str] = &[
     "allow access to your",
     "authorize application",
     "authorize app",
+    "permissions requested",
+    "wants to use your",
     "mochte auf ihr",
+    "mochte zugriff auf",
     "souhaite acceder a votre",
+    "demande l acces a votre",
     "quiere acceder a tu",
+    "solicita acceso a tu",
+    "solicita permiso para",
 ];
 
-const ALLOW: &[&str] = &["allow", "authorize", "authorise", "accept", "approve", "grant", "allow access", "continue"];
-const DENY: &[&str] = &["cancel", "deny", "decline", "don t allow", "do not allow", "reject", "not now", "no thanks"];
+const ALLOW: &[&str] = &[
+    "allow",
+    "authorize",
+    "authorise",
+    "accept",
+    "approve",
+    "grant",
+    "allow access",
+    "continue",
+    "zulassen",
+    "erlauben",
+    "akzeptieren",
+    "autoriser",
+    "accepter",
+    "permitir",
+    "autorizar",
+    "aceptar",
+];
+const DENY: &[&str] = &[
+    "cancel",
+    "deny",
+    "decline",
+    "don t allow",
+    "do not allow",
+    "reject",
+    "not now",
+    "no thanks",
+    "abbrechen",
+    "ablehnen",
+    "annuler",
+    "refuser",
+    "cancelar",
+    "rechazar",
+    "denegar",
+];
 
 fn oauth_consent(c: &Ctx<'_>) -> Option<String> {
     let allow = c.buttons.iter().chain(&c.links).find_map(|b| c.find(b, ALLOW));
@@ -942,6 +1276,13 @@ mod tests {
         name: String,
         /// Expected kind, or null for benign pages.
         expect: Option<ChallengeKind>,
+        /// Why that is the right decision.
+        why: String,
+        /// The fixture page these signals stand for
+        /// (`/challenges/…` under `fixtures/sites/`), which the e2e test
+        /// loads and expects the same decision of.
+        #[serde(default)]
+        page: Option<String>,
         signals: PageSignals,
     }
 
@@ -965,6 +1306,48 @@ mod tests {
             }
         }
         assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    }
+
+    #[test]
+    fn every_case_says_why_and_names_an_existing_page() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/sites");
+        let mut names = std::collections::HashSet::new();
+        for case in cases() {
+            assert!(names.insert(case.name.clone()), "two cases named {:?}", case.name);
+            assert!(case.why.trim().len() >= 10, "{}: say why", case.name);
+            if let Some(page) = &case.page {
+                let rel = page.strip_prefix('/').unwrap_or(page);
+                assert!(root.join(rel).is_file(), "{}: no fixture page {page}", case.name);
+            }
+        }
+    }
+
+    /// Every page under `fixtures/sites/challenges/` (but documents that
+    /// only live in a frame, `*.frame.html`) stands for a case, so the e2e
+    /// test, which reads the pages from the cases, loads them all.
+    #[test]
+    fn every_challenge_fixture_page_has_a_case() {
+        fn walk(dir: &std::path::Path, root: &std::path::Path, out: &mut Vec<String>) {
+            for e in std::fs::read_dir(dir).expect("fixture dir").flatten() {
+                let path = e.path();
+                let name = e.file_name().to_string_lossy().to_string();
+                if path.is_dir() {
+                    walk(&path, root, out);
+                } else if name.ends_with(".html") && !name.ends_with(".frame.html") {
+                    let rel = path.strip_prefix(root).expect("under root").to_string_lossy().replace('\\', "/");
+                    out.push(format!("/{rel}"));
+                }
+            }
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/sites");
+        let mut pages = Vec::new();
+        walk(&root.join("challenges"), &root, &mut pages);
+        let cases = cases();
+        let named: std::collections::HashSet<&str> = cases.iter().filter_map(|c| c.page.as_deref()).collect();
+        let mut missing: Vec<&String> = pages.iter().filter(|p| !named.contains(p.as_str())).collect();
+        missing.sort();
+        assert!(missing.is_empty(), "fixture pages without a case in cases.json: {missing:?}");
+        assert_eq!(named.len(), cases.iter().filter(|c| c.page.is_some()).count(), "a page named by two cases");
     }
 
     #[test]

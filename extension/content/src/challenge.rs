@@ -17,8 +17,9 @@
 //!   [`MAX_SIGNAL_TEXT_CHARS`] characters of visible text.
 //!
 //! The main frame and same-origin iframes (two levels deep) are looked at;
-//! cross-origin frames count only through their `src`. Open shadow roots
-//! are not entered by the scan (their hosts' widget classes still count).
+//! cross-origin frames count only through their `src` and `title`. Open
+//! shadow roots are not entered by the scan (their hosts' widget classes
+//! still count).
 
 use js_sys::{Function, Reflect};
 use shared::challenge::{InputSignal, MAX_SIGNAL_ITEMS, MAX_SIGNAL_TEXT_CHARS, PageSignals};
@@ -37,8 +38,27 @@ const MAX_CANDIDATES: u32 = 300;
 const MAX_FRAMES: usize = 8;
 const MAX_FRAME_DEPTH: u32 = 2;
 
-const WIDGET_SELECTOR: &str = ".g-recaptcha, .h-captcha, .cf-turnstile, [data-sitekey], #FunCaptcha, \
-     [id*=funcaptcha i], [class*=funcaptcha i], [id*=arkose i], [class*=arkose i]";
+/// CAPTCHA widget and challenge-page markers: a selector and the token
+/// the signals report for a visible match (`shared::challenge` names
+/// them); the first that matches an element names it.
+const WIDGET_MARKERS: &[(&str, &str)] = &[
+    (".g-recaptcha", "g-recaptcha"),
+    (".h-captcha", "h-captcha"),
+    (".cf-turnstile", "cf-turnstile"),
+    (
+        "#challenge-stage, #challenge-form, #challenge-running, #cf-challenge-running, #challenge-body-text, \
+         .cf-browser-verification",
+        "cf-challenge",
+    ),
+    ("[id*=funcaptcha i], [class*=funcaptcha i]", "funcaptcha"),
+    ("[id*=arkose i], [class*=arkose i]", "arkose"),
+    ("#px-captcha", "px-captcha"),
+    ("#sec-if-cpt-container, #sec-cpt-if", "akamai-challenge"),
+    ("[class*=geetest_]", "geetest"),
+    (".frc-captcha", "frc-captcha"),
+    ("altcha-widget, .altcha", "altcha"),
+    ("[data-sitekey]", "data-sitekey"),
+];
 const INPUT_SELECTOR: &str = "input:not([type=hidden i]):not([type=submit i]):not([type=button i])\
      :not([type=image i]):not([type=reset i])";
 const BUTTON_SELECTOR: &str = "button, [role=button], input[type=submit i], input[type=button i]";
@@ -90,13 +110,14 @@ fn gather_document(doc: &Document, s: &mut PageSignals, depth: u32, frames: &mut
     {
         visible_text(doc, &body, &mut s.text);
     }
-    for d in inner_documents(&root, depth, frames, Some(&mut s.iframes)) {
+    for d in inner_documents(&root, depth, frames, Some(s)) {
         gather_document(&d, s, depth + 1, frames);
     }
 }
 
 fn widgets_scripts_forms(root: &Element, s: &mut PageSignals) {
-    each_visible(root, WIDGET_SELECTOR, true, |el| {
+    let selector = WIDGET_MARKERS.iter().map(|(sel, _)| *sel).collect::<Vec<_>>().join(", ");
+    each_visible(root, &selector, true, |el| {
         if let Some(w) = widget_token(el)
             && !s.widgets.iter().any(|x| x == w)
         {
@@ -118,19 +139,18 @@ fn widgets_scripts_forms(root: &Element, s: &mut PageSignals) {
 }
 
 /// Documents of the visible same-origin frames under `root` (within the
-/// depth and count limits); their `src`s go to `srcs` when given.
+/// depth and count limits); their `src`s and titles go to `signals` when
+/// given.
 fn inner_documents(
     root: &Element,
     depth: u32,
     frames: &mut usize,
-    mut srcs: Option<&mut Vec<String>>,
+    mut signals: Option<&mut PageSignals>,
 ) -> Vec<Document> {
     let mut inner: Vec<Document> = Vec::new();
     each_visible(root, "iframe, frame", false, |el| {
-        if let Some(srcs) = srcs.as_deref_mut()
-            && let Some(src) = prop_string(el, "src").filter(|s| !s.is_empty())
-        {
-            srcs.push(src);
+        if let Some(s) = signals.as_deref_mut() {
+            push_frame(s, prop_string(el, "src").unwrap_or_default(), &attr(el, "title"));
         }
         if depth < MAX_FRAME_DEPTH
             && inner.len() + *frames < MAX_FRAMES
@@ -139,7 +159,7 @@ fn inner_documents(
         {
             inner.push(d);
         }
-        srcs.as_deref().is_none_or(|s| s.len() < MAX_SIGNAL_ITEMS)
+        signals.as_deref().is_none_or(|s| s.iframes.len() < MAX_SIGNAL_ITEMS)
     });
     *frames += inner.len();
     inner
@@ -242,28 +262,18 @@ fn short(s: &str) -> String {
 }
 
 fn widget_token(el: &Element) -> Option<&'static str> {
-    // Invisible widgets (bound to a button, score-based) are no challenge.
-    if attr(el, "data-size").eq_ignore_ascii_case("invisible") {
+    // Invisible widgets are no challenge: bound to a button (reCAPTCHA v3
+    // or invisible v2, hCaptcha), `data-size=invisible`, or Turnstile shown
+    // only when it must ask (its frame is seen then).
+    let appearance = attr(el, "data-appearance");
+    if attr(el, "data-size").eq_ignore_ascii_case("invisible")
+        || appearance.eq_ignore_ascii_case("interaction-only")
+        || appearance.eq_ignore_ascii_case("execute")
+        || matches!(el.local_name().as_str(), "button" | "input")
+    {
         return None;
     }
-    let class = el.class_name().to_ascii_lowercase();
-    let id = el.id().to_ascii_lowercase();
-    let has_class = |c: &str| class.split_ascii_whitespace().any(|t| t == c);
-    if has_class("g-recaptcha") {
-        Some("g-recaptcha")
-    } else if has_class("h-captcha") {
-        Some("h-captcha")
-    } else if has_class("cf-turnstile") {
-        Some("cf-turnstile")
-    } else if id.contains("funcaptcha") || class.contains("funcaptcha") {
-        Some("funcaptcha")
-    } else if id.contains("arkose") || class.contains("arkose") {
-        Some("arkose")
-    } else if el.has_attribute("data-sitekey") {
-        Some("data-sitekey")
-    } else {
-        None
-    }
+    WIDGET_MARKERS.iter().find(|(sel, _)| el.matches(sel).unwrap_or(false)).map(|(_, token)| *token)
 }
 
 fn input_signal(el: &Element) -> Option<InputSignal> {
@@ -300,6 +310,15 @@ pub fn field_signal(el: &Element, input_type: String, label: &str) -> InputSigna
         placeholder: short(&attr(el, "placeholder")),
         maxlength: el.get_attribute("maxlength").and_then(|m| m.trim().parse().ok()),
         inputmode: attr(el, "inputmode"),
+    }
+}
+
+/// A visible frame's `src` and `title` as the signals keep them (a frame
+/// with neither is left out).
+pub fn push_frame(s: &mut PageSignals, src: String, title: &str) {
+    if s.iframes.len() < MAX_SIGNAL_ITEMS && !(src.is_empty() && title.trim().is_empty()) {
+        s.iframes.push(src);
+        s.iframe_titles.push(short(title));
     }
 }
 

@@ -133,9 +133,9 @@ impl Signals {
             "iframe" | "frame" if p.iframes.len() < MAX_SIGNAL_ITEMS => {
                 // Frames without a box (invisible widgets, trackers) do not count.
                 let r = rect.cloned().unwrap_or_else(|| el.get_bounding_client_rect());
-                let src = dom::prop(el, "src").as_string().unwrap_or_default();
-                if r.width() > 0.0 && r.height() > 0.0 && !src.is_empty() {
-                    p.iframes.push(src);
+                if r.width() > 0.0 && r.height() > 0.0 {
+                    let src = dom::prop(el, "src").as_string().unwrap_or_default();
+                    challenge::push_frame(p, src, &el.get_attribute("title").unwrap_or_default());
                 }
             }
             _ => {}

@@ -1,41 +1,30 @@
 //! Challenge detection through the whole stack (docs/design.md,
 //! "Observation" and "Decisions where the references differ"): every
 //! challenge fixture names its kind in the snapshot header, and no benign
-//! look-alike gets a `Challenge:` line.
+//! look-alike gets a `Challenge:` line. The pages and the kind each must
+//! show come from the corpus (`fixtures/challenges/cases.json`, the cases
+//! with a `page`), so this test and the shared unit tests judge the same
+//! list; a shared test checks that every page under
+//! `fixtures/sites/challenges/` has its case.
 
-use serde_json::json;
+use serde_json::{Value, json};
 use tests::Stack;
 
 use super::{new_tab, snapshot};
 
-/// Challenge pages and the kind each must show.
-const CHALLENGES: &[(&str, &str)] = &[
-    ("/challenges/recaptcha.html", "captcha"),
-    ("/challenges/hcaptcha.html", "captcha"),
-    ("/challenges/turnstile.html", "captcha"),
-    ("/challenges/arkose.html", "captcha"),
-    ("/challenges/human-check.html", "captcha"),
-    ("/challenges/mfa.html", "mfa"),
-    ("/challenges/mfa-boxes.html", "mfa"),
-    ("/challenges/passkey.html", "passkey"),
-    ("/challenges/login.html", "login"),
-    ("/challenges/signup.html", "login"),
-    ("/challenges/oauth/authorize.html", "oauth_consent"),
-    ("/challenges/blocked-403.html", "blocked"),
-    ("/challenges/blocked-429.html", "blocked"),
-    ("/challenges/unusual-traffic.html", "blocked"),
-];
-
-/// Look-alikes that must not be flagged.
-const BENIGN: &[&str] = &[
-    "/challenges/benign/promo-code.html",
-    "/challenges/benign/captcha-blog.html",
-    "/challenges/benign/code-search.html",
-    "/challenges/benign/settings-security.html",
-    "/challenges/benign/product-review.html",
-    "/challenges/benign/verify-email.html",
-    "/challenges/benign/cookie-banner.html",
-];
+/// The corpus's pages: (path, expected kind or `None` for a look-alike).
+fn corpus_pages() -> Vec<(String, Option<String>)> {
+    let file = tests::workspace_root().join("fixtures/challenges/cases.json");
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let cases: Vec<Value> = serde_json::from_str(&text).expect("cases.json parses");
+    let pages: Vec<(String, Option<String>)> = cases
+        .iter()
+        .filter_map(|c| Some((c["page"].as_str()?.to_string(), c["expect"].as_str().map(str::to_string))))
+        .collect();
+    assert!(pages.iter().filter(|(_, k)| k.is_some()).count() >= 40, "too few challenge pages: {pages:?}");
+    assert!(pages.iter().filter(|(_, k)| k.is_none()).count() >= 10, "too few look-alikes: {pages:?}");
+    pages
+}
 
 /// The header lines: everything before the first element line.
 fn header(snapshot: &str) -> Vec<&str> {
@@ -58,15 +47,16 @@ async fn challenge_pages_are_named_and_look_alikes_are_not() {
     let start = s.url("/basic/index.html");
     new_tab(&mut s.mcp, &start).await;
 
+    let pages = corpus_pages();
     let mut failures = Vec::new();
-    for (path, want) in CHALLENGES {
+    for (path, want) in pages.iter().filter_map(|(p, k)| Some((p, k.as_deref()?))) {
         let url = s.url(path);
         s.mcp.ok("browser_navigate", json!({ "url": url })).await;
         let r = snapshot(&mut s.mcp, json!({})).await;
         assert_eq!(r.data()["url"], json!(url), "snapshot of the wrong page: {}", r.raw);
         let text = r.snapshot();
         let (kind, count) = challenge_of(&text);
-        if kind.as_deref() != Some(*want) || count != 1 {
+        if kind.as_deref() != Some(want) || count != 1 {
             failures.push(format!("{path}: want {want}, got {kind:?} ({count} Challenge lines)\n{text}"));
             continue;
         }
@@ -79,12 +69,12 @@ async fn challenge_pages_are_named_and_look_alikes_are_not() {
         for args in [json!({ "interactive_only": true }), json!({ "max_chars": 40 })] {
             let r = snapshot(&mut s.mcp, args.clone()).await;
             let (kind, _) = challenge_of(&r.snapshot());
-            if kind.as_deref() != Some(*want) {
+            if kind.as_deref() != Some(want) {
                 failures.push(format!("{path} ({args}): want {want}, got {kind:?}"));
             }
         }
     }
-    for path in BENIGN {
+    for path in pages.iter().filter(|(_, k)| k.is_none()).map(|(p, _)| p) {
         let url = s.url(path);
         s.mcp.ok("browser_navigate", json!({ "url": url })).await;
         let r = snapshot(&mut s.mcp, json!({})).await;
@@ -99,6 +89,8 @@ async fn challenge_pages_are_named_and_look_alikes_are_not() {
             failures.push(format!("{path} (max_chars 40): benign page flagged as {kind}"));
         }
     }
+    let challenges = pages.iter().filter(|(_, k)| k.is_some()).count();
+    eprintln!("challenge pages: {challenges}, look-alikes: {}, failures: {}", pages.len() - challenges, failures.len());
     assert!(failures.is_empty(), "{} challenge detection failures:\n\n{}", failures.len(), failures.join("\n\n"));
 }
 
