@@ -61,6 +61,7 @@ async fn challenge_pages_are_named_and_look_alikes_are_not() {
             continue;
         }
         let line = text.lines().find(|l| l.starts_with("Challenge:")).unwrap_or_default();
+        eprintln!("{path}: {line}");
         assert!(line.contains("a person must handle this page"), "{path}: {line}");
         assert!(line.chars().count() < 260, "{path}: evidence too long: {line}");
         // The interactive-only view carries the same header, and so does a
