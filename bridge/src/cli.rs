@@ -77,7 +77,8 @@ pub enum Cmd {
     Up {
         #[command(flatten)]
         home: HomeArg,
-        /// Owned profile name (letters, digits, '-', '_').
+        /// Owned profile name (1 to 32 of a-z, 0-9, '-'). A profile in use
+        /// by a running browser is refused (PROFILE_LOCKED).
         #[arg(long, default_value = "default", value_name = "NAME")]
         profile: String,
         /// Run the browser headless (the default when there is no display).
@@ -161,6 +162,64 @@ pub enum Cmd {
     Secret {
         #[command(subcommand)]
         command: SecretCmd,
+    },
+    /// Create, list, remove and open owned browser profiles
+    /// (HOME/profiles/NAME).
+    ///
+    /// Use one profile per identity (one person's set of accounts), log in
+    /// by hand with `profile open NAME`, and never point Chaperone at your
+    /// everyday browser profile. Names are 1 to 32 of a-z, 0-9 and '-'.
+    /// Chaperone never reads, copies or exports a profile's cookies,
+    /// storage or saved passwords.
+    Profile {
+        #[command(subcommand)]
+        command: ProfileCmd,
+    },
+}
+
+/// `chaperone profile …`.
+#[derive(Debug, Subcommand)]
+pub enum ProfileCmd {
+    /// Create HOME/profiles/NAME (0700) and print how to use it.
+    Create {
+        /// The profile's name: 1 to 32 of a-z 0-9 -
+        #[arg(value_name = "NAME", value_parser = crate::profiles::parse_name)]
+        name: String,
+        #[command(flatten)]
+        home: HomeArg,
+    },
+    /// List profiles: name, size on disk, last used (newest modification
+    /// inside) and whether a browser has it open.
+    List {
+        #[command(flatten)]
+        home: HomeArg,
+        /// Print JSON: an array of {name, path, sizeBytes, lastUsed, inUse,
+        /// holder}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a profile and everything in it, without asking. Refused
+    /// while a browser has it open.
+    Rm {
+        /// The profile's name.
+        #[arg(value_name = "NAME", value_parser = crate::profiles::parse_name)]
+        name: String,
+        #[command(flatten)]
+        home: HomeArg,
+    },
+    /// Open the browser on a profile, with no extension and no automation,
+    /// for you to log in to sites (and finish MFA); close the window when
+    /// done. Creates the profile if needed. Refused while a browser has it
+    /// open.
+    Open {
+        /// The profile's name.
+        #[arg(value_name = "NAME", value_parser = crate::profiles::parse_name)]
+        name: String,
+        #[command(flatten)]
+        home: HomeArg,
+        /// Browser executable (default: chromium or google-chrome on PATH).
+        #[arg(long, value_name = "PATH")]
+        browser: Option<PathBuf>,
     },
 }
 
@@ -260,7 +319,90 @@ pub async fn run(cli: Cli) -> Result<i32, Error> {
             Ok(0)
         }
         Cmd::Secret { command } => secret(command).await,
+        Cmd::Profile { command } => profile(command),
     }
+}
+
+/// `chaperone profile …`. Bad names are refused by clap (exit 2); a
+/// profile in use, a missing one or a symlink are errors (exit 1).
+fn profile(cmd: ProfileCmd) -> Result<i32, Error> {
+    use crate::profiles;
+    match cmd {
+        ProfileCmd::Create { name, home } => {
+            let home = Home::resolve(home.home)?;
+            let created = profiles::create(&home, &name)?;
+            let dir = home.profile(&name);
+            if created {
+                println!("created profile {name} at {}", dir.display());
+            } else {
+                println!("profile {name} already exists at {}", dir.display());
+            }
+            println!();
+            println!("{}", profiles::GUIDANCE.replace("NAME", &name));
+            Ok(0)
+        }
+        ProfileCmd::List { home, json } => {
+            let rows = profiles::list(&Home::resolve(home.home)?)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&rows).map_err(|e| Error::Server(e.to_string()))?);
+            } else if rows.is_empty() {
+                println!("no profiles (create one with `chaperone profile create NAME`)");
+            } else {
+                let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(0);
+                for r in rows {
+                    let used = match &r.holder {
+                        Some(h) => format!("in use by {h}"),
+                        None => "not in use".to_string(),
+                    };
+                    println!(
+                        "{:width$}  {:>10}  last used {}  {used}",
+                        r.name,
+                        human_size(r.size_bytes),
+                        r.last_used.as_deref().unwrap_or("never"),
+                    );
+                }
+            }
+            Ok(0)
+        }
+        ProfileCmd::Rm { name, home } => {
+            profiles::remove(&Home::resolve(home.home)?, &name)?;
+            println!("removed profile {name}");
+            Ok(0)
+        }
+        ProfileCmd::Open { name, home, browser } => {
+            let home = Home::resolve(home.home)?;
+            let browser = launcher::find_browser(browser.as_deref())?;
+            profiles::ensure_not_in_use(&home, &name).map_err(|e| match e {
+                Error::ProfileLocked { name, holder } => Error::ProfileInUse { name, holder },
+                e => e,
+            })?;
+            profiles::create(&home, &name)?;
+            if !launcher::has_display() {
+                println!(
+                    "warning: no display found (DISPLAY/WAYLAND_DISPLAY); the browser may not be able to open a window"
+                );
+            }
+            let log = profiles::browser_log(&home, &name);
+            let mut child = launcher::launch_for_login(&browser, &home.profile(&name), &log)?;
+            println!("opened profile {name} (no extension, no automation): log in to your sites, finish any MFA,");
+            println!("then close the browser window. Browser output: {}", log.display());
+            let status = tokio::task::block_in_place(|| child.wait()).map_err(|e| Error::io(&browser, e))?;
+            println!("the browser exited ({status}); profile {name} is ready for `chaperone up --profile {name}`");
+            Ok(0)
+        }
+    }
+}
+
+/// Bytes as B, KiB, MiB or GiB, one decimal.
+fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 { format!("{bytes} B") } else { format!("{value:.1} {}", UNITS[unit]) }
 }
 
 /// `chaperone secret …`. Bad input (name, empty or over-long value) exits
@@ -517,6 +659,8 @@ async fn up(a: UpArgs) -> Result<i32, Error> {
     let browser = launcher::find_browser(a.browser.as_deref())?;
     let extension_dir = launcher::find_extension(a.extension_dir.as_deref())?;
     launcher::validate_profile_name(&a.profile)?;
+    // A profile a running browser holds: fail before starting anything.
+    crate::profiles::ensure_not_in_use(&a.home, &a.profile)?;
     a.home.ensure()?;
 
     // The daemon: reuse a running one, or serve in this process.
@@ -548,7 +692,7 @@ async fn up(a: UpArgs) -> Result<i32, Error> {
     if headless && !a.headless {
         println!("no display found: starting the browser headless");
     }
-    let log = a.home.profile(&a.profile).with_extension("browser.log");
+    let log = crate::profiles::browser_log(&a.home, &a.profile);
     let mut child = launcher::launch(
         &launcher::Launch {
             browser: &browser,

@@ -71,16 +71,9 @@ pub fn find_extension(explicit: Option<&Path>) -> Result<PathBuf, Error> {
     }
 }
 
-/// Profile names are plain: `[A-Za-z0-9_-]{1,64}`.
+/// Profile names are plain: `[a-z0-9-]{1,32}` (see [`crate::profiles`]).
 pub fn validate_profile_name(name: &str) -> Result<(), Error> {
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::Config(format!("profile name {name:?} must be 1-64 letters, digits, '-' or '_'")))
-    }
+    crate::profiles::check_name(name)
 }
 
 /// Creates `home/profiles/<name>` (0700) with the native-host manifest
@@ -126,6 +119,24 @@ pub fn launch(l: &Launch<'_>, log: &Path) -> Result<Child, Error> {
     cmd.spawn().map_err(|e| Error::Config(format!("cannot start the browser {}: {e}", l.browser.display())))
 }
 
+/// Flags for `chaperone profile open`: the person logs in by hand, so no
+/// extension, no remote debugging and no automation flags.
+pub const LOGIN_FLAGS: &[&str] = &["--no-first-run", "--no-default-browser-check"];
+
+/// Starts the browser on `profile_dir` for the person to log in
+/// (`chaperone profile open`). Output goes to `log`.
+pub fn launch_for_login(browser: &Path, profile_dir: &Path, log: &Path) -> Result<Child, Error> {
+    let mut cmd = Command::new(browser);
+    cmd.args(LOGIN_FLAGS).arg(format!("--user-data-dir={}", profile_dir.display()));
+    if running_as_root() {
+        cmd.arg("--no-sandbox");
+    }
+    let out = std::fs::File::create(log).map_err(|e| Error::io(log, e))?;
+    let err = out.try_clone().map_err(|e| Error::io(log, e))?;
+    cmd.stdin(Stdio::null()).stdout(out).stderr(err);
+    cmd.spawn().map_err(|e| Error::Config(format!("cannot start the browser {}: {e}", browser.display())))
+}
+
 /// Whether there is a display to show a window on.
 pub fn has_display() -> bool {
     ["DISPLAY", "WAYLAND_DISPLAY"].iter().any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()))
@@ -153,10 +164,10 @@ mod tests {
 
     #[test]
     fn profile_names_cannot_escape_the_profiles_folder() {
-        for bad in ["", "..", "a/b", "../x", "a b", &"x".repeat(65)] {
+        for bad in ["", "..", "a/b", "../x", "a b", "a_b", "Work", &"x".repeat(33)] {
             assert!(validate_profile_name(bad).is_err(), "{bad}");
         }
-        for good in ["default", "work-2", "a_b"] {
+        for good in ["default", "work-2"] {
             assert!(validate_profile_name(good).is_ok(), "{good}");
         }
     }

@@ -6,6 +6,7 @@
 //!   the `/ext` socket, the `/mcp` endpoint, `/status`, and the guards.
 //! - [`native_host`]: Chrome's native-messaging bootstrap.
 //! - [`launcher`]: finding and starting Chromium on an owned profile.
+//! - [`profiles`]: `chaperone profile …`: owned profiles, their names and locks.
 //! - [`logging`]: redacted `tracing` output to stderr and the daily log file.
 //! - [`proxy`]: `chaperone mcp`, a stdio MCP server forwarding to the daemon.
 //! - [`secrets`]: the encrypted secret store behind `chaperone secret`.
@@ -20,6 +21,7 @@ pub mod home;
 pub mod launcher;
 pub mod logging;
 pub mod native_host;
+pub mod profiles;
 pub mod proxy;
 pub mod secrets;
 pub mod server;

@@ -344,3 +344,183 @@ fn up_refuses_a_non_http_start_url() {
     assert!(stderr(&o).contains("--url"), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&home);
 }
+
+fn profile(home: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["profile"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--home", home.to_str().unwrap()]);
+    run(&all)
+}
+
+/// Fakes Chromium's profile lock: `SingletonLock` -> `<hostname>-<pid>`.
+fn fake_lock(profile_dir: &Path, pid: u32) {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    std::os::unix::fs::symlink(format!("{}-{pid}", host.trim()), profile_dir.join("SingletonLock")).unwrap();
+}
+
+/// A live process to hold a fake lock; killed on drop.
+struct Holder(Child);
+
+impl Holder {
+    fn spawn() -> Holder {
+        Holder(Command::new("sleep").arg("30").spawn().unwrap())
+    }
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn profile_names_outside_the_rule_are_refused_and_nothing_is_created() {
+    let home = temp_home("profile-badname");
+    let too_long = "x".repeat(33);
+    for bad in ["../x", "A", "x/y", too_long.as_str(), "", "..", "a_b"] {
+        for cmd in ["create", "rm", "open"] {
+            let o = profile(&home, &[cmd, bad]);
+            assert_eq!(o.status.code(), Some(2), "{cmd} {bad:?}: {}", stderr(&o));
+            assert!(stderr(&o).contains("a-z, 0-9"), "{cmd} {bad:?}: {}", stderr(&o));
+        }
+    }
+    assert!(!home.exists(), "nothing is created for a bad name");
+    assert!(!std::env::temp_dir().join("x").join("profiles").exists());
+}
+
+#[test]
+fn profile_create_list_and_rm() {
+    let home = temp_home("profile-crud");
+    let o = profile(&home, &["create", "work-1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("one profile per identity") && out.contains("profile open work-1"), "{out}");
+    assert!(out.contains("everyday browser profile"), "{out}");
+    let dir = home.join("profiles").join("work-1");
+    assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+    assert_eq!(std::fs::metadata(home.join("profiles")).unwrap().permissions().mode() & 0o777, 0o700);
+    std::fs::create_dir_all(dir.join("Default")).unwrap();
+    std::fs::write(dir.join("Default").join("Preferences"), vec![b'x'; 1000]).unwrap();
+
+    let o = profile(&home, &["list", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["name"], "work-1");
+    assert_eq!(rows[0]["sizeBytes"], 1000);
+    assert_eq!(rows[0]["inUse"], false);
+    assert!(rows[0]["lastUsed"].as_str().unwrap().ends_with('Z'), "{rows:?}");
+    let o = profile(&home, &["list"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("work-1") && out.contains("not in use"), "{out}");
+
+    let o = profile(&home, &["rm", "work-1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!dir.exists());
+    let o = profile(&home, &["rm", "work-1"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no profile named"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+#[test]
+fn profile_rm_refuses_a_symlink_and_never_follows_it() {
+    let home = temp_home("profile-symlink");
+    let outside = temp_home("profile-symlink-outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("keep"), "x").unwrap();
+    std::fs::create_dir_all(home.join("profiles")).unwrap();
+    std::os::unix::fs::symlink(&outside, home.join("profiles").join("evil")).unwrap();
+    let o = profile(&home, &["rm", "evil"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("symlink"), "{}", stderr(&o));
+    assert!(outside.join("keep").exists());
+    let _ = std::fs::remove_dir_all(&home);
+    let _ = std::fs::remove_dir_all(&outside);
+}
+
+#[test]
+fn a_profile_in_use_is_not_removed_opened_or_used_by_up() {
+    let home = temp_home("profile-locked");
+    assert!(profile(&home, &["create", "busy"]).status.success());
+    let dir = home.join("profiles").join("busy");
+    let holder = Holder::spawn();
+    let pid = holder.0.id();
+    fake_lock(&dir, pid);
+
+    let o = profile(&home, &["list", "--json"]);
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(rows[0]["inUse"], true, "{rows}");
+    assert_eq!(rows[0]["holder"]["pid"], pid);
+
+    let o = profile(&home, &["rm", "busy"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("in use") && stderr(&o).contains(&pid.to_string()), "{}", stderr(&o));
+    assert!(dir.is_dir());
+
+    // A "browser" that would record being started.
+    let started = home.join("started");
+    let fake = home.join("fake-browser");
+    std::fs::write(&fake, format!("#!/bin/sh\necho \"$@\" > {}\n", started.display())).unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let o = profile(&home, &["open", "busy", "--browser", fake.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains(&pid.to_string()), "{}", stderr(&o));
+
+    let ext = fake_extension_dir(&home);
+    let o = run(&[
+        "up",
+        "--home",
+        home.to_str().unwrap(),
+        "--profile",
+        "busy",
+        "--headless",
+        "--browser",
+        fake.to_str().unwrap(),
+        "--extension-dir",
+        ext.to_str().unwrap(),
+        "--connect-timeout",
+        "2",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("PROFILE_LOCKED") && err.contains(&pid.to_string()), "{err}");
+    assert!(!started.exists(), "no browser was started");
+    assert!(!home.join("profiles").join("busy.browser.log").exists(), "no browser was started");
+    assert!(!home.join("daemon.json").exists() && !home.join("mcp-token").exists(), "no daemon was started");
+    assert!(dir.join("SingletonLock").symlink_metadata().is_ok(), "the lock is left alone");
+
+    // Once the holder is gone the lock is dangling: not in use.
+    drop(holder);
+    let o = profile(&home, &["list", "--json"]);
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(rows[0]["inUse"], false, "{rows}");
+    let o = profile(&home, &["rm", "busy"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!dir.exists());
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+#[test]
+fn profile_open_starts_the_browser_without_extension_or_automation() {
+    let home = temp_home("profile-open");
+    let started = home.join("started");
+    std::fs::create_dir_all(&home).unwrap();
+    let fake = home.join("fake-browser");
+    std::fs::write(&fake, format!("#!/bin/sh\necho \"$@\" > {}\n", started.display())).unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = profile(&home, &["open", "login", "--browser", fake.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let args = std::fs::read_to_string(&started).unwrap();
+    let dir = home.join("profiles").join("login");
+    assert!(args.contains(&format!("--user-data-dir={}", dir.display())), "{args}");
+    for banned in ["--load-extension", "remote-debugging", "--enable-automation", "--headless", "DisableLoadExtension"]
+    {
+        assert!(!args.contains(banned), "{banned} in {args}");
+    }
+    assert!(dir.is_dir());
+    let _ = std::fs::remove_dir_all(&home);
+}
