@@ -45,20 +45,21 @@ pub enum Error {
     /// The secrets table could not be read or written.
     #[error("secret store {path}: {message}")]
     SecretStore { path: PathBuf, message: String },
-    /// A profile name outside `[a-z0-9-]{1,32}`.
-    #[error("invalid profile name {0:?}: {rule}", rule = crate::profiles::NAME_RULE)]
-    ProfileName(String),
+    /// A profile name outside the rule (`profiles::NAME_RULE`, given as `rule`).
+    #[error("invalid profile name {name:?}: {rule}")]
+    ProfileName { name: String, rule: &'static str },
     #[error("no profile named {0:?}")]
     ProfileNotFound(String),
     /// `profile rm` / `profile open` on a profile a browser holds.
     #[error("profile {name:?} is in use by {holder} (Chromium's SingletonLock); close that browser first")]
-    ProfileInUse { name: String, holder: crate::profiles::LockHolder },
+    /// `holder`: the process holding the lock, as `profiles::LockHolder` shows it.
+    ProfileInUse { name: String, holder: String },
     /// `up` on a profile a browser holds: nothing was started.
     #[error(
         "PROFILE_LOCKED: profile {name:?} is in use by {holder} (Chromium's SingletonLock); close that browser \
          or use another profile (--profile NAME)"
     )]
-    ProfileLocked { name: String, holder: crate::profiles::LockHolder },
+    ProfileLocked { name: String, holder: String },
 }
 
 impl Error {

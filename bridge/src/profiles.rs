@@ -59,7 +59,7 @@ pub fn valid_name(name: &str) -> bool {
 
 /// [`valid_name`] as an error.
 pub fn check_name(name: &str) -> Result<(), Error> {
-    if valid_name(name) { Ok(()) } else { Err(Error::ProfileName(name.to_string())) }
+    if valid_name(name) { Ok(()) } else { Err(Error::ProfileName { name: name.to_string(), rule: NAME_RULE }) }
 }
 
 /// For clap: a bad name is a usage error (exit 2, nothing touched).
@@ -110,7 +110,7 @@ pub fn lock_holder(dir: &Path) -> Option<LockHolder> {
 /// `up`'s check: fails with `PROFILE_LOCKED` when the profile is in use.
 pub fn ensure_not_in_use(home: &Home, name: &str) -> Result<(), Error> {
     match lock_holder(&home.profile(name)) {
-        Some(holder) => Err(Error::ProfileLocked { name: name.to_string(), holder }),
+        Some(holder) => Err(Error::ProfileLocked { name: name.to_string(), holder: holder.to_string() }),
         None => Ok(()),
     }
 }
@@ -238,7 +238,7 @@ pub fn remove(home: &Home, name: &str) -> Result<(), Error> {
         Err(e) => return Err(Error::io(&dir, e)),
     }
     if let Some(holder) = lock_holder(&dir) {
-        return Err(Error::ProfileInUse { name: name.to_string(), holder });
+        return Err(Error::ProfileInUse { name: name.to_string(), holder: holder.to_string() });
     }
     // `remove_dir_all` does not follow symlinks inside the tree.
     fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;

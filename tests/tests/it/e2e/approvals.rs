@@ -14,7 +14,7 @@ use super::{code, new_tab, page_at, snapshot, status_line};
 
 /// Seconds the person has to answer (config.toml of this stack's daemon).
 const APPROVAL_TIMEOUT_SECS: u64 = 12;
-const SHOW_WITHIN: Duration = Duration::from_secs(10);
+const SHOW_WITHIN: Duration = Duration::from_secs(20);
 
 async fn counter(page: &CdpSession, key: &str) -> Value {
     page.evaluate(&format!("document.body.dataset.{key} || '0'")).await.unwrap()

@@ -13,7 +13,7 @@ use tests::{CdpSession, Human, Mcp, Stack, ref_of};
 
 use super::{code, new_tab, page_at, snapshot, status_line};
 
-const SHOW_WITHIN: Duration = Duration::from_secs(10);
+const SHOW_WITHIN: Duration = Duration::from_secs(20);
 
 async fn find_ref(mcp: &mut Mcp, tab: i64, role: &str, name: &str) -> String {
     let snap = snapshot(mcp, json!({ "tab": tab })).await.snapshot();

@@ -15,7 +15,7 @@ use tests::{CdpSession, Human, ShownRequest, Stack, ref_of};
 
 use super::{code, new_tab, page_at, snapshot};
 
-const SHOW_WITHIN: Duration = Duration::from_secs(10);
+const SHOW_WITHIN: Duration = Duration::from_secs(20);
 
 /// Refs of `(role, name)` pairs in one fresh snapshot of the current tab.
 async fn refs(s: &mut Stack, want: &[(&str, &str)]) -> Vec<String> {

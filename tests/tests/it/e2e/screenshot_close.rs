@@ -10,7 +10,7 @@ use tests::{Human, Stack};
 
 use super::new_tab;
 
-const SHOW_WITHIN: Duration = Duration::from_secs(10);
+const SHOW_WITHIN: Duration = Duration::from_secs(20);
 
 /// Standard base64 (with padding) to bytes.
 fn base64_decode(s: &str) -> Vec<u8> {
