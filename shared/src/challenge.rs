@@ -305,17 +305,13 @@ struct Vocab(std::collections::HashSet<u64, std::hash::BuildHasherDefault<PassTh
 impl Vocab {
     fn add(&mut self, normalised: &str) {
         for w in normalised.split(' ').filter(|w| !w.is_empty()) {
-            self.0.insert(fnv(w));
+            self.0.insert(crate::fnv1a(w));
         }
     }
 
     fn may_contain(&self, phrase: &str) -> bool {
-        phrase.split(' ').all(|w| self.0.contains(&fnv(w)))
+        phrase.split(' ').all(|w| self.0.contains(&crate::fnv1a(w)))
     }
-}
-
-fn fnv(w: &str) -> u64 {
-    w.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// The hasher for already-hashed keys.

@@ -71,7 +71,7 @@ use crate::audit::{DecidedBy, DeniedBy};
 use crate::error::{ErrorCode, WireError};
 use crate::limits::{MAX_APPROVAL_TIMEOUT_SECS, MIN_APPROVAL_TIMEOUT_SECS};
 use crate::policy::Decision;
-use crate::risk::{ActionKind, Classification, ElementFacts, RiskLevel, classify, normalize};
+use crate::risk::{ActionKind, Classification, ElementFacts, RiskLevel, classify};
 use crate::sensitive::SensitiveKind;
 
 /// What [`admit`] looks at: the `Act` as it arrived and the person's
@@ -270,9 +270,7 @@ fn decide_inner(l: &Live<'_>) -> Result<GateStep, WireError> {
 
 /// The element's visible text when it says something its name does not.
 fn shown_text(facts: &ElementFacts) -> String {
-    let shown = normalize(&facts.visible_text);
-    let name = normalize(&facts.name);
-    if shown.is_empty() || shown.iter().all(|w| name.contains(w)) { String::new() } else { facts.visible_text.clone() }
+    if crate::risk::shows_more_than_name(facts) { facts.visible_text.clone() } else { String::new() }
 }
 
 /// The element's link or form target, when it is not the page itself

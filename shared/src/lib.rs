@@ -33,6 +33,13 @@ pub mod tools;
 pub mod untrusted;
 pub mod url;
 
+/// FNV-1a (64-bit) of a string: a cheap, stable hash for identities that
+/// must match across a page's lifetime (an element's tree position, a hidden
+/// field's value, challenge words), never for secrecy.
+pub fn fnv1a(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
 /// Version string exchanged in `hello`/`welcome` and written to `daemon.json`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 

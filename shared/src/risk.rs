@@ -1686,7 +1686,6 @@ fn target_rules(el: &ElementFacts, submits: bool, hits: &mut Hits) {
     if el.target.is_empty() {
         return;
     }
-    let c = compiled();
     let form = !el.form_method.is_empty();
     if form && !submits {
         return;
@@ -1698,18 +1697,33 @@ fn target_rules(el: &ElementFacts, submits: bool, hits: &mut Hits) {
     // A GET form loads a page, like a link; only a form that posts can
     // change something on a payment or account page.
     if form && el.form_method != "get" {
-        let (path_segs, host_segs) = url_words(&el.target);
-        let segs: Vec<Vec<String>> = path_segs.into_iter().chain(host_segs).collect();
-        if let Some(p) = url_match(&c.payment_paths, &segs) {
+        let (payment, account) = page_kinds(&el.target);
+        if let Some(p) = payment {
             hits.add(RiskLevel::High, format!("{what} a payment page (\"{p}\" in \"{}\")", shown_path(&el.target)));
         }
-        if let Some(p) = url_match(&c.account_paths, &segs) {
+        if let Some(p) = account {
             hits.add(
                 RiskLevel::High,
                 format!("{what} an account/security page (\"{p}\" in \"{}\")", shown_path(&el.target)),
             );
         }
     }
+}
+
+/// The [`PAYMENT_PATHS`] and [`ACCOUNT_PATHS`] word found in a URL's path
+/// segments or host labels, if any: the page kinds on which acting asks.
+fn page_kinds(url: &str) -> (Option<&'static str>, Option<&'static str>) {
+    let c = compiled();
+    let (path_segs, host_segs) = url_words(url);
+    let segs: Vec<Vec<String>> = path_segs.into_iter().chain(host_segs).collect();
+    (url_match(&c.payment_paths, &segs), url_match(&c.account_paths, &segs))
+}
+
+/// Whether the element's visible text has words its accessible name does
+/// not: then it is classified too, and the approval window shows it.
+pub fn shows_more_than_name(el: &ElementFacts) -> bool {
+    let shown = normalize(&el.visible_text);
+    !shown.is_empty() && !words_within(&shown, &normalize(&el.name))
 }
 
 /// Whether every word of `a` is among the words of `b`.
@@ -1724,14 +1738,10 @@ fn words_within(a: &[String], b: &[String]) -> bool {
 /// itself a reason to ask: the page tells the agent one thing and shows the
 /// person another. True when the visible text matched a keyword.
 fn visible_text_rules(el: &ElementFacts, hits: &mut Hits) -> bool {
-    let shown = normalize(&el.visible_text);
-    if shown.is_empty() {
+    if !shows_more_than_name(el) {
         return false;
     }
-    let name = normalize(&el.name);
-    if words_within(&shown, &name) {
-        return false;
-    }
+    let (shown, name) = (normalize(&el.visible_text), normalize(&el.name));
     let what = format!("visible text \"{}\"", short(&el.visible_text));
     let matched = keyword_rules(&what, &el.visible_text, Some(el), hits);
     let name_matches = !keyword_hits(&name).is_empty();
@@ -1756,12 +1766,9 @@ pub fn classify(
     url: &str,
     sensitive: Option<SensitiveKind>,
 ) -> Classification {
-    let c = compiled();
     let mut hits = Hits(Vec::new());
     let password_input = element.is_some_and(|e| e.input_type.eq_ignore_ascii_case("password"));
     let sensitive = sensitive.or(password_input.then_some(SensitiveKind::Password));
-    let (path_segs, host_segs) = url_words(url);
-    let segs: Vec<Vec<String>> = path_segs.iter().chain(&host_segs).cloned().collect();
 
     let state_changing = match action {
         // Clicking a text field only focuses it; typing there is classified.
@@ -1832,10 +1839,11 @@ pub fn classify(
     };
 
     if state_changing {
-        if let Some(p) = url_match(&c.payment_paths, &segs) {
+        let (payment, account) = page_kinds(url);
+        if let Some(p) = payment {
             hits.add(RiskLevel::High, format!("payment page (\"{p}\" in URL)"));
         }
-        if let Some(p) = url_match(&c.account_paths, &segs) {
+        if let Some(p) = account {
             hits.add(RiskLevel::High, format!("account/security page (\"{p}\" in URL)"));
         }
     }

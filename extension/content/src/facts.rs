@@ -318,14 +318,9 @@ fn form_fields(form: &Element) -> Vec<String> {
     out
 }
 
-/// FNV-1a of a string, hex.
+/// [`shared::fnv1a`] of a string, hex.
 fn fnv(s: &str) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in s.bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
+    format!("{:016x}", shared::fnv1a(s))
 }
 
 fn role_of(el: &Element, tag: &str) -> String {

@@ -96,12 +96,6 @@ pub fn show(target: Option<&str>) -> Option<ElementBox> {
     at
 }
 
-/// Removes the outline; `None` for the reply.
-pub fn hide_all() -> Option<ElementBox> {
-    hide();
-    None
-}
-
 /// Removes the outline (nothing happens when there is none).
 pub fn hide() {
     let Some(shown) = SHOWN.with(|s| s.borrow_mut().take()) else { return };

@@ -47,7 +47,12 @@ pub fn handle_message(msg: JsValue) -> Promise {
             Err(e) => Outcome::Err(e),
         },
         Ok(PageRequest::Highlight { target, show }) => {
-            let at = if show { highlight::show(target.as_deref()) } else { highlight::hide_all() };
+            let at = if show {
+                highlight::show(target.as_deref())
+            } else {
+                highlight::hide();
+                None
+            };
             Outcome::Ok(CommandResult::Highlighted { at })
         }
         Err(e) => Outcome::Err(e),

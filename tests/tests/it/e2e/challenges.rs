@@ -41,6 +41,15 @@ fn challenge_of(snapshot: &str) -> (Option<String>, usize) {
     (kind, count)
 }
 
+/// Navigates the current tab to the fixture `path` and returns its snapshot.
+async fn snapshot_of(s: &mut Stack, path: &str) -> String {
+    let url = s.url(path);
+    s.mcp.ok("browser_navigate", json!({ "url": url })).await;
+    let r = snapshot(&mut s.mcp, json!({})).await;
+    assert_eq!(r.data()["url"], json!(url), "snapshot of the wrong page: {}", r.raw);
+    r.snapshot()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn challenge_pages_are_named_and_look_alikes_are_not() {
     let mut s = Stack::start().await.expect("start the stack");
@@ -50,11 +59,7 @@ async fn challenge_pages_are_named_and_look_alikes_are_not() {
     let pages = corpus_pages();
     let mut failures = Vec::new();
     for (path, want) in pages.iter().filter_map(|(p, k)| Some((p, k.as_deref()?))) {
-        let url = s.url(path);
-        s.mcp.ok("browser_navigate", json!({ "url": url })).await;
-        let r = snapshot(&mut s.mcp, json!({})).await;
-        assert_eq!(r.data()["url"], json!(url), "snapshot of the wrong page: {}", r.raw);
-        let text = r.snapshot();
+        let text = snapshot_of(&mut s, path).await;
         let (kind, count) = challenge_of(&text);
         if kind.as_deref() != Some(want) || count != 1 {
             failures.push(format!("{path}: want {want}, got {kind:?} ({count} Challenge lines)\n{text}"));
@@ -76,11 +81,7 @@ async fn challenge_pages_are_named_and_look_alikes_are_not() {
         }
     }
     for path in pages.iter().filter(|(_, k)| k.is_none()).map(|(p, _)| p) {
-        let url = s.url(path);
-        s.mcp.ok("browser_navigate", json!({ "url": url })).await;
-        let r = snapshot(&mut s.mcp, json!({})).await;
-        assert_eq!(r.data()["url"], json!(url), "snapshot of the wrong page: {}", r.raw);
-        let text = r.snapshot();
+        let text = snapshot_of(&mut s, path).await;
         let (kind, count) = challenge_of(&text);
         if kind.is_some() || count != 0 {
             failures.push(format!("{path}: benign page flagged as {kind:?}\n{}", header(&text).join("\n")));

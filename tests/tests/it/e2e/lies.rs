@@ -100,6 +100,26 @@ async fn controls_that_lie_ask_and_harmless_ones_run() {
         let (res, asked) = tokio::join!(s.mcp.call("browser_click", json!({ "ref": r })), async {
             let (win, req) = new_request(&human, &mut seen).await?;
             let overlay = overlay_seen_by_page(&page, id).await;
+            if *id == "aria-lie" {
+                // The page hides and removes the outline: it comes back.
+                page.evaluate(
+                    "(() => { const h = document.querySelector('chaperone-highlight'); \
+                     h.style.setProperty('display', 'none', 'important'); h.remove(); return true; })()",
+                )
+                .await
+                .expect("the page attacks the outline");
+                let back = tests::poll(Duration::from_secs(2), Duration::from_millis(50), || async {
+                    let o = overlay_seen_by_page(&page, id).await;
+                    let shown = page
+                        .evaluate("getComputedStyle(document.querySelector('chaperone-highlight')).display")
+                        .await
+                        .ok()?;
+                    (o["present"] == json!(true) && o["top_layer"] == json!(true) && shown != json!("none"))
+                        .then_some(())
+                })
+                .await;
+                assert!(back.is_some(), "the page removed or hid the outline for good");
+            }
             human.deny(&win, req.request).await.expect("click Deny");
             Some((req, overlay))
         });
