@@ -118,9 +118,14 @@ pub async fn show(place: Option<ScreenPlace>, orphaned: fn() -> bool) {
         ("width", JsValue::from_f64(WINDOW_WIDTH.into())),
         ("height", JsValue::from_f64(WINDOW_HEIGHT.into())),
     ];
+    let plain = obj(&props);
     props.extend(position);
-    let props = obj(&props);
-    let created = chrome::windows_create(&props).await;
+    let mut created = chrome::windows_create(&obj(&props)).await;
+    if created.is_err() {
+        // A place the browser refuses must not leave the request without
+        // a window: open it where the browser likes.
+        created = chrome::windows_create(&plain).await;
+    }
     let id = match created {
         Ok(w) => get(&w, "id").as_f64(),
         Err(e) => {
