@@ -28,6 +28,8 @@ pub struct ServeConfig {
     /// Where `{"secret": NAME}` values are read, at execution time only
     /// (`None`: every secret is unknown).
     pub secrets: Option<Arc<SecretStore>>,
+    /// How long a hand-off waits for the person (`human_timeout_secs`).
+    pub human_timeout_secs: u32,
 }
 
 impl ServeConfig {
@@ -39,6 +41,7 @@ impl ServeConfig {
             policy: Policy::default(),
             audit: None,
             secrets: None,
+            human_timeout_secs: shared::limits::DEFAULT_HUMAN_TIMEOUT_SECS,
         }
     }
 }
@@ -76,6 +79,9 @@ pub struct FileConfig {
     pub approval_timeout_secs: Option<u32>,
     /// Days audit rows are kept (default 30).
     pub retention_days: Option<u32>,
+    /// Seconds a hand-off waits for the person before the agent gets
+    /// `HUMAN_REQUIRED` (default 600, at most 3600).
+    pub human_timeout_secs: Option<u32>,
 }
 
 /// Default days audit rows are kept.
@@ -130,6 +136,16 @@ impl FileConfig {
                 None => msg,
             }
         })?;
+        if let Some(t) = config.human_timeout_secs
+            && !(shared::limits::MIN_HUMAN_TIMEOUT_SECS..=shared::limits::MAX_HUMAN_TIMEOUT_SECS).contains(&t)
+        {
+            let line = text.lines().position(|l| l.trim_start().starts_with("human_timeout_secs")).map_or(0, |l| l + 1);
+            return Err(format!(
+                "line {line}: human_timeout_secs must be between {} and {}, not {t}",
+                shared::limits::MIN_HUMAN_TIMEOUT_SECS,
+                shared::limits::MAX_HUMAN_TIMEOUT_SECS
+            ));
+        }
         if config.retention_days == Some(0) {
             return Err("retention_days must be at least 1".into());
         }
@@ -145,6 +161,10 @@ impl FileConfig {
         };
         policy.validate()?;
         Ok(policy)
+    }
+
+    pub fn human_timeout_secs(&self) -> u32 {
+        self.human_timeout_secs.unwrap_or(shared::limits::DEFAULT_HUMAN_TIMEOUT_SECS)
     }
 
     pub fn retention_days(&self) -> u32 {
@@ -194,6 +214,20 @@ mod tests {
         let c = FileConfig::parse("").unwrap();
         assert!(c.bind_ip().unwrap().is_loopback());
         assert_eq!(c.extension_origins().unwrap(), vec![extension_origin(shared::EXTENSION_ID)]);
+    }
+
+    #[test]
+    fn the_human_timeout_is_bounded_and_named_by_line() {
+        assert_eq!(FileConfig::parse("").unwrap().human_timeout_secs(), 600);
+        assert_eq!(FileConfig::parse("human_timeout_secs = 3600\n").unwrap().human_timeout_secs(), 3600);
+        assert_eq!(FileConfig::parse("human_timeout_secs = 1\n").unwrap().human_timeout_secs(), 1);
+        for bad in ["human_timeout_secs = 0\n", "\nhuman_timeout_secs = 3601\n"] {
+            let e = FileConfig::parse(bad).unwrap_err();
+            assert!(e.contains("human_timeout_secs must be between 1 and 3600"), "{e}");
+            assert!(e.starts_with(&format!("line {}:", bad.lines().position(|l| !l.is_empty()).unwrap() + 1)), "{e}");
+        }
+        assert!(FileConfig::parse("human_timeout_secs = -1\n").is_err());
+        assert!(FileConfig::parse("human_timeout_secs = \"10\"\n").is_err());
     }
 
     #[test]

@@ -86,6 +86,7 @@ pub async fn serve_logging(
     let mut config = ServeConfig::new(tokens);
     config.extension_origins = origins;
     config.policy = policy;
+    config.human_timeout_secs = file.human_timeout_secs();
     config.audit = Some(audit);
     // Read when an action that names a secret runs; `chaperone secret set`
     // may add one while the daemon is up.

@@ -53,9 +53,9 @@ impl std::fmt::Display for ErrorCode {
 /// An error as it crosses a boundary: a code and a short human message.
 /// Messages never carry stack traces, secrets or page HTML.
 ///
-/// On the wire `{"code": …, "message": …}`, plus `"denied_by"` only when
-/// it is set (unknown fields refused). Agents see the code and the
-/// message only.
+/// On the wire `{"code": …, "message": …}`, plus `"denied_by"` and
+/// `"challenge"` only when set (unknown fields refused). Agents see the
+/// code, the message and the challenge, never who denied.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WireError {
@@ -68,13 +68,23 @@ pub struct WireError {
     /// included).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub denied_by: Option<DeniedBy>,
+    /// The challenge behind a `SECURITY_CHALLENGE` (kind and evidence),
+    /// which the agent sees beside the message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub challenge: Option<crate::challenge::Challenge>,
 }
 
 impl WireError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         let mut message: String = message.into();
         crate::limits::truncate_chars(&mut message, crate::limits::MAX_ERROR_MESSAGE_CHARS);
-        Self { code, message, denied_by: None }
+        Self { code, message, denied_by: None, challenge: None }
+    }
+
+    /// The same error, naming the challenge that caused it.
+    pub fn with_challenge(mut self, challenge: crate::challenge::Challenge) -> Self {
+        self.challenge = Some(challenge);
+        self
     }
 
     /// The same error, saying who denied the action.

@@ -32,6 +32,11 @@ pub const DEFAULT_APPROVAL_TIMEOUT_SECS: u32 = 120;
 /// too, so no frame can make an approval wait longer.
 pub const MIN_APPROVAL_TIMEOUT_SECS: u32 = 1;
 pub const MAX_APPROVAL_TIMEOUT_SECS: u32 = 600;
+/// Seconds a hand-off waits for the person before `HUMAN_REQUIRED`, unless
+/// `config.toml` sets `human_timeout_secs` (within the bounds below).
+pub const DEFAULT_HUMAN_TIMEOUT_SECS: u32 = 600;
+pub const MIN_HUMAN_TIMEOUT_SECS: u32 = 1;
+pub const MAX_HUMAN_TIMEOUT_SECS: u32 = 3600;
 
 /// Cuts `s` to at most `max` characters (not bytes), adding `…` when cut.
 pub fn truncate_chars(s: &mut String, max: usize) {

@@ -41,6 +41,13 @@ pub enum ExtToBridge {
     /// [`BridgeToExt::Secret`] or [`BridgeToExt::SecretRefused`] (see
     /// `crate::action`'s module docs).
     SecretRequest { request: u64, origin: String },
+    /// The tabs waiting for the person now (sent on every change, and
+    /// after the welcome): what `browser_status` lists and what the MCP
+    /// progress notifications of waiting calls say. Informational: only
+    /// the popup ends a hand-off.
+    Waiting { tabs: Vec<crate::handoff::Waiting> },
+    /// A hand-off ended: one audit row.
+    HandoffEnded { record: crate::handoff::Record },
 }
 
 impl ExtToBridge {
@@ -135,6 +142,11 @@ pub enum PageRequest {
     /// overlay the page cannot read; answered with
     /// [`CommandResult::Highlighted`]. `show: false` removes the overlay.
     Highlight { target: Option<String>, show: bool },
+    /// The page's challenge signals (`crate::challenge::PageSignals`,
+    /// gathered by the content script's own bounded scan), answered with
+    /// [`CommandResult::Signals`]: the worker decides before dispatching
+    /// an action and after a page load.
+    Signals {},
 }
 
 /// Result of one command.
@@ -153,6 +165,10 @@ pub enum BridgeToExt {
     /// Sent once the hello was accepted.
     Welcome {
         version: String,
+        /// How long a hand-off waits for the person (`human_timeout_secs`
+        /// in `config.toml`; the extension clamps it to
+        /// `shared::limits::MIN/MAX_HUMAN_TIMEOUT_SECS`).
+        human_timeout_secs: u32,
     },
     Pong {
         seq: u64,
@@ -272,6 +288,15 @@ pub enum Command {
         expect: Option<crate::action::Fingerprint>,
         gate: crate::action::Gate,
     },
+    /// The agent hands the tab to the person (`browser_handoff`): the
+    /// extension shows the reason in the popup and answers once the
+    /// person pressed Done and the page passed the check
+    /// ([`CommandResult::HandedBack`]), or with `HUMAN_REQUIRED` /
+    /// `STOPPED` (see `crate::handoff`).
+    Handoff {
+        tab: TabId,
+        reason: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -317,6 +342,16 @@ pub enum CommandResult {
     /// placed beside it (`None` when nothing is outlined).
     Highlighted {
         at: Option<ElementBox>,
+    },
+    /// The answer to [`PageRequest::Signals`] (never sent to the bridge).
+    Signals {
+        signals: Box<crate::challenge::PageSignals>,
+    },
+    /// The person handed the tab back ([`Command::Handoff`]): how long
+    /// the agent waited and where the tab is now.
+    HandedBack {
+        waited_ms: u64,
+        tab: TabInfo,
     },
 }
 

@@ -279,6 +279,19 @@ pub struct ScreenshotArgs {
     pub tab: Option<TabId>,
 }
 
+/// `browser_handoff`: hand the tab to the person until they press Done.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct HandoffArgs {
+    /// What the person should do, in your words (at most 300 characters);
+    /// shown to them in quotes.
+    pub reason: String,
+    /// Tab id; the current tab when absent.
+    #[serde(default)]
+    pub tab: Option<TabId>,
+}
+
 /// A ref as the agent writes it: `e` followed by digits.
 pub fn is_valid_ref(r: &str) -> bool {
     r.len() >= 2 && r.len() <= 12 && r.starts_with('e') && r[1..].bytes().all(|b| b.is_ascii_digit())

@@ -68,9 +68,129 @@ pub fn strip_query(url: &str) -> &str {
     &url[..end]
 }
 
+/// Public suffixes with two labels that are common enough to matter when
+/// telling sites apart (`bank.co.uk` and `shop.co.uk` are two sites). Not
+/// the whole Public Suffix List: a host under a suffix missing here is
+/// grouped with its neighbours, which only makes "the same site" wider for
+/// the hand-off check (`crate::handoff::check_done`), never a security
+/// boundary.
+const TWO_LABEL_SUFFIXES: &[&str] = &[
+    "co.uk",
+    "org.uk",
+    "ac.uk",
+    "gov.uk",
+    "ltd.uk",
+    "plc.uk",
+    "me.uk",
+    "nhs.uk",
+    "com.au",
+    "net.au",
+    "org.au",
+    "edu.au",
+    "gov.au",
+    "co.nz",
+    "org.nz",
+    "govt.nz",
+    "co.jp",
+    "ne.jp",
+    "or.jp",
+    "ac.jp",
+    "go.jp",
+    "co.kr",
+    "or.kr",
+    "com.br",
+    "net.br",
+    "gov.br",
+    "com.cn",
+    "net.cn",
+    "org.cn",
+    "gov.cn",
+    "com.hk",
+    "com.tw",
+    "com.sg",
+    "com.my",
+    "co.in",
+    "net.in",
+    "org.in",
+    "gov.in",
+    "co.za",
+    "org.za",
+    "com.mx",
+    "com.ar",
+    "com.tr",
+    "gov.tr",
+    "co.il",
+    "com.pl",
+    "com.ua",
+    "co.id",
+    "co.th",
+    "com.vn",
+    "com.ph",
+    "com.pk",
+    "com.eg",
+    "com.sa",
+    "ac.ir",
+    "co.ir",
+    "github.io",
+    "gitlab.io",
+    "pages.dev",
+    "workers.dev",
+    "vercel.app",
+    "netlify.app",
+    "herokuapp.com",
+    "appspot.com",
+    "web.app",
+    "firebaseapp.com",
+    "azurewebsites.net",
+    "cloudfront.net",
+    "blogspot.com",
+];
+
+/// The site of an http(s) URL: its registrable domain (`accounts.bank.com`
+/// → `bank.com`, `www.bank.co.uk` → `bank.co.uk`), or the whole host for
+/// IP addresses and single-label hosts (`127.0.0.1`, `localhost`). Scheme
+/// and port do not count. `None` for anything but http(s).
+pub fn site_of(url: &str) -> Option<String> {
+    let u = url::Url::parse(url.trim()).ok()?;
+    if u.scheme() != "http" && u.scheme() != "https" {
+        return None;
+    }
+    let host = match u.host()? {
+        url::Host::Domain(d) => d.trim_end_matches('.').to_ascii_lowercase(),
+        ip => return Some(ip.to_string()),
+    };
+    let labels: Vec<&str> = host.split('.').collect();
+    if labels.len() <= 2 {
+        return Some(host);
+    }
+    let last_two = labels[labels.len() - 2..].join(".");
+    let keep = if TWO_LABEL_SUFFIXES.contains(&last_two.as_str()) { 3 } else { 2 };
+    Some(labels[labels.len().saturating_sub(keep)..].join("."))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sites_are_registrable_domains() {
+        for (url, site) in [
+            ("https://accounts.bank.com/login", Some("bank.com")),
+            ("https://BANK.com.:8443/", Some("bank.com")),
+            ("http://www.shop.co.uk/a", Some("shop.co.uk")),
+            ("https://shop.co.uk/", Some("shop.co.uk")),
+            ("https://alice.github.io/x", Some("alice.github.io")),
+            ("http://127.0.0.1:4000/", Some("127.0.0.1")),
+            ("http://localhost:4000/", Some("localhost")),
+            ("http://[::1]:80/", Some("[::1]")),
+            ("http://xn--bcher-kva.example/", Some("xn--bcher-kva.example")),
+            ("about:blank", None),
+            ("chrome-extension://abc/popup.html", None),
+            ("not a url", None),
+        ] {
+            assert_eq!(site_of(url).as_deref(), site, "{url}");
+        }
+    }
 
     #[test]
     fn only_http_and_https_with_a_host_are_accepted() {

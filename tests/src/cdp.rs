@@ -144,7 +144,17 @@ impl Cdp {
     /// Opens a new page target, attaches to it and loads `url` (waiting
     /// until the document is complete).
     pub async fn new_page(&self, url: &str) -> Result<CdpSession> {
-        let r = self.call("Target.createTarget", json!({ "url": "about:blank" })).await?;
+        self.open_page(url, false).await
+    }
+
+    /// Like [`Cdp::new_page`], in a window of its own (so it keeps
+    /// receiving input while the extension brings another tab to the front).
+    pub async fn new_window_page(&self, url: &str) -> Result<CdpSession> {
+        self.open_page(url, true).await
+    }
+
+    async fn open_page(&self, url: &str, new_window: bool) -> Result<CdpSession> {
+        let r = self.call("Target.createTarget", json!({ "url": "about:blank", "newWindow": new_window })).await?;
         let id = r["targetId"].as_str().context("no targetId")?.to_string();
         let page = self.attach(&id).await?;
         page.call("Page.enable", json!({})).await?;

@@ -117,6 +117,53 @@ impl Human {
         Ok(p)
     }
 
+    /// The popup in a window of its own (opened once), as the person has
+    /// it while the extension brings the tab that needs them to the front.
+    pub async fn popup_window(&mut self) -> Result<CdpSession> {
+        if let Some(p) = &self.popup {
+            return Ok(p.clone());
+        }
+        let p = self.cdp.new_window_page(&popup_url()).await?;
+        crate::poll(Duration::from_secs(10), Duration::from_millis(100), || async {
+            let v = p.evaluate("document.getElementById('control-state').textContent").await.ok()?;
+            v.as_str().filter(|t| *t != "Running").map(|_| ())
+        })
+        .await;
+        self.popup = Some(p.clone());
+        Ok(p)
+    }
+
+    /// Waits until the popup shows a hand-off card, other than `not`;
+    /// its id and whole text.
+    pub async fn wait_handoff(&mut self, within: Duration, not: Option<u64>) -> Result<(u64, String)> {
+        let p = self.popup().await?;
+        let skip = not.map_or(-1.0, |n| n as f64);
+        let found = crate::poll(within, Duration::from_millis(100), || async {
+            let v = p
+                .evaluate(&format!(
+                    "(() => {{ const c = [...document.querySelectorAll('[data-handoff]')].find(c => Number(c.dataset.handoff) !== {skip}); return c ? [Number(c.dataset.handoff), c.textContent] : null; }})()"
+                ))
+                .await
+                .ok()?;
+            Some((v[0].as_u64()?, v[1].as_str()?.to_string()))
+        })
+        .await;
+        found.ok_or_else(|| anyhow!("the popup showed no hand-off within {within:?}"))
+    }
+
+    /// The text of hand-off card `id` (empty when it is gone).
+    pub async fn handoff_text(&mut self, id: u64) -> Result<String> {
+        let p = self.popup().await?;
+        let v = p.evaluate(&format!("document.getElementById('handoff-{id}')?.textContent ?? ''")).await?;
+        Ok(v.as_str().unwrap_or_default().to_string())
+    }
+
+    /// Presses Done (`done`) or Abort on hand-off card `id`.
+    pub async fn hand_back(&mut self, id: u64, done: bool) -> Result<()> {
+        let p = self.popup().await?;
+        p.click_selector(&format!("#handoff-{}-{id}", if done { "done" } else { "abort" })).await
+    }
+
     /// Clicks a control in the popup (`stop`, `pause`, `resume`, `yolo`, `chime`…).
     pub async fn click_in_popup(&mut self, id: &str) -> Result<()> {
         let p = self.popup().await?;

@@ -32,6 +32,22 @@ impl Stack {
         Ok(Stack { mcp, browser, daemon, server, connected })
     }
 
+    /// The stack with a headless browser: nobody can help with a challenge.
+    pub async fn start_headless(config: Option<&str>) -> Result<Stack> {
+        let server = FixtureServer::start();
+        let daemon = Daemon::start_with_config(config).await?;
+        let browser = Browser::launch(crate::BrowserOptions {
+            extension: Some(crate::extension_dir()),
+            native_host_home: Some(daemon.home().to_path_buf()),
+            extra_args: Vec::new(),
+            headed: false,
+        })
+        .await?;
+        let connected = crate::wait_for_extension(&daemon).await;
+        let mcp = daemon.mcp().await?;
+        Ok(Stack { mcp, browser, daemon, server, connected })
+    }
+
     /// A fixture URL, e.g. `url("/basic/index.html")`.
     pub fn url(&self, path: &str) -> String {
         self.server.url(path)

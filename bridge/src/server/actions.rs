@@ -642,7 +642,11 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
         expect: p.element.as_ref().map(|e| e.fingerprint.clone()),
         gate,
     };
-    let wait = Duration::from_secs(u64::from(policy.approval_timeout_secs)) + Duration::from_millis(COMMAND_TIMEOUT_MS);
+    // The approval, any hand-off to the person (a challenge found before
+    // dispatch), then the action itself.
+    let wait = Duration::from_secs(u64::from(policy.approval_timeout_secs))
+        + state.human_wait()
+        + Duration::from_millis(COMMAND_TIMEOUT_MS);
     let sent = match grant {
         Some(grant) => state.hub().call_granting(command, wait, grant).await,
         None => state.hub().call(command, wait).await,

@@ -71,6 +71,8 @@ pub struct ConnectionInfo {
     pub connected_for: Duration,
     /// The person's controls as the extension last reported them.
     pub control: ControlState,
+    /// Tabs waiting for the person, as the extension last reported them.
+    pub waiting: Vec<shared::handoff::Waiting>,
 }
 
 struct Connection {
@@ -79,6 +81,7 @@ struct Connection {
     since: Instant,
     tx: mpsc::Sender<BridgeToExt>,
     control: ControlState,
+    waiting: Vec<shared::handoff::Waiting>,
 }
 
 struct Pending {
@@ -186,8 +189,21 @@ impl ExtHub {
                 extension_version: c.version.clone(),
                 connected_for: c.since.elapsed(),
                 control: c.control,
+                waiting: c.waiting.clone(),
             })
             .collect()
+    }
+
+    /// Tabs waiting for the person on the live connection.
+    pub fn waiting(&self) -> Vec<shared::handoff::Waiting> {
+        self.lock().live.as_ref().map(|c| c.waiting.clone()).unwrap_or_default()
+    }
+
+    /// Records the hand-offs a connection reported.
+    pub fn set_waiting(&self, connection: u64, waiting: Vec<shared::handoff::Waiting>) {
+        if let Some(c) = self.lock().live.as_mut().filter(|c| c.number == connection) {
+            c.waiting = waiting;
+        }
     }
 
     /// Second browsers refused since the daemon started.
@@ -315,7 +331,14 @@ impl ExtHub {
         }
         let number = self.next_connection.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::channel(OUTGOING_QUEUE);
-        inner.live = Some(Connection { number, version, since: Instant::now(), tx, control: ControlState::default() });
+        inner.live = Some(Connection {
+            number,
+            version,
+            since: Instant::now(),
+            tx,
+            control: ControlState::default(),
+            waiting: Vec::new(),
+        });
         Ok((number, rx))
     }
 
@@ -473,7 +496,15 @@ async fn socket_task(state: AppState, mut socket: WebSocket, permit: OwnedSemaph
         }
     };
     tracing::info!(connection = number, extension_version = %version, "extension connected");
-    if send(&mut socket, &BridgeToExt::Welcome { version: shared::VERSION.to_string() }).await {
+    if send(
+        &mut socket,
+        &BridgeToExt::Welcome {
+            version: shared::VERSION.to_string(),
+            human_timeout_secs: state.config().human_timeout_secs,
+        },
+    )
+    .await
+    {
         authenticated_loop(&state, &mut socket, number, &mut outgoing).await;
     }
     state.hub().unregister(number);
@@ -526,6 +557,14 @@ async fn authenticated_loop(
                     }
                     Ok(ExtToBridge::Control { state: control }) => {
                         state.hub().set_control(number, control);
+                        true
+                    }
+                    Ok(ExtToBridge::Waiting { tabs }) => {
+                        state.hub().set_waiting(number, tabs);
+                        true
+                    }
+                    Ok(ExtToBridge::HandoffEnded { record }) => {
+                        state.spawn_handoff_audit(record);
                         true
                     }
                     Ok(ExtToBridge::SecretRequest { request, origin }) => {

@@ -44,14 +44,15 @@ use shared::protocol::{Command, CommandResult, TabId, TabInfo};
 use shared::redact;
 use shared::snapshot::{RenderOptions, SnapshotRequest, TextRequest, render, render_text};
 use shared::tools::{
-    ClickArgs, ExtractTextArgs, FillFormArgs, HoverArgs, NavigateArgs, PressKeyArgs, ScreenshotArgs, ScrollArgs,
-    SelectOptionArgs, SnapshotArgs, StatusArgs, TabsAction, TabsArgs, TypeArgs, WaitForArgs, is_valid_ref,
+    ClickArgs, ExtractTextArgs, FillFormArgs, HandoffArgs, HoverArgs, NavigateArgs, PressKeyArgs, ScreenshotArgs,
+    ScrollArgs, SelectOptionArgs, SnapshotArgs, StatusArgs, TabsAction, TabsArgs, TypeArgs, WaitForArgs, is_valid_ref,
 };
 use shared::tools::{DEFAULT_WAIT_MS, MAX_WAIT_MS};
 
 use super::AppState;
 use super::actions;
 use super::audit::{Audit, Caller, Row};
+use super::handoff;
 use super::results::{error_result, plain_result, untrusted_result};
 
 /// What the server tells the agent when it connects.
@@ -178,6 +179,16 @@ fn tools() -> Vec<Tool> {
             schema_for_type::<WaitForArgs>(),
         ),
         Tool::new(
+            "browser_handoff",
+            "Hand the tab to the person for something only they may do (sign in, solve a CAPTCHA, enter a code, \
+             choose between options you should not pick). `reason` (at most 300 characters) is shown to them in \
+             quotes as your words. The call waits until they press Done in the Chaperone popup and the page no \
+             longer shows a challenge on the same site, then returns {outcome: \"done\", waited_ms} and the page's \
+             header; Abort, a timeout or a second Done while the challenge is still there give HUMAN_REQUIRED. \
+             Actions and navigations hand off by themselves when they meet a challenge page.",
+            schema_for_type::<HandoffArgs>(),
+        ),
+        Tool::new(
             "browser_status",
             "Show connected browsers, the person's controls (STOP, Pause, YOLO), approvals waiting for the \
              person, the tabs you opened and the current tab.",
@@ -243,8 +254,12 @@ fn command_timeout() -> Duration {
     Duration::from_millis(COMMAND_TIMEOUT_MS)
 }
 
-fn navigation_timeout() -> Duration {
-    Duration::from_millis(NAVIGATION_TIMEOUT_MS)
+impl McpServer {
+    /// A page load, and the person if the page it lands on shows a
+    /// challenge (the extension hands the tab over and waits).
+    fn navigation_timeout(&self) -> Duration {
+        Duration::from_millis(NAVIGATION_TIMEOUT_MS) + self.state.human_wait()
+    }
 }
 
 impl McpServer {
@@ -288,10 +303,31 @@ impl McpServer {
                 checked?;
             }
         }
-        let timeout = if url.is_some() { navigation_timeout() } else { command_timeout() };
-        let result = match self.state.hub().call(Command::TabNew { url: url.clone() }, timeout).await {
+        // The tab is the agent's before it loads anything: a page that
+        // hands it to the person (or refuses, headless) leaves a tab the
+        // agent can still see and close.
+        let result = match self.state.hub().call(Command::TabNew { url: None }, command_timeout()).await {
             Ok(CommandResult::Tab { tab }) => {
                 self.state.tabs().add(tab.id);
+                let tab = match &url {
+                    None => tab,
+                    Some(u) => match self
+                        .state
+                        .hub()
+                        .call(Command::Navigate { tab: tab.id, url: u.clone() }, self.navigation_timeout())
+                        .await
+                    {
+                        Ok(CommandResult::Tab { tab }) => tab,
+                        Ok(_) => return Err(unexpected()),
+                        Err(e) => {
+                            let failed = Err(e.clone());
+                            self.audit(caller, "browser_tabs", Some(tab.id), "open a tab", Some(u), &failed).await;
+                            let mut opened = err(e.code, format!("tab {} opened; {}", tab.id, e.message));
+                            opened.challenge = e.challenge;
+                            return Err(opened);
+                        }
+                    },
+                };
                 self.state.actions().remember_url(tab.id, &tab.url);
                 // Where it landed (after redirects) may be a denied site: the
                 // tab stays the agent's (to close), its page is not shown.
@@ -433,7 +469,7 @@ impl McpServer {
             Some(step) => format!("navigate {step:?}").to_lowercase(),
             None => "navigate".to_string(),
         };
-        let answer = self.state.hub().call(command_for(tab, &url), navigation_timeout()).await;
+        let answer = self.state.hub().call(command_for(tab, &url), self.navigation_timeout()).await;
         let info = match answer {
             Ok(CommandResult::Tab { tab: info }) => info,
             Ok(_) => return Err(unexpected()),
@@ -626,12 +662,20 @@ impl McpServer {
             }
         ));
         text.push_str(&format!("Current tab: {}\n", current.map_or("none".to_string(), |t| t.to_string())));
+        let (waiting_text, waiting) = handoff::status_lines(&self.state);
+        text.push_str(&waiting_text);
         let controls = control.map(
             |c| json!({ "stopped": c.stopped, "paused": c.paused, "yolo": c.yolo, "pendingApprovals": c.pending }),
         );
         Ok(plain_result(
             text,
-            json!({ "browsers": browsers, "controls": controls, "agentTabs": tabs, "currentTab": current }),
+            json!({
+                "browsers": browsers,
+                "controls": controls,
+                "agentTabs": tabs,
+                "currentTab": current,
+                "waitingForPerson": waiting,
+            }),
         ))
     }
 
@@ -661,6 +705,7 @@ impl McpServer {
             "browser_snapshot" => then(parse(args), |a| self.browser_snapshot(a)).await,
             "browser_extract_text" => then(parse(args), |a| self.browser_extract_text(a)).await,
             "browser_status" => parse(args).and_then(|a| self.browser_status(a)),
+            "browser_handoff" => then(parse::<HandoffArgs>(args), |a| handoff::browser_handoff(state, caller, a)).await,
             _ => return None,
         })
     }
@@ -703,6 +748,10 @@ impl ServerHandler for McpServer {
         let name = request.name.to_string();
         let args = request.arguments.unwrap_or_default();
         let caller = caller(&context);
+        // Tells the client why the call stays open while a tab waits for
+        // the person (only when it asked for progress).
+        let _progress =
+            context.meta.get_progress_token().map(|t| handoff::watch_progress(&self.state, context.peer.clone(), t));
         let Some(outcome) = self.dispatch(&name, args, &caller).await else {
             tracing::warn!(tool = %name.chars().take(64).collect::<String>(), "unknown tool");
             return Err(McpError::invalid_params("unknown tool", None));
@@ -781,6 +830,7 @@ mod tests {
                 "browser_hover",
                 "browser_screenshot",
                 "browser_wait_for",
+                "browser_handoff",
                 "browser_status",
             ]
         );

@@ -23,6 +23,7 @@ mod audit;
 mod conn;
 mod ext;
 mod guard;
+mod handoff;
 mod mcp;
 mod results;
 
@@ -221,6 +222,12 @@ impl AppState {
     /// work); see `actions::release_secret`.
     pub(crate) fn spawn_secret_release(&self, connection: u64, request: u64, origin: String) {
         self.inner.tracker.spawn(actions::release_secret(self.clone(), connection, request, origin));
+    }
+
+    /// Writes the audit row of an ended hand-off from its own task.
+    pub(crate) fn spawn_handoff_audit(&self, record: shared::handoff::Record) {
+        let state = self.clone();
+        self.inner.tracker.spawn(async move { handoff::audit(&state, &record).await });
     }
 
     /// What `GET /status` answers.

@@ -13,10 +13,18 @@ use shared::error::WireError;
 use shared::untrusted;
 
 /// A tool error: `isError: true`, structured `{code, message}`, text
-/// `CODE: message`.
+/// `CODE: message`; a `SECURITY_CHALLENGE` adds the challenge
+/// (`{kind, evidence}`, the evidence redacted: it can quote the page).
 pub(super) fn error_result(e: &WireError) -> CallToolResult {
-    let mut r = CallToolResult::error(vec![ContentBlock::text(format!("{}: {}", e.code, e.message))]);
-    r.structured_content = Some(json!({ "code": e.code.as_str(), "message": e.message }));
+    let mut text = format!("{}: {}", e.code, e.message);
+    let mut data = json!({ "code": e.code.as_str(), "message": e.message });
+    if let Some(c) = &e.challenge {
+        let evidence = shared::redact::redact_text(&c.evidence);
+        text.push_str(&format!(" [challenge: {} ({evidence})]", c.kind.as_str()));
+        data["challenge"] = json!({ "kind": c.kind.as_str(), "evidence": evidence });
+    }
+    let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
+    r.structured_content = Some(data);
     r
 }
 
@@ -45,6 +53,18 @@ mod tests {
         assert_eq!(r.is_error, Some(true));
         assert_eq!(r.structured_content, Some(json!({"code": "INVALID_REQUEST", "message": "bad url"})));
         assert_eq!(r.content[0].as_text().unwrap().text, "INVALID_REQUEST: bad url");
+    }
+
+    #[test]
+    fn a_security_challenge_names_its_kind_and_redacted_evidence() {
+        use shared::challenge::{Challenge, ChallengeKind};
+        let c = Challenge { kind: ChallengeKind::Captcha, evidence: "token sk-abcdefghijklmnopqrstuvwx".into() };
+        let r = error_result(&WireError::new(ErrorCode::SecurityChallenge, "headless").with_challenge(c));
+        let data = r.structured_content.unwrap();
+        assert_eq!(data["code"], "SECURITY_CHALLENGE");
+        assert_eq!(data["challenge"]["kind"], "captcha");
+        assert!(!data["challenge"]["evidence"].as_str().unwrap().contains("sk-abcdefghij"), "{data}");
+        assert!(r.content[0].as_text().unwrap().text.contains("[challenge: captcha ("));
     }
 
     #[test]

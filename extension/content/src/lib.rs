@@ -55,6 +55,10 @@ pub fn handle_message(msg: JsValue) -> Promise {
             };
             Outcome::Ok(CommandResult::Highlighted { at })
         }
+        Ok(PageRequest::Signals {}) => match challenge::gather() {
+            Some(signals) => Outcome::Ok(CommandResult::Signals { signals: Box::new(signals) }),
+            None => Outcome::Err(WireError::new(ErrorCode::Internal, "the page has no document")),
+        },
         Err(e) => Outcome::Err(e),
     };
     let json = serde_json::to_string(&outcome)

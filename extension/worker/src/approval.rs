@@ -5,7 +5,7 @@
 use std::cell::RefCell;
 use std::collections::HashSet;
 
-use js_sys::{Array, Function, Reflect};
+use js_sys::{Function, Reflect};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
@@ -83,36 +83,6 @@ fn render(state: PageState) {
         let _ = h.focus();
     }
     if new && chime {
-        beep();
+        ui::beep();
     }
-}
-
-/// A short WebAudio tone (no sound file). Browsers may refuse audio
-/// before a user gesture; then it is silently skipped.
-fn beep() {
-    let global = js_sys::global();
-    let Ok(ctor) = Reflect::get(&global, &JsValue::from_str("AudioContext")) else { return };
-    let Ok(ctor) = ctor.dyn_into::<Function>() else { return };
-    let Ok(ctx) = Reflect::construct(&ctor, &Array::new()) else { return };
-    let call = |o: &JsValue, m: &str, args: &[JsValue]| -> Option<JsValue> {
-        let f: Function = Reflect::get(o, &JsValue::from_str(m)).ok()?.dyn_into().ok()?;
-        let a = Array::new();
-        for x in args {
-            a.push(x);
-        }
-        f.apply(o, &a).ok()
-    };
-    let Some(osc) = call(&ctx, "createOscillator", &[]) else { return };
-    let Some(gain) = call(&ctx, "createGain", &[]) else { return };
-    let now = Reflect::get(&ctx, &JsValue::from_str("currentTime")).ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
-    let _ = Reflect::set(&osc, &JsValue::from_str("type"), &JsValue::from_str("sine"));
-    let freq = Reflect::get(&osc, &JsValue::from_str("frequency")).unwrap_or(JsValue::UNDEFINED);
-    let _ = Reflect::set(&freq, &JsValue::from_str("value"), &JsValue::from_f64(880.0));
-    let g = Reflect::get(&gain, &JsValue::from_str("gain")).unwrap_or(JsValue::UNDEFINED);
-    let _ = Reflect::set(&g, &JsValue::from_str("value"), &JsValue::from_f64(0.15));
-    let dest = Reflect::get(&ctx, &JsValue::from_str("destination")).unwrap_or(JsValue::UNDEFINED);
-    call(&osc, "connect", std::slice::from_ref(&gain));
-    call(&gain, "connect", &[dest]);
-    call(&osc, "start", &[JsValue::from_f64(now)]);
-    call(&osc, "stop", &[JsValue::from_f64(now + 0.18)]);
 }

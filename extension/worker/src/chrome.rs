@@ -57,6 +57,10 @@ extern "C" {
     pub fn tabs_on_updated_add_listener(cb: &Function);
     #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onRemoved"], js_name = addListener)]
     pub fn tabs_on_removed_add_listener(cb: &Function);
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onActivated"], js_name = addListener)]
+    pub fn tabs_on_activated_add_listener(cb: &Function);
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = query, catch)]
+    pub async fn tabs_query(query: &Object) -> Result<JsValue, JsValue>;
 
     // ---- windows
     #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = update, catch)]

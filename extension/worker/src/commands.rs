@@ -1,7 +1,8 @@
 //! Runs one bridge command against the browser (docs/design.md, "Processes
 //! and channels" and "Observation"). Page actions go through the gate
 //! (`crate::gate`); tabs and the content script are reached through
-//! `crate::tabs`.
+//! `crate::tabs`; navigations and `Handoff` meet the person through
+//! `crate::handoff`.
 
 use shared::error::{ErrorCode, WireError};
 use shared::protocol::{Command, CommandResult, HistoryStep, Outcome, PageRequest, TabId};
@@ -27,6 +28,7 @@ pub async fn run(command: Command) -> Outcome {
         // Every action goes through the gate: STOP/Pause, live
         // re-classification, the person's approval (crate::gate).
         Command::Act { tab, target, action, expect, gate } => crate::gate::act(tab, target, action, expect, gate).await,
+        Command::Handoff { tab, reason } => handoff(tab, reason).await,
     };
     match result {
         Ok(r) => Outcome::Ok(r),
@@ -95,7 +97,24 @@ async fn navigate(tab: TabId, url: &str) -> CmdResult {
         return Err(tab_error(tab, &e));
     }
     waiter.wait(tab).await?;
+    landed(tab).await
+}
+
+/// After a navigation the agent waits for: a challenge on the page it
+/// landed on hands the tab to the person first (`crate::handoff`), and the
+/// agent learns where the tab is once they handed it back.
+async fn landed(tab: TabId) -> CmdResult {
+    crate::handoff::clear_for_agent(tab).await?;
     Ok(CommandResult::Tab { tab: info(&get_tab(tab).await?) })
+}
+
+/// `Command::Handoff`: the person has the tab until Done (checked) or
+/// Abort; the agent learns how long it waited and where the tab is.
+async fn handoff(tab: TabId, reason: String) -> CmdResult {
+    get_tab(tab).await?;
+    let reason = shared::handoff::check_reason(&reason)?;
+    let waited_ms = crate::handoff::hand_over(tab, shared::handoff::Trigger::Agent, None, Some(reason)).await?;
+    Ok(CommandResult::HandedBack { waited_ms, tab: info(&get_tab(tab).await?) })
 }
 
 async fn history(tab: TabId, step: HistoryStep) -> CmdResult {
@@ -128,7 +147,7 @@ async fn history(tab: TabId, step: HistoryStep) -> CmdResult {
         }
     }
     waiter.wait(tab).await?;
-    Ok(CommandResult::Tab { tab: info(&get_tab(tab).await?) })
+    landed(tab).await
 }
 
 // ---------------------------------------------------------------- snapshot

@@ -64,6 +64,8 @@ struct State {
     since: f64,
     reason: String,
     ping_seq: u64,
+    /// `human_timeout_secs` from the bridge's welcome (0 until then).
+    human_timeout_secs: u32,
     /// Resolved (with "open"/"welcome") or rejected by socket events while
     /// a connect attempt waits for them.
     waiter: Option<(Function, Function)>,
@@ -282,7 +284,10 @@ fn on_frame(generation: u64, text: &str) {
         }
     };
     match frame {
-        BridgeToExt::Welcome { .. } => settle(generation, Ok("welcome")),
+        BridgeToExt::Welcome { human_timeout_secs, .. } => {
+            STATE.with(|s| s.borrow_mut().human_timeout_secs = human_timeout_secs);
+            settle(generation, Ok("welcome"))
+        }
         BridgeToExt::Pong { .. } => {}
         other => match handlers() {
             Some(h) => (h.frame)(generation, other),
@@ -346,12 +351,28 @@ pub fn send(generation: u64, frame: &ExtToBridge) {
 /// Tells the bridge about the person's controls (informational: the
 /// extension enforces them itself).
 pub fn send_control(state: shared::action::ControlState) {
+    send_current(&ExtToBridge::Control { state });
+}
+
+/// Sends `frame` on the current connection, if there is one.
+pub fn send_current(frame: &ExtToBridge) {
     let current = STATE.with(|s| {
         let s = s.borrow();
         s.connected.then_some(s.generation)
     });
     if let Some(generation) = current {
-        send(generation, &ExtToBridge::Control { state });
+        send(generation, frame);
+    }
+}
+
+/// How long a hand-off waits for the person: the bridge's
+/// `human_timeout_secs`, clamped to the documented bounds (the default
+/// before any welcome).
+pub fn human_timeout_secs() -> u32 {
+    use shared::limits::{DEFAULT_HUMAN_TIMEOUT_SECS, MAX_HUMAN_TIMEOUT_SECS, MIN_HUMAN_TIMEOUT_SECS};
+    match STATE.with(|s| s.borrow().human_timeout_secs) {
+        0 => DEFAULT_HUMAN_TIMEOUT_SECS,
+        t => t.clamp(MIN_HUMAN_TIMEOUT_SECS, MAX_HUMAN_TIMEOUT_SECS),
     }
 }
 

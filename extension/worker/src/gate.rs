@@ -7,12 +7,14 @@
 //!
 //! Behaviour, exactly:
 //! - STOP (popup only): every pending approval ends with `STOPPED` (it did
-//!   not run; history `stopped`), an action between approval and execution
+//!   not run; history `stopped`), every hand-off ends (`STOPPED`), an action between approval and execution
 //!   is refused with `STOPPED`, and every later `Act` is refused with
 //!   `STOPPED` until the person presses Resume in the popup. Persisted.
 //! - Pause (popup only): later `Act`s are refused with `STOPPED` ("paused")
 //!   until Resume; approvals already waiting stay open for the person.
 //! - [`act`]: the request id is spent on arrival; `shared::gate::admit`;
+//!   a challenge on the page hands the tab to the person first
+//!   (`crate::handoff::clear_for_agent`; headless: `SECURITY_CHALLENGE`);
 //!   the live element (the one [`resolve`] just gave the bridge, if this
 //!   `Act` is about it, else a fresh resolution) and page URL;
 //!   `shared::gate::decide` with YOLO as it is now; when it asks, the
@@ -161,8 +163,8 @@ fn changed() {
     spawn_local(async move {
         let _ = chrome::storage_local_set(&obj(&[("controls", to_js(&saved))])).await;
         let _ = chrome::storage_session_set(&obj(&[("gate", view)])).await;
-        update_badge(state).await;
     });
+    crate::badge::set_control(state);
     crate::conn::send_control(state);
     if state.pending == 0 {
         // A moment later, so the click that answered the last request
@@ -174,24 +176,6 @@ fn changed() {
             }
         });
     }
-}
-
-async fn update_badge(state: ControlState) {
-    let (text, color) = if state.yolo {
-        ("YOLO".to_string(), "#d00000")
-    } else if state.pending > 0 {
-        (state.pending.to_string(), "#c25400")
-    } else if state.stopped {
-        ("STOP".to_string(), "#8a1f17")
-    } else if state.paused {
-        ("II".to_string(), "#555555")
-    } else {
-        (String::new(), "#24324a")
-    };
-    let _ = chrome::action_set_badge_background_color(&obj(&[("color", JsValue::from_str(color))])).await;
-    let _ = chrome::action_set_badge_text(&obj(&[("text", JsValue::from_str(&text))])).await;
-    let title = if state.yolo { "Chaperone — YOLO is on: actions run without asking" } else { "Chaperone" };
-    let _ = chrome::action_set_title(&obj(&[("title", JsValue::from_str(title))])).await;
 }
 
 fn add_history(summary: &str, risk: RiskLevel, decision: &str, url: &str) {
@@ -249,6 +233,7 @@ pub async fn stop() {
     for p in pending {
         let _ = p.resolve.call1(&JsValue::NULL, &JsValue::from_str(STOP));
     }
+    crate::handoff::stop_all();
     changed();
 }
 
@@ -412,7 +397,7 @@ pub async fn act(
     expect: Option<Fingerprint>,
     gate: Gate,
 ) -> CmdResult {
-    let resolved = take_resolved(tab, target.as_deref(), expect.as_ref());
+    let mut resolved = take_resolved(tab, target.as_deref(), expect.as_ref());
     ensure_loaded().await;
     // 1. Before the page is asked anything. The id is spent now.
     let request_seen = !STATE.with(|s| s.borrow_mut().seen.insert(gate.request));
@@ -424,8 +409,15 @@ pub async fn act(
         target: target.as_deref(),
         expect: expect.as_ref(),
     })?;
-    let generation = STATE.with(|s| s.borrow().stop_generation);
     let close_tab = matches!(action, Action::CloseTab);
+    // 1b. A challenge on the page (or a hand-off already open on the tab):
+    // the person has the tab until they hand it back; nothing is
+    // dispatched before (`crate::handoff`). Afterwards the element is
+    // resolved again: the page may have changed.
+    if !close_tab && crate::handoff::clear_for_agent(tab).await? {
+        resolved = None;
+    }
+    let generation = STATE.with(|s| s.borrow().stop_generation);
 
     // 2. The live element, classified here again: the one this worker
     // resolved for the bridge a moment ago, or a fresh resolution. Either

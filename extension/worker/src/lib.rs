@@ -12,15 +12,16 @@
 //!
 //! ```text
 //! lib        every module (entry points, frame and message routing)
-//! commands   gate, tabs
-//! gate       window, secret, conn, tabs, messages
+//! commands   gate, handoff, tabs
+//! gate       window, secret, handoff, conn, tabs, messages, badge
+//! handoff    conn, tabs, badge
 //! window     tabs
 //! secret     conn, tabs
 //! conn       refusals
-//! popup      ui, messages, refusals
+//! popup      ui, messages, refusals, handoff
 //! approval   ui, messages
 //! ui         messages
-//! tabs, refusals, messages    (none)
+//! tabs, refusals, messages, badge    (none)
 //! ```
 //!
 //! `conn` hands what arrives on the socket to the `conn::Handlers` set
@@ -34,10 +35,12 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
 mod approval;
+mod badge;
 mod chrome;
 mod commands;
 mod conn;
 mod gate;
+mod handoff;
 mod messages;
 mod popup;
 mod refusals;
@@ -47,7 +50,7 @@ mod ui;
 mod util;
 mod window;
 
-use messages::{Control, Message, Page, Reply};
+use messages::{Control, HandBack, Message, Page, Reply};
 use util::{get, obj, to_js};
 
 /// Name of the alarm that revives the connection after the worker restarts.
@@ -58,6 +61,7 @@ const RECONNECT_ALARM: &str = "chaperone-reconnect";
 pub fn start_worker() {
     tabs::install_listeners();
     window::install_listeners();
+    handoff::install_listeners();
     conn::set_handlers(conn::Handlers { connected: on_connected, frame: on_bridge_frame, closed: on_disconnected });
     spawn_local(gate::ensure_loaded());
     conn::publish();
@@ -74,6 +78,7 @@ pub fn start_worker() {
 /// controls first.
 fn on_connected(generation: u64) {
     conn::send(generation, &ExtToBridge::Control { state: gate::control_state() });
+    conn::send(generation, &ExtToBridge::Waiting { tabs: handoff::waiting() });
 }
 
 /// A frame from the bridge on connection `generation`.
@@ -194,6 +199,16 @@ pub fn on_runtime_message(msg: JsValue, sender: JsValue) -> Promise {
             refusals::dismiss().await;
             Ok(ok_reply(true))
         }),
+        Message::HandBack { id, answer } => wasm_bindgen_futures::future_to_promise(async move {
+            let known = match answer {
+                HandBack::Done => handoff::done(id).await,
+                HandBack::Abort => handoff::abort(id),
+            };
+            Ok(ok_reply(known))
+        }),
+        Message::TakeOver {} => {
+            wasm_bindgen_futures::future_to_promise(async { Ok(ok_reply(handoff::take_over().await)) })
+        }
     }
 }
 

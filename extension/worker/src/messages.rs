@@ -18,8 +18,8 @@
 //!   extensions are refused). Which page may send what is decided in one
 //!   place, [`Message::allowed_from`]: answers (`decide`) and the chime
 //!   setting from the approval window and the popup; STOP, Pause, Resume,
-//!   YOLO, clearing the history and dismissing the second-browser notices
-//!   only from the popup; the connection status from any of our pages.
+//!   YOLO, clearing the history, dismissing the second-browser notices and
+//!   the hand-off buttons (Done, Abort, Take over) only from the popup; the connection status from any of our pages.
 //!   Anything else is refused with `"not allowed from this page"`.
 
 use serde::{Deserialize, Serialize};
@@ -61,6 +61,21 @@ pub enum Message {
     ClearHistory {},
     /// Dismisses the second-browser notices.
     DismissRefusals {},
+    /// The person's Done or Abort on one hand-off's card (reply:
+    /// [`Reply::Ok`], `done: false` when no such hand-off is open).
+    HandBack { id: u64, answer: HandBack },
+    /// "Take over": the tab the person is looking at becomes theirs until
+    /// they press Done (reply: [`Reply::Ok`], `done: false` when there is
+    /// no web tab to take).
+    TakeOver {},
+}
+
+/// The two buttons of a hand-off card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HandBack {
+    Done,
+    Abort,
 }
 
 /// What [`Message::Settings`] may change.
@@ -93,9 +108,13 @@ impl Message {
                 matches!(page, Page::Popup | Page::Approval)
             }
             // The person's controls live in the popup only.
-            Message::Control { .. } | Message::Yolo { .. } | Message::ClearHistory {} | Message::DismissRefusals {} => {
-                page == Page::Popup
-            }
+            // So do hand-offs: only the popup ends or starts one.
+            Message::Control { .. }
+            | Message::Yolo { .. }
+            | Message::ClearHistory {}
+            | Message::DismissRefusals {}
+            | Message::HandBack { .. }
+            | Message::TakeOver {} => page == Page::Popup,
         }
     }
 
@@ -182,6 +201,9 @@ mod tests {
             (r#"{"type":"yolo","on":true}"#, &popup),
             (r#"{"type":"clear_history"}"#, &popup),
             (r#"{"type":"dismiss_refusals"}"#, &popup),
+            (r#"{"type":"hand_back","id":3,"answer":"done"}"#, &popup),
+            (r#"{"type":"hand_back","id":3,"answer":"abort"}"#, &popup),
+            (r#"{"type":"take_over"}"#, &popup),
         ];
         for (json, allowed) in cases {
             let m = Message::parse(json).unwrap_or_else(|e| panic!("{json}: {e}"));
@@ -217,6 +239,10 @@ mod tests {
             r#"{"type":"control"}"#,
             r#"{"type":"yolo"}"#,
             r#"{"type":"yolo","on":1}"#,
+            r#"{"type":"hand_back","id":3,"answer":"approve"}"#,
+            r#"{"type":"hand_back","id":3}"#,
+            r#"{"type":"hand_back","answer":"done"}"#,
+            r#"{"type":"take_over","tab":5}"#,
         ] {
             let got = Message::parse(bad);
             assert!(got.is_err(), "{bad} was accepted as {got:?}");

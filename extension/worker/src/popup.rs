@@ -1,5 +1,6 @@
-//! The toolbar popup (docs/design.md, "Policy, approvals and audit"): connection state, pending requests
-//! (approve/deny), STOP, Pause/Resume, the YOLO switch (only this page can
+//! The toolbar popup (docs/design.md, "Policy, approvals and audit"): connection state, the tabs
+//! waiting for the person (a card each with Done and Abort; "Take over this tab"; the chime for a new
+//! one), pending requests (approve/deny), STOP, Pause/Resume, the YOLO switch (only this page can
 //! set it), the chime switch, the approval history (export, clear), and a
 //! warning when the bridge refused a second browser — another one while
 //! this browser was connected, or this one while another was
@@ -9,6 +10,7 @@ use std::cell::RefCell;
 
 use js_sys::Array;
 use shared::action::ControlState;
+use shared::handoff::Waiting;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
@@ -27,11 +29,18 @@ const HISTORY_SHOWN: usize = 50;
 thread_local! {
     /// The storage listener lives as long as the popup page.
     static ON_CHANGED: RefCell<Option<ChangedListener>> = const { RefCell::new(None) };
+    static HANDOFFS: RefCell<Shown> = RefCell::new(Shown::default());
 }
 
 pub fn start() {
     let cb = ChangedListener::new(|changes: JsValue, area: JsValue| match area.as_string().as_deref() {
-        Some("session") => spawn_local(refresh()),
+        Some("session") => {
+            let handoffs = get(&changes, crate::handoff::KEY);
+            if !handoffs.is_undefined() {
+                render_handoffs(crate::handoff::parse(&get(&handoffs, "newValue")));
+            }
+            spawn_local(refresh());
+        }
         Some("local") if !get(&changes, "history").is_undefined() => spawn_local(refresh_history()),
         _ => {}
     });
@@ -51,7 +60,56 @@ pub fn start() {
             render_gate(&state);
         }
         refresh_history().await;
+        let items = chrome::storage_session_get(&JsValue::from_str(crate::handoff::KEY)).await;
+        if let Ok(items) = items {
+            render_handoffs(crate::handoff::parse(&get(&items, crate::handoff::KEY)));
+        }
+        // The "waiting for" times move on.
+        loop {
+            crate::util::sleep(1000).await;
+            let list = HANDOFFS.with(|h| h.borrow().list.clone());
+            if !list.is_empty() {
+                draw_handoffs(&list);
+            }
+        }
     });
+}
+
+/// The hand-offs shown, and the ids seen (for the chime).
+#[derive(Default)]
+struct Shown {
+    list: Vec<Waiting>,
+    seen: std::collections::HashSet<u64>,
+    chime: bool,
+}
+
+/// Cards for the tabs waiting for the person; the chime for a new one.
+fn render_handoffs(list: Vec<Waiting>) {
+    let (new, chime) = HANDOFFS.with(|h| {
+        let mut h = h.borrow_mut();
+        let mut new = false;
+        for w in &list {
+            new |= h.seen.insert(w.id);
+        }
+        h.list = list.clone();
+        (new, h.chime)
+    });
+    draw_handoffs(&list);
+    if new && chime {
+        ui::beep();
+    }
+}
+
+fn draw_handoffs(list: &[Waiting]) {
+    let Some(container) = by_id("handoffs") else { return };
+    ui::clear(&container);
+    if list.is_empty() {
+        container.append_child(&el("p", "empty", Some("No tab is waiting for you."))).ok();
+    }
+    let now = js_sys::Date::now();
+    for w in list {
+        container.append_child(&ui::handoff_card(w, now)).ok();
+    }
 }
 
 fn control(action: Control) {
@@ -71,6 +129,16 @@ fn wire_controls() {
     click("resume", || control(Control::Resume));
     click("yolo-off", || set_yolo(false));
     click("export", export_history);
+    click("take-over", || {
+        spawn_local(async {
+            let reply = send(&Message::TakeOver {}).await;
+            let taken = get(&reply, "done").as_bool().unwrap_or(false);
+            set_text(
+                "take-over-result",
+                if taken { "" } else { "No web page to take over: open the tab you want first." },
+            );
+        })
+    });
     click("dismiss-refusals", || {
         spawn_local(async {
             send(&Message::DismissRefusals {}).await;
@@ -106,6 +174,7 @@ fn set_yolo(on: bool) {
 fn render_gate(state: &PageState) {
     let ControlState { stopped, paused, yolo, .. } = state.control;
     let chime = state.chime;
+    HANDOFFS.with(|h| h.borrow_mut().chime = chime);
     set_text(
         "control-state",
         if stopped {

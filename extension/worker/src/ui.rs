@@ -2,14 +2,15 @@
 //! Everything is built with `createElement` + `textContent`: text from
 //! pages, the bridge or the agent can never become markup.
 
-use js_sys::Function;
+use js_sys::{Array, Function, Reflect};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{Document, Element};
 
 use crate::chrome;
-use crate::messages::{Message, PageState, PendingView};
+use crate::messages::{HandBack, Message, PageState, PendingView};
 use crate::util::{from_js, get, to_js};
+use shared::handoff::{Trigger, Waiting};
 
 pub fn document() -> Option<Document> {
     web_sys::window().and_then(|w| w.document())
@@ -135,6 +136,63 @@ pub fn request_card(p: &PendingView) -> Element {
     card
 }
 
+/// "1 min 20 s".
+pub fn duration(ms: f64) -> String {
+    let secs = (ms / 1000.0).max(0.0) as u64;
+    if secs < 60 { format!("{secs} s") } else { format!("{} min {} s", secs / 60, secs % 60) }
+}
+
+/// One tab waiting for the person, with its Done and Abort buttons
+/// (`#handoff-done-<id>`, `#handoff-abort-<id>`). The agent's reason is
+/// shown in quotes, as its words.
+pub fn handoff_card(w: &Waiting, now_ms: f64) -> Element {
+    let card = el("section", "handoff", None);
+    card.set_id(&format!("handoff-{}", w.id));
+    let _ = card.set_attribute("data-handoff", &w.id.to_string());
+    card.append_child(&el("h2", "need", Some(w.need()))).ok();
+    card.append_child(&el("p", "site", Some(&format!("Site: {}", w.origin)))).ok();
+    if let Some(r) = &w.reason {
+        card.append_child(&el("p", "reason", Some(&format!("The agent says: \u{201c}{r}\u{201d}")))).ok();
+    }
+    if let Some(c) = &w.challenge {
+        card.append_child(&el("p", "evidence", Some(&format!("Seen on the page: {}", c.evidence)))).ok();
+    }
+    let how = match w.trigger {
+        Trigger::Detected => "The agent stopped here and waits for you.",
+        Trigger::Agent => "The agent handed you this tab and waits.",
+        Trigger::Person => "You took this tab over; the agent waits.",
+    };
+    card.append_child(&el("p", "how", Some(how))).ok();
+    card.append_child(&el("p", "since", Some(&format!("Waiting for {}", duration(now_ms - w.since_ms as f64))))).ok();
+    if let Some(n) = &w.note {
+        card.append_child(&el("p", "note", Some(n))).ok();
+    }
+    card.append_child(&el(
+        "p",
+        "help",
+        Some("Press Done when you have finished on the page; Abort tells the agent it cannot go on."),
+    ))
+    .ok();
+    let buttons = el("div", "buttons", None);
+    let done = el("button", "done", Some("Done"));
+    done.set_id(&format!("handoff-done-{}", w.id));
+    let abort = el("button", "abort", Some("Abort"));
+    abort.set_id(&format!("handoff-abort-{}", w.id));
+    let id = w.id;
+    on(&done, "click", move |_| hand_back(id, HandBack::Done));
+    on(&abort, "click", move |_| hand_back(id, HandBack::Abort));
+    buttons.append_child(&done).ok();
+    buttons.append_child(&abort).ok();
+    card.append_child(&buttons).ok();
+    card
+}
+
+fn hand_back(id: u64, answer: HandBack) {
+    wasm_bindgen_futures::spawn_local(async move {
+        send(&Message::HandBack { id, answer }).await;
+    });
+}
+
 /// Re-renders a list of requests into `container`.
 pub fn render_requests(container: &Element, pending: &[PendingView], empty: &str) {
     clear(container);
@@ -161,4 +219,34 @@ pub fn on_gate_change(mut f: impl FnMut(PageState) + 'static) {
     })
     .into_js_value();
     chrome::storage_on_changed_add_listener(cb.unchecked_ref());
+}
+
+/// A short WebAudio tone (no sound file). Browsers may refuse audio
+/// before a user gesture; then it is silently skipped.
+pub fn beep() {
+    let global = js_sys::global();
+    let Ok(ctor) = Reflect::get(&global, &JsValue::from_str("AudioContext")) else { return };
+    let Ok(ctor) = ctor.dyn_into::<Function>() else { return };
+    let Ok(ctx) = Reflect::construct(&ctor, &Array::new()) else { return };
+    let call = |o: &JsValue, m: &str, args: &[JsValue]| -> Option<JsValue> {
+        let f: Function = Reflect::get(o, &JsValue::from_str(m)).ok()?.dyn_into().ok()?;
+        let a = Array::new();
+        for x in args {
+            a.push(x);
+        }
+        f.apply(o, &a).ok()
+    };
+    let Some(osc) = call(&ctx, "createOscillator", &[]) else { return };
+    let Some(gain) = call(&ctx, "createGain", &[]) else { return };
+    let now = Reflect::get(&ctx, &JsValue::from_str("currentTime")).ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
+    let _ = Reflect::set(&osc, &JsValue::from_str("type"), &JsValue::from_str("sine"));
+    let freq = Reflect::get(&osc, &JsValue::from_str("frequency")).unwrap_or(JsValue::UNDEFINED);
+    let _ = Reflect::set(&freq, &JsValue::from_str("value"), &JsValue::from_f64(880.0));
+    let g = Reflect::get(&gain, &JsValue::from_str("gain")).unwrap_or(JsValue::UNDEFINED);
+    let _ = Reflect::set(&g, &JsValue::from_str("value"), &JsValue::from_f64(0.15));
+    let dest = Reflect::get(&ctx, &JsValue::from_str("destination")).unwrap_or(JsValue::UNDEFINED);
+    call(&osc, "connect", std::slice::from_ref(&gain));
+    call(&gain, "connect", &[dest]);
+    call(&osc, "start", &[JsValue::from_f64(now)]);
+    call(&osc, "stop", &[JsValue::from_f64(now + 0.18)]);
 }

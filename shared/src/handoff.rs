@@ -1,0 +1,378 @@
+//! Hand-offs: the tab is the person's until they say it is the agent's
+//! again (docs/design.md, "Hand-off to the person").
+//!
+//! A tab is *waiting for the person* ([`Waiting`]) in three ways
+//! ([`Trigger`]):
+//! - `detected`: before the extension dispatches a page action, and after
+//!   every navigation or new tab load it waits for, it runs the challenge
+//!   decision (`crate::challenge::detect`) on the live page; a challenge
+//!   means the action is not dispatched and the tab waits;
+//! - `agent`: the agent called `browser_handoff {reason}`; the reason is
+//!   shown to the person in quotes, as the agent's words;
+//! - `person`: the person pressed "Take over" in the popup.
+//!
+//! Only the popup ends a hand-off (Done or Abort), STOP ends them all, and
+//! each has a deadline (`human_timeout_secs`). Nothing from the bridge, a
+//! tool or a page can end one: there is no such message.
+//!
+//! Done is checked, not believed ([`check_done`]): the live page must show
+//! no challenge and be on the same site (registrable domain,
+//! [`crate::url::site_of`]) as the page where the hand-off began — a login
+//! that went through an identity provider and came back counts, a tab left
+//! on another site does not. A Done that fails the check is a *miss*: the
+//! tab waits again with a note for the person; [`MAX_MISSES`] misses end it
+//! as `still_there` (`HUMAN_REQUIRED`).
+//!
+//! Where no person can help (a headless browser, [`is_headless_user_agent`])
+//! a detected challenge is `SECURITY_CHALLENGE {kind, evidence}` at once
+//! ([`headless_error`]): nothing is dispatched and nothing waits.
+//!
+//! Every hand-off that ends is one audit row ([`Record`]).
+
+use serde::{Deserialize, Serialize};
+
+use crate::challenge::{Challenge, ChallengeKind};
+use crate::error::{ErrorCode, WireError};
+
+/// The longest reason an agent may give (characters).
+pub const MAX_REASON_CHARS: usize = 300;
+/// Done pressed while the page still shows a challenge (or is on another
+/// site) this many times ends the hand-off as `still_there`.
+pub const MAX_MISSES: u8 = 2;
+/// Hand-offs one action may go through before it gives up
+/// (`HUMAN_REQUIRED`): a challenge that comes back after a good Done is
+/// handed over once more, not forever.
+pub const MAX_HANDOFFS_PER_ACTION: u8 = 2;
+
+/// How a tab came to wait for the person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trigger {
+    Detected,
+    Agent,
+    Person,
+}
+
+impl Trigger {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Detected => "detected",
+            Trigger::Agent => "agent",
+            Trigger::Person => "person",
+        }
+    }
+}
+
+/// How a hand-off ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Done, and the check passed.
+    Done,
+    /// The person pressed Abort.
+    Abort,
+    /// Nobody ended it within `human_timeout_secs`.
+    Timeout,
+    /// STOP.
+    Stop,
+    /// Done pressed [`MAX_MISSES`] times while the page still needed the
+    /// person (or was on another site).
+    StillThere,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Done => "done",
+            Outcome::Abort => "abort",
+            Outcome::Timeout => "timeout",
+            Outcome::Stop => "stop",
+            Outcome::StillThere => "still_there",
+        }
+    }
+
+    /// What the waiting call gets when the hand-off did not end with a good
+    /// Done (`None` for [`Outcome::Done`]).
+    pub fn error(self, what: &str) -> Option<WireError> {
+        let e = |code, msg: String| Some(WireError::new(code, msg));
+        match self {
+            Outcome::Done => None,
+            Outcome::Abort => e(
+                ErrorCode::HumanRequired,
+                format!("the person aborted the hand-off ({what}); nothing was done on the page"),
+            ),
+            Outcome::Timeout => e(
+                ErrorCode::HumanRequired,
+                format!("nobody finished the hand-off ({what}) in time; nothing was done on the page"),
+            ),
+            Outcome::StillThere => e(
+                ErrorCode::HumanRequired,
+                format!("the page still needs the person ({what}) after they pressed Done twice; nothing was done"),
+            ),
+            Outcome::Stop => e(ErrorCode::Stopped, format!("the person pressed STOP during the hand-off ({what})")),
+        }
+    }
+}
+
+/// A tab waiting for the person, as the popup shows it and the bridge
+/// reports it (`browser_status`, MCP progress).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Waiting {
+    /// Unique for the worker's lifetime; what the popup's buttons name.
+    pub id: u64,
+    pub tab: crate::protocol::TabId,
+    /// The challenge on the page, when one was detected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub challenge: Option<Challenge>,
+    /// `scheme://host:port` of the page where it began.
+    pub origin: String,
+    /// The agent's words (`browser_handoff`), at most [`MAX_REASON_CHARS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub trigger: Trigger,
+    /// Epoch milliseconds.
+    pub since_ms: u64,
+    /// Dones that failed the check so far.
+    #[serde(default)]
+    pub misses: u8,
+    /// Why the last Done did not count, for the person.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Waiting {
+    /// What the person is asked to do, in a few words.
+    pub fn need(&self) -> &'static str {
+        match (self.challenge.as_ref().map(|c| c.kind), self.trigger) {
+            (Some(k), _) => need_of(k),
+            (None, Trigger::Agent) => "The agent asks for your help",
+            (None, _) => "You are using this tab",
+        }
+    }
+
+    /// A short label for results and audit rows: the challenge kind, or
+    /// the trigger when there is none.
+    pub fn what(&self) -> &'static str {
+        match &self.challenge {
+            Some(c) => c.kind.as_str(),
+            None => match self.trigger {
+                Trigger::Agent => "asked by the agent",
+                _ => "taken over by the person",
+            },
+        }
+    }
+}
+
+/// The person's task for each challenge kind.
+pub fn need_of(kind: ChallengeKind) -> &'static str {
+    match kind {
+        ChallengeKind::Captcha => "Solve the CAPTCHA",
+        ChallengeKind::Mfa => "Enter the verification code",
+        ChallengeKind::Passkey => "Use your passkey or security key",
+        ChallengeKind::Login => "Sign in",
+        ChallengeKind::OauthConsent => "Review the permission request",
+        ChallengeKind::Blocked => "The site blocked this browser",
+    }
+}
+
+/// One audit row per ended hand-off.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Record {
+    pub tab: crate::protocol::TabId,
+    /// The challenge kind, or `agent` / `person` when there was none.
+    pub kind: String,
+    pub origin: String,
+    pub trigger: Trigger,
+    pub outcome: Outcome,
+    pub duration_ms: u64,
+}
+
+/// What a Done found on the live page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DoneCheck {
+    /// No challenge, same site: the hand-off is over.
+    Resolved,
+    /// Not yet: the tab waits again; the note says why.
+    Again(String),
+    /// The last allowed miss: ends as [`Outcome::StillThere`].
+    GiveUp,
+}
+
+/// The check behind Done: `began` is the URL where the hand-off began,
+/// `now` the tab's URL, `challenge` the decision on the live page,
+/// `misses` the failed Dones before this one.
+pub fn check_done(began: &str, now: &str, challenge: Option<&Challenge>, misses: u8) -> DoneCheck {
+    let home = crate::url::site_of(began);
+    let here = crate::url::site_of(now);
+    let note = if home.is_none() || home != here {
+        Some(format!(
+            "This tab is on {}, not on {}. Go back to {} and press Done again.",
+            here.as_deref().unwrap_or("another page"),
+            home.as_deref().unwrap_or("the site"),
+            home.as_deref().unwrap_or("the site"),
+        ))
+    } else {
+        challenge.map(|c| format!("The page still asks: {}. Press Done again when it is finished.", need_of(c.kind)))
+    };
+    match note {
+        None => DoneCheck::Resolved,
+        Some(_) if misses + 1 >= MAX_MISSES => DoneCheck::GiveUp,
+        Some(n) => DoneCheck::Again(n),
+    }
+}
+
+/// Whether a browser says it runs headless (its user agent names
+/// `HeadlessChrome`): no person can solve anything there.
+pub fn is_headless_user_agent(ua: &str) -> bool {
+    ua.contains("HeadlessChrome")
+}
+
+/// A challenge where no person can help: refused at once.
+pub fn headless_error(challenge: &Challenge) -> WireError {
+    WireError::new(
+        ErrorCode::SecurityChallenge,
+        format!(
+            "the page shows a security challenge ({}) and this browser is headless, so no person can handle it; \
+             nothing was done. Run Chaperone headed (`chaperone up` without --headless) and try again",
+            challenge.kind.as_str()
+        ),
+    )
+    .with_challenge(challenge.clone())
+}
+
+/// Checks an agent's reason: not empty, at most [`MAX_REASON_CHARS`],
+/// no control characters but newlines and tabs.
+pub fn check_reason(reason: &str) -> Result<String, WireError> {
+    let r = reason.trim();
+    let bad = |m: &str| Err(WireError::new(ErrorCode::InvalidRequest, m));
+    if r.is_empty() {
+        return bad("reason must say what the person should do");
+    }
+    if r.chars().count() > MAX_REASON_CHARS {
+        return bad("reason is longer than 300 characters");
+    }
+    if r.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+        return bad("reason contains control characters");
+    }
+    Ok(r.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn captcha() -> Challenge {
+        Challenge { kind: ChallengeKind::Captcha, evidence: "reCAPTCHA iframe".into() }
+    }
+
+    #[test]
+    fn done_counts_only_without_a_challenge_on_the_same_site() {
+        let began = "https://shop.example.com/cart";
+        // (now, challenge, misses before) → verdict
+        let cases: Vec<(&str, Option<Challenge>, u8, &str)> = vec![
+            ("https://shop.example.com/cart", None, 0, "resolved"),
+            // A login through another host that came back: same site.
+            ("https://www.example.com/account", None, 0, "resolved"),
+            ("https://shop.example.com:8443/x", None, 1, "resolved"),
+            ("https://shop.example.com/cart", Some(captcha()), 0, "again"),
+            ("https://shop.example.com/cart", Some(captcha()), 1, "give up"),
+            // Left on the identity provider: not done.
+            ("https://accounts.idp.test/signin", None, 0, "again"),
+            ("https://accounts.idp.test/signin", None, 1, "give up"),
+            ("https://example.co.uk/", None, 0, "again"),
+            ("about:blank", None, 0, "again"),
+        ];
+        for (now, ch, misses, want) in cases {
+            let got = match check_done(began, now, ch.as_ref(), misses) {
+                DoneCheck::Resolved => "resolved",
+                DoneCheck::Again(_) => "again",
+                DoneCheck::GiveUp => "give up",
+            };
+            assert_eq!(got, want, "{now} {ch:?} {misses}");
+        }
+        // Hosts without a registrable domain are their own site.
+        assert_eq!(check_done("http://127.0.0.1:4000/a", "http://127.0.0.1:4000/b", None, 0), DoneCheck::Resolved);
+        assert!(matches!(
+            check_done("http://127.0.0.1:4000/a", "http://localhost:4000/a", None, 0),
+            DoneCheck::Again(_)
+        ));
+    }
+
+    #[test]
+    fn the_note_says_what_is_wrong() {
+        let DoneCheck::Again(n) = check_done("http://127.0.0.1:1/a", "http://localhost:1/b", None, 0) else {
+            panic!("not again")
+        };
+        assert!(n.contains("localhost") && n.contains("127.0.0.1"), "{n}");
+        let DoneCheck::Again(n) = check_done("http://127.0.0.1:1/a", "http://127.0.0.1:1/a", Some(&captcha()), 0)
+        else {
+            panic!("not again")
+        };
+        assert!(n.contains("Solve the CAPTCHA"), "{n}");
+    }
+
+    #[test]
+    fn outcomes_map_to_the_documented_codes() {
+        assert_eq!(Outcome::Done.error("captcha"), None);
+        for (o, code) in [
+            (Outcome::Abort, ErrorCode::HumanRequired),
+            (Outcome::Timeout, ErrorCode::HumanRequired),
+            (Outcome::StillThere, ErrorCode::HumanRequired),
+            (Outcome::Stop, ErrorCode::Stopped),
+        ] {
+            let e = o.error("captcha").unwrap();
+            assert_eq!(e.code, code, "{o:?}");
+            assert!(e.message.contains("captcha"), "{}", e.message);
+        }
+        let json = serde_json::to_string(&Outcome::StillThere).unwrap();
+        assert_eq!(json, "\"still_there\"");
+        assert_eq!(Outcome::StillThere.as_str(), "still_there");
+    }
+
+    #[test]
+    fn headless_is_read_from_the_user_agent_and_refuses_with_the_challenge() {
+        assert!(is_headless_user_agent(
+            "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/142.0.0.0 Safari/537.36"
+        ));
+        assert!(!is_headless_user_agent(
+            "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36"
+        ));
+        let e = headless_error(&captcha());
+        assert_eq!(e.code, ErrorCode::SecurityChallenge);
+        assert_eq!(e.challenge, Some(captcha()));
+        assert!(e.message.contains("headed"), "{}", e.message);
+    }
+
+    #[test]
+    fn reasons_are_checked() {
+        assert_eq!(check_reason("  sign in to the bank ").unwrap(), "sign in to the bank");
+        assert!(check_reason("   ").is_err());
+        assert!(check_reason(&"x".repeat(301)).is_err());
+        assert!(check_reason(&"é".repeat(300)).is_ok());
+        assert!(check_reason("a\u{1b}[2Jb").is_err());
+        assert!(check_reason("line one\nline two").is_ok());
+    }
+
+    #[test]
+    fn the_person_is_told_what_is_needed() {
+        let mut w = Waiting {
+            id: 1,
+            tab: 3,
+            challenge: Some(captcha()),
+            origin: "https://a.example:443".into(),
+            reason: None,
+            trigger: Trigger::Detected,
+            since_ms: 0,
+            misses: 0,
+            note: None,
+        };
+        assert_eq!(w.need(), "Solve the CAPTCHA");
+        assert_eq!(w.what(), "captcha");
+        w.challenge = None;
+        w.trigger = Trigger::Agent;
+        assert_eq!(w.need(), "The agent asks for your help");
+        assert_eq!(w.what(), "asked by the agent");
+    }
+}
