@@ -1226,6 +1226,11 @@ const USERNAME_WORDS: &[&str] = &[
     "courriel",
 ];
 
+/// Text fields besides the password a sign-in form may have (username,
+/// e-mail, a code, a captcha answer) before the form reads as a profile or
+/// settings form instead.
+const MAX_SIGN_IN_OTHER_FIELDS: usize = 3;
+
 fn login(c: &Ctx<'_>) -> Option<String> {
     let passwords: Vec<(&InputSignal, &String)> =
         c.inputs.iter().filter(|(i, _)| i.is("password")).map(|(i, w)| (*i, w)).collect();
@@ -1245,6 +1250,13 @@ fn login(c: &Ctx<'_>) -> Option<String> {
         .in_buttons(SIGN_IN)
         .or_else(|| c.s.buttons.iter().find_map(|b| SIGN_IN_RAW.iter().copied().find(|r| b.contains(r))));
     let sign_up_button = c.in_buttons(SIGN_UP);
+    // A sign-in form asks for who you are and a password, little else; a
+    // profile or settings form that also shows a password field (display
+    // name, phone, address…) is not a sign-in step.
+    let other_fields = c.text_inputs().filter(|(i, _)| !i.is("password")).count();
+    if other_fields > MAX_SIGN_IN_OTHER_FIELDS && sign_in_button.is_none() {
+        return None;
+    }
     if !passwords.is_empty() && !any_new && (username || sign_in_button.is_some()) {
         let with = if username { "a username field" } else { "a sign-in button" };
         return Some(format!("password sign-in form with {with}"));

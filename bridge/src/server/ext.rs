@@ -285,6 +285,7 @@ impl ExtHub {
             // Who denied (`denied_by`) is kept for the audit row.
             Ok(Ok(Outcome::Err(e))) => Err(WireError {
                 denied_by: e.denied_by,
+                challenge: e.challenge,
                 ..WireError::new(e.code, shared::redact::redact_text(&e.message))
             }),
         }

@@ -91,6 +91,10 @@ async fn act_on(s: &mut Stack, path: &str, snapshot: &str, want: Option<&str>, f
     let mut calls = vec![("browser_press_key", json!({ "key": "ArrowDown" }))];
     if want.is_some()
         && let Some(r) = snapshot.lines().find_map(|l| {
+            let role = l.trim_start().strip_prefix("- ")?.split(' ').next()?;
+            if !["button", "link", "textbox", "checkbox", "combobox"].contains(&role) {
+                return None;
+            }
             let start = l.find("[e")? + 1;
             let end = start + l[start..].find(']')?;
             Some(l[start..end].to_string())
@@ -101,6 +105,9 @@ async fn act_on(s: &mut Stack, path: &str, snapshot: &str, want: Option<&str>, f
     for (tool, args) in calls {
         let r = s.mcp.call(tool, args.clone()).await.expect(tool);
         match want {
+            // A page that redraws its widget can make the ref stale first
+            // (STALE_REF: nothing dispatched either; the counter checks).
+            Some(_) if tool == "browser_click" && r.error_code() == Some("STALE_REF") => {}
             Some(w) => {
                 let kind = r.structured()["challenge"]["kind"].as_str().unwrap_or("");
                 if r.error_code() != Some("SECURITY_CHALLENGE") || kind != w {
