@@ -1257,6 +1257,11 @@ fn login(c: &Ctx<'_>) -> Option<String> {
     if other_fields > MAX_SIGN_IN_OTHER_FIELDS && sign_in_button.is_none() {
         return None;
     }
+    // Several fields, no sign-in button, no sign-in title: a contact or
+    // order form that happens to ask for a PIN.
+    if other_fields >= 2 && sign_in_button.is_none() && c.in_title_or_headings(SIGN_IN_TITLE).is_none() {
+        return None;
+    }
     if !passwords.is_empty() && !any_new && (username || sign_in_button.is_some()) {
         let with = if username { "a username field" } else { "a sign-in button" };
         return Some(format!("password sign-in form with {with}"));

@@ -61,6 +61,19 @@ impl Browser {
         .await
     }
 
+    /// Like [`Browser::with_extension`], always headless: for comparisons
+    /// where nobody plays the person (a challenge page is refused at once
+    /// instead of waiting for someone to solve it).
+    pub async fn headless_with_extension(home: &Path) -> Result<Browser> {
+        Browser::launch(BrowserOptions {
+            extension: Some(crate::extension_dir()),
+            native_host_home: Some(home.to_path_buf()),
+            extra_args: Vec::new(),
+            headed: false,
+        })
+        .await
+    }
+
     /// A plain Chromium (no extension): for testing the harness itself.
     pub async fn plain() -> Result<Browser> {
         Browser::launch(BrowserOptions::default()).await

@@ -36,13 +36,7 @@ impl Stack {
     pub async fn start_headless(config: Option<&str>) -> Result<Stack> {
         let server = FixtureServer::start();
         let daemon = Daemon::start_with_config(config).await?;
-        let browser = Browser::launch(crate::BrowserOptions {
-            extension: Some(crate::extension_dir()),
-            native_host_home: Some(daemon.home().to_path_buf()),
-            extra_args: Vec::new(),
-            headed: false,
-        })
-        .await?;
+        let browser = Browser::headless_with_extension(daemon.home()).await?;
         let connected = crate::wait_for_extension(&daemon).await;
         let mcp = daemon.mcp().await?;
         Ok(Stack { mcp, browser, daemon, server, connected })

@@ -13,11 +13,13 @@
 //! - Pause (popup only): later `Act`s are refused with `STOPPED` ("paused")
 //!   until Resume; approvals already waiting stay open for the person.
 //! - [`act`]: the request id is spent on arrival; `shared::gate::admit`;
-//!   a challenge on the page hands the tab to the person first
-//!   (`crate::handoff::clear_for_agent`; headless: `SECURITY_CHALLENGE`);
 //!   the live element (the one [`resolve`] just gave the bridge, if this
 //!   `Act` is about it, else a fresh resolution) and page URL;
-//!   `shared::gate::decide` with YOLO as it is now; when it asks, the
+//!   `shared::gate::decide` with YOLO as it is now — a refusal ends
+//!   there; anything that may run first meets any challenge on the page,
+//!   which hands the tab to the person (`crate::handoff::clear_for_agent`;
+//!   headless: `SECURITY_CHALLENGE`) and then resolves and decides again;
+//!   when it asks, the
 //!   person answers in the approval window, the element outlined on its
 //!   page (`shared::gate::answered`); `shared::gate::halted`; a secret's
 //!   value (`crate::secret::reveal`, only now); `halted` again; then the
@@ -410,13 +412,6 @@ pub async fn act(
         expect: expect.as_ref(),
     })?;
     let close_tab = matches!(action, Action::CloseTab);
-    // 1b. A challenge on the page (or a hand-off already open on the tab):
-    // the person has the tab until they hand it back; nothing is
-    // dispatched before (`crate::handoff`). Afterwards the element is
-    // resolved again: the page may have changed.
-    if !close_tab && crate::handoff::clear_for_agent(tab).await? {
-        resolved = None;
-    }
     let generation = STATE.with(|s| s.borrow().stop_generation);
 
     // 2. The live element, classified here again: the one this worker
@@ -424,31 +419,47 @@ pub async fn act(
     // way the content script acts only while the element still resolves to
     // exactly these facts (`verify`), so what was classified — and shown
     // to the person — is what is acted on.
-    let live = match resolved {
-        Some(element) => Some(element),
-        None if close_tab => None,
-        None => {
-            // Any tab can be closed (behind the gate); page actions need a web page.
-            tabs::require_web_page(tab).await?;
-            resolve_live(tab, target.as_deref()).await?
+    // 3. The decision. A refusal ends here; anything that may run first
+    // meets a challenge on the page (or a hand-off already open on the
+    // tab): the person has the tab until they hand it back, nothing is
+    // dispatched before (`crate::handoff`), and then the element is
+    // resolved and decided again — the page may have changed.
+    let mut handed = 0u8;
+    let (url, live, step) = loop {
+        let live = match resolved.take() {
+            Some(element) => Some(element),
+            None if close_tab => None,
+            None => {
+                // Any tab can be closed (behind the gate); page actions need a web page.
+                tabs::require_web_page(tab).await?;
+                resolve_live(tab, target.as_deref()).await?
+            }
+        };
+        let url = match live.as_ref() {
+            Some(l) => l.url.clone(),
+            None => tabs::tab_url(tab).await?,
+        };
+        let origin = tabs::origin_of(&url);
+        let step = shared::gate::decide(&Live {
+            action: &action,
+            gate: &gate,
+            expect: expect.as_ref(),
+            element: live.as_ref(),
+            url: &url,
+            origin: &origin,
+            yolo: control_state().yolo,
+        });
+        if close_tab || matches!(step, GateStep::Refuse(_)) || handed > shared::handoff::MAX_HANDOFFS_PER_ACTION {
+            break (url, live, step);
         }
+        if crate::handoff::clear_for_agent(tab).await? {
+            handed += 1;
+            continue;
+        }
+        break (url, live, step);
     };
-    let url = match live.as_ref() {
-        Some(l) => l.url.clone(),
-        None => tabs::tab_url(tab).await?,
-    };
-    let origin = tabs::origin_of(&url);
 
-    // 3. The decision, and 4. the person when it asks.
-    let step = shared::gate::decide(&Live {
-        action: &action,
-        gate: &gate,
-        expect: expect.as_ref(),
-        element: live.as_ref(),
-        url: &url,
-        origin: &origin,
-        yolo: control_state().yolo,
-    });
+    // 4. The person when it asks.
     let (class, decided_by) = match step {
         GateStep::Refuse(e) => return Err(e),
         GateStep::Run { decided_by, class, shown_risk } => {

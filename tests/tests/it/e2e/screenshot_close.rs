@@ -70,8 +70,14 @@ async fn screenshots_and_closing_the_persons_tab() {
     assert_eq!(r.data()["url"], json!(shop));
 
     // ---- a page with a challenge is refused
+    // (The navigation hands the tab to the person; they abort it.)
     let captcha = s.url("/challenges/recaptcha.html");
-    s.mcp.ok("browser_navigate", json!({ "url": captcha })).await;
+    human.popup_window().await.expect("the popup");
+    let (r, _) = tokio::join!(s.mcp.call("browser_navigate", json!({ "url": captcha })), async {
+        let (id, _) = human.wait_handoff(Duration::from_secs(20), None).await.expect("the hand-off is shown");
+        human.hand_back(id, false).await.expect("press Abort");
+    });
+    assert_eq!(r.expect("browser_navigate").error_code(), Some("HUMAN_REQUIRED"));
     let r = s.mcp.call("browser_screenshot", json!({})).await.expect("browser_screenshot");
     assert_eq!(r.error_code(), Some("SECURITY_CHALLENGE"), "{}", r.raw);
     assert!(!r.raw.to_string().contains("\"image\""), "an image came back: {}", r.raw);

@@ -230,10 +230,16 @@ async fn a_stored_secret_is_filled_and_appears_in_no_sink() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sensitive_values_are_masked_and_never_filled() {
-    let mut s = Stack::start().await.expect("start the stack");
+    // Headless, nobody to hand the page to: the page's one-time-code field
+    // reads as an MFA step, so its navigation is refused with
+    // SECURITY_CHALLENGE (it loads all the same) and every refusal below
+    // comes before any hand-off would.
+    let mut s = Stack::start_headless(None).await.expect("start the stack");
     s.daemon.cli(&["secret", "set", "CARD"], "4111111111111111").map(|o| assert_eq!(o.code, 0, "{o:?}")).unwrap();
     let url = s.url("/settings/prefilled/");
-    new_tab(&mut s.mcp, &url).await;
+    s.mcp.ok("browser_tabs", json!({ "action": "new" })).await;
+    let r = s.mcp.call("browser_navigate", json!({ "url": url })).await.expect("browser_navigate");
+    assert_eq!(r.error_code(), Some("SECURITY_CHALLENGE"), "{}", r.raw);
     let page = page_at(&s, &url).await;
     let r = snapshot(&mut s.mcp, json!({})).await;
     let snap = r.snapshot();
