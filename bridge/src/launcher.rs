@@ -102,21 +102,30 @@ pub struct Launch<'a> {
 /// so a failed start can be explained.
 pub fn launch(l: &Launch<'_>, log: &Path) -> Result<Child, Error> {
     let mut cmd = Command::new(l.browser);
-    cmd.args(BASE_FLAGS)
-        .arg(format!("--user-data-dir={}", l.profile_dir.display()))
-        .arg(format!("--load-extension={}", l.extension_dir.display()));
-    if l.headless {
-        cmd.args(["--headless=new", "--disable-gpu"]);
-    }
-    if running_as_root() {
-        // Chromium refuses to run as root with its sandbox on.
-        cmd.arg("--no-sandbox");
-    }
-    cmd.arg(l.url.unwrap_or("about:blank"));
+    cmd.args(browser_args(l, running_as_root()));
     let out = std::fs::File::create(log).map_err(|e| Error::io(log, e))?;
     let err = out.try_clone().map_err(|e| Error::io(log, e))?;
     cmd.stdin(Stdio::null()).stdout(out).stderr(err);
     cmd.spawn().map_err(|e| Error::Config(format!("cannot start the browser {}: {e}", l.browser.display())))
+}
+
+/// The command line of a browser `chaperone up` starts. No stealth, ever
+/// (docs/design.md, "Hand-off to the person"): nothing that hides
+/// automation (`--disable-blink-features=AutomationControlled`), changes
+/// the user agent or client hints, or opens a debugging port.
+pub fn browser_args(l: &Launch<'_>, as_root: bool) -> Vec<String> {
+    let mut args: Vec<String> = BASE_FLAGS.iter().map(|f| f.to_string()).collect();
+    args.push(format!("--user-data-dir={}", l.profile_dir.display()));
+    args.push(format!("--load-extension={}", l.extension_dir.display()));
+    if l.headless {
+        args.extend(["--headless=new".to_string(), "--disable-gpu".to_string()]);
+    }
+    if as_root {
+        // Chromium refuses to run as root with its sandbox on.
+        args.push("--no-sandbox".into());
+    }
+    args.push(l.url.unwrap_or("about:blank").to_string());
+    args
 }
 
 /// Flags for `chaperone profile open`: the person logs in by hand, so no
@@ -161,6 +170,34 @@ pub fn tail(path: &Path, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_browser_is_never_disguised() {
+        let (browser, profile, ext) = (Path::new("/usr/bin/chromium"), Path::new("/p"), Path::new("/e"));
+        for headless in [false, true] {
+            for root in [false, true] {
+                let l = Launch { browser, profile_dir: profile, extension_dir: ext, headless, url: None };
+                let mut all = browser_args(&l, root);
+                all.extend(LOGIN_FLAGS.iter().map(|f| f.to_string()));
+                for a in &all {
+                    let lower = a.to_ascii_lowercase();
+                    for banned in [
+                        "automationcontrolled",
+                        "--disable-blink-features",
+                        "--user-agent",
+                        "user-agent-client-hints",
+                        "useragentclienthint",
+                        "--remote-debugging",
+                        "--enable-automation",
+                        "--proxy-server",
+                        "--disable-web-security",
+                    ] {
+                        assert!(!lower.contains(banned), "{a} hides or changes the browser ({banned})");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn profile_names_cannot_escape_the_profiles_folder() {

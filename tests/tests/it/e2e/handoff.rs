@@ -70,6 +70,22 @@ async fn the_person_takes_the_tab_and_the_agent_carries_on() {
     let page = page_at(&s, &url).await;
     let cont = find_ref(&mut s, "button", "Continue").await;
 
+    // ---- no stealth: after the extension has read the page, the page sees
+    // the browser as it is (its own user agent, a native webdriver flag,
+    // nothing added to navigator)
+    let ua =
+        s.browser.cdp.call("Browser.getVersion", json!({})).await.expect("Browser.getVersion")["userAgent"].clone();
+    let seen = page
+        .evaluate(
+            "[navigator.userAgent, \
+              String(Object.getOwnPropertyDescriptor(Navigator.prototype, 'webdriver').get).includes('[native code]'), \
+              Object.getOwnPropertyNames(navigator).length, \
+              String(Object.getOwnPropertyDescriptor(Navigator.prototype, 'userAgent').get).includes('[native code]')]",
+        )
+        .await
+        .expect("read navigator");
+    assert_eq!(seen, json!([ua, true, 0, true]), "the page sees a disguised browser");
+
     // ---- detected: nothing runs until the person solved it and pressed Done; then once
     show_check(&mut s, &page).await;
     let (r, card) = tokio::join!(s.mcp.call("browser_click", json!({ "ref": cont })), async {
@@ -236,4 +252,46 @@ async fn the_person_takes_the_tab_and_the_agent_carries_on() {
     assert!(has("person (person)", "done"), "{handoffs:?}");
     assert!(has("login (detected)", "done"), "{handoffs:?}");
     assert_eq!(handoffs.len(), 8, "one row per hand-off: {handoffs:?}");
+}
+
+/// No stealth in the extension itself: no permission that rewrites
+/// requests or headers or drives the browser, and no script that touches
+/// `navigator`'s identity.
+#[test]
+fn the_extension_cannot_disguise_the_browser() {
+    let dir = tests::extension_dir();
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).expect("manifest")).expect("JSON");
+    let perms: Vec<&str> = manifest["permissions"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    for banned in [
+        "declarativeNetRequest",
+        "declarativeNetRequestWithHostAccess",
+        "webRequest",
+        "webRequestBlocking",
+        "debugger",
+        "proxy",
+        "privacy",
+        "contentSettings",
+    ] {
+        assert!(!perms.contains(&banned), "the extension asks for {banned}: {perms:?}");
+    }
+    let mut scripts = Vec::new();
+    let mut stack = vec![dir.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "js") {
+                scripts.push(p);
+            }
+        }
+    }
+    assert!(scripts.len() >= 3, "no scripts found under {}", dir.display());
+    for p in scripts {
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        for banned in ["navigator.webdriver", "defineProperty(navigator", "userAgentData", "__defineGetter__"] {
+            assert!(!text.contains(banned), "{} contains {banned}", p.display());
+        }
+    }
 }
