@@ -986,3 +986,38 @@ async fn a_second_browser_gets_nothing_while_a_secret_act_waits_for_its_value() 
     assert_eq!(s.fake.frames().iter().filter(|f| f.json.contains(SHOP_STORED)).count(), 1);
     assert_eq!(s.bridge.state.status().refused.total, 1);
 }
+
+// ---------------------------------------------------------------- browser_handoff
+
+#[tokio::test]
+async fn a_handoff_carries_the_reason_and_answers_with_the_wait_and_the_header() {
+    let s = setup("handoff", "", shop_page()).await;
+    let r = call_tool(&s.client, "browser_handoff", json!({"reason": "  Please sign in to the bank "})).await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    let d = data(&r);
+    assert_eq!(d["outcome"], "done");
+    assert_eq!(d["waited_ms"], 1500);
+    assert_eq!(d["tab"], 100);
+    assert!(d["header"].as_str().unwrap().starts_with("Page URL: "), "{d}");
+    assert!(result_text(&r).starts_with(shared::untrusted::NOTICE), "page-derived, so wrapped");
+    assert!(
+        s.fake.commands().contains(&Command::Handoff { tab: 100, reason: "Please sign in to the bank".into() }),
+        "the reason goes to the extension trimmed: {:?}",
+        s.fake.commands()
+    );
+
+    // Bad reasons, other tabs and unknown fields are refused before anything is sent.
+    let before = s.fake.commands().len();
+    for (args, code) in [
+        (json!({"reason": ""}), "INVALID_REQUEST"),
+        (json!({"reason": "x".repeat(301)}), "INVALID_REQUEST"),
+        (json!({"reason": "a\u{7}b"}), "INVALID_REQUEST"),
+        (json!({}), "INVALID_REQUEST"),
+        (json!({"reason": "ok", "outcome": "done"}), "INVALID_REQUEST"),
+        (json!({"reason": "ok", "tab": 555}), "PERMISSION_DENIED"),
+    ] {
+        let r = call_tool(&s.client, "browser_handoff", args.clone()).await;
+        assert_tool_error(&r, code);
+    }
+    assert_eq!(s.fake.commands().len(), before, "a refused hand-off reached the extension");
+}

@@ -320,7 +320,13 @@ async fn ping_gets_pong_and_welcome_carries_the_version() {
     let b = Bridge::start().await;
     let mut ws = ws_connect(b.port, Some(&ext_origin()), None).await.unwrap();
     send_hello(&mut ws, b.ext_token()).await;
-    assert_eq!(next_frame(&mut ws).await, BridgeToExt::Welcome { version: shared::VERSION.to_string() });
+    assert_eq!(
+        next_frame(&mut ws).await,
+        BridgeToExt::Welcome {
+            version: shared::VERSION.to_string(),
+            human_timeout_secs: shared::limits::DEFAULT_HUMAN_TIMEOUT_SECS,
+        }
+    );
     send_json(&mut ws, &ExtToBridge::Ping { seq: 42 }).await;
     assert_eq!(next_frame(&mut ws).await, BridgeToExt::Pong { seq: 42 });
 }

@@ -316,6 +316,9 @@ pub fn browser_like() -> Responder {
             Command::TabClose { tab } => CommandResult::Closed { tab: *tab },
             Command::Navigate { tab: t, url } => CommandResult::Tab { tab: tab(*t, url) },
             Command::History { tab: t, .. } => CommandResult::Tab { tab: tab(*t, "http://127.0.0.1/") },
+            Command::Handoff { tab: t, .. } => {
+                CommandResult::HandedBack { waited_ms: 1500, tab: tab(*t, "http://127.0.0.1/") }
+            }
             Command::Resolve { .. } | Command::Act { .. } => {
                 return Some(Outcome::Err(shared::error::WireError::new(
                     shared::error::ErrorCode::PermissionDenied,
@@ -704,6 +707,10 @@ async fn page_answer(
             ok(CommandResult::Tab { tab: tab(t, &url) })
         }
         Command::TabClose { tab } => ok(CommandResult::Closed { tab }),
+        Command::Handoff { tab: t, .. } => {
+            let url = cfg.lock().unwrap().urls.get(&t).cloned().unwrap_or_default();
+            ok(CommandResult::HandedBack { waited_ms: 1500, tab: tab(t, &url) })
+        }
         Command::TabSelect { tab: t } => {
             let url = cfg.lock().unwrap().urls.get(&t).cloned().unwrap_or_default();
             ok(CommandResult::Tab { tab: tab(t, &url) })
