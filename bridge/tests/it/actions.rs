@@ -110,7 +110,7 @@ async fn a_low_risk_click_runs_under_policy_and_reports_what_changed() {
     assert_eq!(d["decided_by"], "policy");
 
     let cmds = s.fake.commands();
-    assert_eq!(cmds[1], Command::Resolve { tab: 100, target: "e1".into() });
+    assert_eq!(cmds[2], Command::Resolve { tab: 100, target: "e1".into() }, "after TabNew and its Navigate");
     let acts = s.fake.acts();
     assert_eq!(acts.len(), 1);
     let (tab, target, action, expect, gate) = &acts[0];
@@ -328,7 +328,7 @@ async fn no_argument_can_set_risk_or_approval() {
         let r = call_tool(&s.client, tool, args.clone()).await;
         assert_tool_error(&r, "INVALID_REQUEST");
     }
-    assert_eq!(s.fake.commands().len(), 1, "only the TabNew: {:?}", s.fake.commands());
+    assert_eq!(s.fake.commands().len(), 2, "only the TabNew and its Navigate: {:?}", s.fake.commands());
     assert!(rows_of(&s, "browser_click").is_empty());
 }
 

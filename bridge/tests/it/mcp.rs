@@ -78,7 +78,9 @@ async fn tools_list_then_tabs_new_and_snapshot_end_to_end() {
     assert_eq!(
         ext.commands(),
         vec![
-            Command::TabNew { url: Some("http://127.0.0.1:9/form".into()) },
+            // The tab is the agent's before it loads anything.
+            Command::TabNew { url: None },
+            Command::Navigate { tab: 100, url: "http://127.0.0.1:9/form".into() },
             Command::Snapshot { tab: 100, request: SnapshotRequest::default() },
         ]
     );
@@ -197,7 +199,10 @@ async fn navigate_without_a_tab_opens_one() {
     let c = client(&b).await;
     let r = call(&c, "browser_navigate", json!({"url": " https://a.example/start "})).await;
     assert_eq!(r.is_error, Some(false), "{r:?}");
-    assert_eq!(ext.commands(), vec![Command::TabNew { url: Some("https://a.example/start".into()) }]);
+    assert_eq!(
+        ext.commands(),
+        vec![Command::TabNew { url: None }, Command::Navigate { tab: 100, url: "https://a.example/start".into() }]
+    );
     assert_eq!(b.state.agent_tabs(), (vec![100], Some(100)));
     c.cancel().await.unwrap();
 }
