@@ -52,24 +52,24 @@ impl Browser {
     /// Chromium with the extension from [`crate::extension_dir`] and the
     /// native host pointing at `home` (the daemon's home).
     pub async fn with_extension(home: &Path) -> Result<Browser> {
-        Browser::launch(BrowserOptions {
-            extension: Some(crate::extension_dir()),
-            native_host_home: Some(home.to_path_buf()),
-            extra_args: Vec::new(),
-            headed: person_is_played_headed(),
-        })
-        .await
+        Browser::extension_browser(home, person_is_played_headed()).await
     }
 
     /// Like [`Browser::with_extension`], always headless: for comparisons
     /// where nobody plays the person (a challenge page is refused at once
     /// instead of waiting for someone to solve it).
     pub async fn headless_with_extension(home: &Path) -> Result<Browser> {
+        Browser::extension_browser(home, false).await
+    }
+
+    /// Chromium with the extension and the native host for `home`, headed
+    /// on Xvfb or headless.
+    pub async fn extension_browser(home: &Path, headed: bool) -> Result<Browser> {
         Browser::launch(BrowserOptions {
             extension: Some(crate::extension_dir()),
             native_host_home: Some(home.to_path_buf()),
             extra_args: Vec::new(),
-            headed: false,
+            headed,
         })
         .await
     }

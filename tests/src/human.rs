@@ -103,27 +103,25 @@ impl Human {
 
     /// The popup in a tab (opened once).
     pub async fn popup(&mut self) -> Result<CdpSession> {
-        if let Some(p) = &self.popup {
-            return Ok(p.clone());
-        }
-        let p = self.cdp.new_page(&popup_url()).await?;
-        // Wait until the Rust side has rendered the controls.
-        crate::poll(Duration::from_secs(10), Duration::from_millis(100), || async {
-            let v = p.evaluate("document.getElementById('control-state').textContent").await.ok()?;
-            v.as_str().filter(|t| *t != "Running").map(|_| ())
-        })
-        .await;
-        self.popup = Some(p.clone());
-        Ok(p)
+        self.open_popup(false).await
     }
 
     /// The popup in a window of its own (opened once), as the person has
     /// it while the extension brings the tab that needs them to the front.
     pub async fn popup_window(&mut self) -> Result<CdpSession> {
+        self.open_popup(true).await
+    }
+
+    async fn open_popup(&mut self, own_window: bool) -> Result<CdpSession> {
         if let Some(p) = &self.popup {
             return Ok(p.clone());
         }
-        let p = self.cdp.new_window_page(&popup_url()).await?;
+        let p = if own_window {
+            self.cdp.new_window_page(&popup_url()).await?
+        } else {
+            self.cdp.new_page(&popup_url()).await?
+        };
+        // Wait until the Rust side has rendered the controls.
         crate::poll(Duration::from_secs(10), Duration::from_millis(100), || async {
             let v = p.evaluate("document.getElementById('control-state').textContent").await.ok()?;
             v.as_str().filter(|t| *t != "Running").map(|_| ())

@@ -24,19 +24,18 @@ impl Stack {
 
     /// The stack with the daemon's `config.toml` set to `config`.
     pub async fn start_with_config(config: Option<&str>) -> Result<Stack> {
-        let server = FixtureServer::start();
-        let daemon = Daemon::start_with_config(config).await?;
-        let browser = Browser::with_extension(daemon.home()).await?;
-        let connected = crate::wait_for_extension(&daemon).await;
-        let mcp = daemon.mcp().await?;
-        Ok(Stack { mcp, browser, daemon, server, connected })
+        Stack::start_on(config, crate::browser::person_is_played_headed()).await
     }
 
     /// The stack with a headless browser: nobody can help with a challenge.
     pub async fn start_headless(config: Option<&str>) -> Result<Stack> {
+        Stack::start_on(config, false).await
+    }
+
+    async fn start_on(config: Option<&str>, headed: bool) -> Result<Stack> {
         let server = FixtureServer::start();
         let daemon = Daemon::start_with_config(config).await?;
-        let browser = Browser::headless_with_extension(daemon.home()).await?;
+        let browser = Browser::extension_browser(daemon.home(), headed).await?;
         let connected = crate::wait_for_extension(&daemon).await;
         let mcp = daemon.mcp().await?;
         Ok(Stack { mcp, browser, daemon, server, connected })
