@@ -1309,11 +1309,17 @@ struct Pat {
     word: String,
     prefix: bool,
     suffix: bool,
+    /// Written in a script without spaces ([`crate::sensitive::is_unspaced`]):
+    /// matches anywhere inside a word.
+    inside: bool,
 }
 
 impl Pat {
     fn matches(&self, w: &str) -> bool {
-        w == self.word || (self.prefix && w.starts_with(&self.word)) || (self.suffix && w.ends_with(&self.word))
+        w == self.word
+            || (self.prefix && w.starts_with(&self.word))
+            || (self.suffix && w.ends_with(&self.word))
+            || (self.inside && w.contains(self.word.as_str()))
     }
 }
 
@@ -1332,7 +1338,8 @@ fn compile(source: &'static str) -> Phrase {
         let ws = normalize(token.trim_matches('*'));
         let n = ws.len();
         for (i, w) in ws.into_iter().enumerate() {
-            pats.push(Pat { word: w, prefix: prefix && i + 1 == n, suffix: suffix && i == 0 });
+            let inside = w.chars().next().is_some_and(crate::sensitive::is_unspaced);
+            pats.push(Pat { word: w, prefix: prefix && i + 1 == n, suffix: suffix && i == 0, inside });
         }
     }
     Phrase { source, pats }
@@ -1349,7 +1356,8 @@ impl Phrase {
     }
 
     fn in_words(&self, ws: &[String]) -> bool {
-        !self.find(ws).is_empty()
+        let n = self.pats.len();
+        n > 0 && ws.len() >= n && ws.windows(n).any(|w| self.pats.iter().zip(w).all(|(p, w)| p.matches(w)))
     }
 }
 
@@ -1412,18 +1420,35 @@ fn keyword_hits(ws: &[String]) -> Vec<KeywordHit> {
     let c = compiled();
     let mut out = Vec::new();
     for r in &c.rules {
-        let mut covered = vec![false; ws.len()];
+        // A not-phrase covers the words it matches; inside a run of an
+        // unspaced script it covers only its own characters, which are
+        // blanked out of a copy of the words (made only when one matches).
+        let mut covered: Vec<bool> = Vec::new();
+        let mut masked: Option<Vec<String>> = None;
         for np in &r.not_phrases {
-            for start in np.find(ws) {
-                for flag in covered.iter_mut().skip(start).take(np.pats.len()) {
-                    *flag = true;
+            for start in np.find(masked.as_deref().unwrap_or(ws)) {
+                if covered.is_empty() {
+                    covered = vec![false; ws.len()];
+                }
+                for (k, p) in np.pats.iter().enumerate() {
+                    if p.inside {
+                        let m = masked.get_or_insert_with(|| ws.to_vec());
+                        m[start + k] = m[start + k].replace(p.word.as_str(), "\u{0}");
+                    } else {
+                        covered[start + k] = true;
+                    }
                 }
             }
         }
-        let uncovered = |k: &Phrase| k.find(ws).into_iter().any(|s| covered[s..s + k.pats.len()].iter().any(|c| !c));
+        let words = masked.as_deref().unwrap_or(ws);
+        let uncovered = |k: &Phrase| {
+            k.find(words).into_iter().any(|s| covered.is_empty() || covered[s..s + k.pats.len()].iter().any(|c| !c))
+        };
         // The longest matching keyword names the reason best ("place order"
-        // rather than "order"); ties keep list order.
-        if let Some(k) = r.keywords.iter().filter(|k| uncovered(k)).min_by_key(|k| std::cmp::Reverse(k.pats.len())) {
+        // rather than "order", "注文を確定" rather than "注文"); ties keep list
+        // order.
+        let longest = |k: &&Phrase| std::cmp::Reverse((k.pats.len(), k.pats.iter().map(|p| p.word.len()).sum::<usize>()));
+        if let Some(k) = r.keywords.iter().filter(|k| uncovered(k)).min_by_key(longest) {
             out.push(KeywordHit { rule: r.rule, keyword: k.source.to_string() });
         }
     }
