@@ -277,6 +277,17 @@ pub fn fold(c: char) -> Fold {
         return Fold::Keep(c);
     }
     let cp = c as u32;
+    // Kana, Han, Hangul and the rest above U+3000 have no entry in the
+    // tables but these ranges: answer them at once (they are most of an
+    // East Asian text).
+    if cp >= 0x3000
+        && cp != 0xFEFF
+        && !(0xFE20..=0xFE2F).contains(&cp)
+        && !(0xFF01..=0xFF5E).contains(&cp)
+        && !(0x1D400..=0x1D7FF).contains(&cp)
+    {
+        return Fold::Keep(c);
+    }
     if INVISIBLE.contains(&c) || is_combining(c) {
         return Fold::Drop;
     }
@@ -346,6 +357,32 @@ mod tests {
             let folded: String = crate::sensitive::words(s).join(" ");
             assert_eq!(folded, "delete account", "{s:?}");
         }
+    }
+
+    #[test]
+    fn right_to_left_text_reads_one_way() {
+        let w = |s: &str| crate::sensitive::words(s).join(" ");
+        // Bidi marks, isolates and tatweel vanish; harakat are dropped.
+        assert_eq!(w("ح\u{200F}ذف"), "حذف");
+        assert_eq!(w("\u{2067}حذف الحساب\u{2069}"), "حذف الحساب");
+        assert_eq!(w("حــذف"), "حذف");
+        assert_eq!(w("حَذْف"), "حذف");
+        // Alef with hamza, teh marbuta, Persian yeh and keheh fold.
+        assert_eq!(w("إزالة"), w("ازاله"));
+        assert_eq!(w("پرداخت کنید"), w("پرداخت كنيد"));
+        assert_eq!(w("تأیید"), w("تاييد"));
+        assert_eq!(w("۵۰۰ ٣"), "500 3");
+    }
+
+    #[test]
+    fn vietnamese_tones_and_capitals_fold() {
+        let w = |s: &str| crate::sensitive::words(s).join(" ");
+        assert_eq!(w("Đặt hàng"), "dat hang");
+        assert_eq!(w("ĐẶT HÀNG"), "dat hang");
+        assert_eq!(w("Xo\u{301}a"), w("Xóa"));
+        assert_eq!(w("Gửi"), "gui");
+        assert_eq!(w("USUŃ"), w("usuń"));
+        assert_eq!(w("HESABI SİL"), "hesabi sil");
     }
 
     #[test]

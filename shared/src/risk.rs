@@ -27,6 +27,7 @@
 //! written reason in the commit, and a row in `fixtures/risk/controls.tsv`
 //! that shows the case. When in doubt, the rules err toward asking.
 
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
@@ -1116,18 +1117,18 @@ pub const LOOK_ALIKES: &[LookAlike] = &[
             "ricerca",
             "zoekopdracht",
             "sökning",
-            "filtr",      // pl, cs
-            "filtry",     // pl, cs
+            "filtr",  // pl, cs
+            "filtry", // pl, cs
             "wyszukiwanie",
-            "filtre*",    // tr: filtreyi, filtreler
-            "arama*",     // tr: aramayı
-            "фильтр*",    // ru
-            "фільтр*",    // uk
-            "поиск*",     // ru
-            "пошук*",     // uk
+            "filtre*", // tr: filtreyi, filtreler
+            "arama*",  // tr: aramayı
+            "фильтр*", // ru
+            "фільтр*", // uk
+            "поиск*",  // ru
+            "пошук*",  // uk
             "hledání",
-            "bộ lọc",     // vi
-            "tìm kiếm",   // vi
+            "bộ lọc",   // vi
+            "tìm kiếm", // vi
             "pencarian",
             "フィルター",
             "フィルタ",
@@ -1169,13 +1170,13 @@ pub const LOOK_ALIKES: &[LookAlike] = &[
             "winkelmand",
             "wishlist",
             "wunschliste",
-            "varukorg*",  // sv
-            "kundvagn*",  // sv
-            "koszyk*",    // pl (kosz alone is the trash)
-            "sepet*",     // tr
-            "košík*",     // cs (koš alone is the trash)
-            "giỏ hàng",   // vi
-            "keranjang",  // id
+            "varukorg*", // sv
+            "kundvagn*", // sv
+            "koszyk*",   // pl (kosz alone is the trash)
+            "sepet*",    // tr
+            "košík*",    // cs (koš alone is the trash)
+            "giỏ hàng",  // vi
+            "keranjang", // id
             "カート",
             "買い物かご",
             "장바구니",
@@ -1184,9 +1185,9 @@ pub const LOOK_ALIKES: &[LookAlike] = &[
             "السلة",      // ar
             "سلة التسوق", // ar
             "عربة التسوق",
-            "سبد",        // fa
-            "ตะกร้า",     // th
-            "รถเข็น",     // th
+            "سبد",   // fa
+            "ตะกร้า", // th
+            "รถเข็น", // th
         ],
         unless_words: &[],
         needs_search_context: false,
@@ -1592,33 +1593,92 @@ impl Phrase {
     }
 }
 
+/// A compiled keyword list, indexed so that a text is compared only with
+/// the phrases that can match it: those whose first word is one of the
+/// text's words, those whose first word is a prefix or suffix pattern, and,
+/// only when the text has a word in an unspaced script, those whose first
+/// word is found inside words. Results keep list order.
+struct PhraseSet {
+    phrases: Vec<Phrase>,
+    by_first: HashMap<String, Vec<usize>>,
+    /// Phrases whose first word is an unspaced-script part, by its first
+    /// character.
+    by_first_char: HashMap<char, Vec<usize>>,
+    /// Phrases whose first word is a prefix or suffix pattern.
+    affixed: Vec<usize>,
+}
+
+impl PhraseSet {
+    fn new<'a>(sources: impl Iterator<Item = &'a &'static str>) -> PhraseSet {
+        let phrases: Vec<Phrase> = sources.map(|s| compile(s)).collect();
+        let mut set =
+            PhraseSet { phrases, by_first: HashMap::new(), by_first_char: HashMap::new(), affixed: Vec::new() };
+        for (i, p) in set.phrases.iter().enumerate() {
+            match p.pats.first() {
+                Some(f) if f.inside => {
+                    let c = f.word.chars().next().unwrap_or_default();
+                    set.by_first_char.entry(c).or_default().push(i)
+                }
+                Some(f) if f.prefix || f.suffix => set.affixed.push(i),
+                Some(f) => set.by_first.entry(f.word.clone()).or_default().push(i),
+                None => {}
+            }
+        }
+        set
+    }
+
+    /// Indices of the phrases that may match `ws`, in list order.
+    fn candidates(&self, ws: &[String]) -> Vec<usize> {
+        let mut out: Vec<usize> = ws.iter().filter_map(|w| self.by_first.get(w.as_str())).flatten().copied().collect();
+        out.extend_from_slice(&self.affixed);
+        // Every character, not only the first: the keyword may start
+        // anywhere in a run of an unspaced script (and a not-phrase may have
+        // blanked the start of a word, see `keyword_hits`).
+        for w in ws.iter().filter(|w| !w.is_ascii()) {
+            for c in w.chars().filter(|c| crate::sensitive::is_unspaced(*c)) {
+                if let Some(list) = self.by_first_char.get(&c) {
+                    out.extend_from_slice(list);
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The first phrase of the list that matches `ws`.
+    fn first_in(&self, ws: &[String]) -> Option<&'static str> {
+        self.candidates(ws).into_iter().map(|i| &self.phrases[i]).find(|p| p.in_words(ws)).map(|p| p.source)
+    }
+}
+
 struct CompiledRule {
     rule: &'static KeywordRule,
-    keywords: Vec<Phrase>,
-    not_phrases: Vec<Phrase>,
+    keywords: PhraseSet,
+    not_phrases: PhraseSet,
 }
 
 struct Compiled {
     rules: Vec<CompiledRule>,
-    security_verbs: Vec<Phrase>,
-    security_objects: Vec<Phrase>,
-    affirmative: Vec<Phrase>,
+    security_verbs: PhraseSet,
+    security_objects: PhraseSet,
+    affirmative: PhraseSet,
     dismiss: Vec<Vec<String>>,
-    terms: Vec<Phrase>,
-    search_context: Vec<Phrase>,
+    terms: PhraseSet,
+    search_context: PhraseSet,
     look_alike_words: Vec<Vec<Phrase>>,
     look_alike_unless: Vec<Vec<Phrase>>,
-    payment_paths: Vec<Phrase>,
-    account_paths: Vec<Phrase>,
-    action_paths: Vec<Phrase>,
+    payment_paths: PhraseSet,
+    account_paths: PhraseSet,
+    action_paths: PhraseSet,
 }
 
 fn compiled() -> &'static Compiled {
     static C: OnceLock<Compiled> = OnceLock::new();
     C.get_or_init(|| {
         // A list: the base constant, then each language's part of it.
-        let list = |base: &[&'static str], part: fn(&Language) -> &'static [&'static str]| {
-            base.iter().chain(LANGUAGES.iter().flat_map(|l| part(l).iter())).map(|s| compile(s)).collect::<Vec<_>>()
+        let list = |base: &'static [&'static str], part: fn(&Language) -> &'static [&'static str]| {
+            PhraseSet::new(base.iter().chain(LANGUAGES.iter().flat_map(move |l| part(l).iter())))
         };
         let only = |l: &[&'static str]| l.iter().map(|s| compile(s)).collect::<Vec<_>>();
         Compiled {
@@ -1626,24 +1686,26 @@ fn compiled() -> &'static Compiled {
                 .iter()
                 .map(|r| CompiledRule {
                     rule: r,
-                    keywords: r
-                        .keywords
-                        .iter()
-                        .chain(LANGUAGES.iter().flat_map(|l| l.keywords(r.id).iter()))
-                        .map(|s| compile(s))
-                        .collect(),
-                    not_phrases: r
-                        .not_phrases
-                        .iter()
-                        .chain(LANGUAGES.iter().flat_map(|l| l.not_phrases.iter().filter(|(id, _)| *id == r.id).map(|(_, p)| p)))
-                        .map(|s| compile(s))
-                        .collect(),
+                    keywords: PhraseSet::new(
+                        r.keywords.iter().chain(LANGUAGES.iter().flat_map(|l| l.keywords(r.id).iter())),
+                    ),
+                    not_phrases: PhraseSet::new(
+                        r.not_phrases.iter().chain(
+                            LANGUAGES
+                                .iter()
+                                .flat_map(|l| l.not_phrases.iter().filter(|(id, _)| *id == r.id).map(|(_, p)| p)),
+                        ),
+                    ),
                 })
                 .collect(),
             security_verbs: list(SECURITY_VERBS, |l| l.security_verbs),
             security_objects: list(SECURITY_OBJECTS, |l| l.security_objects),
             affirmative: list(AFFIRMATIVE, |l| l.affirmative),
-            dismiss: DISMISS.iter().chain(LANGUAGES.iter().flat_map(|l| l.dismiss.iter())).map(|s| normalize(s)).collect(),
+            dismiss: DISMISS
+                .iter()
+                .chain(LANGUAGES.iter().flat_map(|l| l.dismiss.iter()))
+                .map(|s| normalize(s))
+                .collect(),
             terms: list(TERMS_WORDS, |l| l.terms),
             search_context: list(SEARCH_CONTEXT, |l| l.search_context),
             look_alike_words: LOOK_ALIKES.iter().map(|l| only(l.with_words)).collect(),
@@ -1655,8 +1717,8 @@ fn compiled() -> &'static Compiled {
     })
 }
 
-fn any_in(list: &[Phrase], ws: &[String]) -> Option<&'static str> {
-    list.iter().find(|p| p.in_words(ws)).map(|p| p.source)
+fn any_in(list: &PhraseSet, ws: &[String]) -> Option<&'static str> {
+    list.first_in(ws)
 }
 
 /// One keyword match of a rule on a text: the rule and the keyword.
@@ -1676,7 +1738,7 @@ fn keyword_hits(ws: &[String]) -> Vec<KeywordHit> {
         // blanked out of a copy of the words (made only when one matches).
         let mut covered: Vec<bool> = Vec::new();
         let mut masked: Option<Vec<String>> = None;
-        for np in &r.not_phrases {
+        for np in r.not_phrases.candidates(ws).into_iter().map(|i| &r.not_phrases.phrases[i]) {
             for start in np.find(masked.as_deref().unwrap_or(ws)) {
                 if covered.is_empty() {
                     covered = vec![false; ws.len()];
@@ -1698,8 +1760,12 @@ fn keyword_hits(ws: &[String]) -> Vec<KeywordHit> {
         // The longest matching keyword names the reason best ("place order"
         // rather than "order", "注文を確定" rather than "注文"); ties keep list
         // order.
-        let longest = |k: &&Phrase| std::cmp::Reverse((k.pats.len(), k.pats.iter().map(|p| p.word.len()).sum::<usize>()));
-        if let Some(k) = r.keywords.iter().filter(|k| uncovered(k)).min_by_key(longest) {
+        let longest =
+            |k: &&Phrase| std::cmp::Reverse((k.pats.len(), k.pats.iter().map(|p| p.word.len()).sum::<usize>()));
+        let keywords = &r.keywords.phrases;
+        if let Some(k) =
+            r.keywords.candidates(words).into_iter().map(|i| &keywords[i]).filter(|k| uncovered(k)).min_by_key(longest)
+        {
             out.push(KeywordHit { rule: r.rule, keyword: k.source.to_string() });
         }
     }
@@ -1770,13 +1836,14 @@ fn keyword_rules(what: &str, text: &str, el: Option<&ElementFacts>, hits: &mut H
     for hit in keyword_hits(&ws) {
         any = true;
         let base = format!("{what} matches \"{}\" ({})", hit.keyword, hit.rule.label);
-        let look_alike = LOOK_ALIKES.iter().zip(c.look_alike_words.iter().zip(&c.look_alike_unless)).find(|(l, (lw, lu))| {
-            l.rule == hit.rule.id
-                && (lw.is_empty() || lw.iter().any(|p| p.in_words(&ws)))
-                && !lu.iter().any(|p| p.in_words(&ws))
-                && (!l.needs_search_context || el.is_some_and(in_search_ui))
-                && (!l.needs_search_form || el.is_some_and(|e| e.form_is_search))
-        });
+        let look_alike =
+            LOOK_ALIKES.iter().zip(c.look_alike_words.iter().zip(&c.look_alike_unless)).find(|(l, (lw, lu))| {
+                l.rule == hit.rule.id
+                    && (lw.is_empty() || lw.iter().any(|p| p.in_words(&ws)))
+                    && !lu.iter().any(|p| p.in_words(&ws))
+                    && (!l.needs_search_context || el.is_some_and(in_search_ui))
+                    && (!l.needs_search_form || el.is_some_and(|e| e.form_is_search))
+            });
         match look_alike {
             Some((l, _)) => hits.add(l.risk, format!("{base}, {}: {}", l.risk.as_str(), l.why)),
             None => hits.add(hit.rule.risk, base),
@@ -1983,7 +2050,7 @@ fn url_words(url: &str) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
     (path_words, host_words)
 }
 
-fn url_match(list: &[Phrase], segments: &[Vec<String>]) -> Option<&'static str> {
+fn url_match(list: &PhraseSet, segments: &[Vec<String>]) -> Option<&'static str> {
     segments.iter().find_map(|ws| any_in(list, ws))
 }
 
@@ -2431,7 +2498,10 @@ mod tests {
         let texts = |lang: Option<&str>| -> Vec<Vec<String>> {
             rows.iter().filter(|r| lang.is_none_or(|l| r.lang == l)).flat_map(|r| row_texts(r)).map(normalize).collect()
         };
-        let has_row = |texts: &[Vec<String>], k: &'static str| texts.iter().any(|ws| compile(k).in_words(ws));
+        let has_row = |texts: &[Vec<String>], k: &'static str| {
+            let p = compile(k);
+            texts.iter().any(|ws| p.in_words(ws))
+        };
         // Every keyword of a language table: a row in that language.
         let mut missing = Vec::new();
         let mut total = 0;
@@ -2536,7 +2606,8 @@ mod tests {
         let mut all: Vec<Vec<&'static str>> = KEYWORD_RULES
             .iter()
             .flat_map(|r| {
-                let keywords = r.keywords.iter().copied().chain(LANGUAGES.iter().flat_map(|l| l.keywords(r.id).iter().copied()));
+                let keywords =
+                    r.keywords.iter().copied().chain(LANGUAGES.iter().flat_map(|l| l.keywords(r.id).iter().copied()));
                 let nots = r.not_phrases.iter().copied().chain(
                     LANGUAGES.iter().flat_map(|l| l.not_phrases.iter().filter(|(id, _)| *id == r.id).map(|(_, p)| *p)),
                 );
@@ -2575,7 +2646,11 @@ mod tests {
         }
         for l in LANGUAGES {
             for (id, p) in l.not_phrases {
-                assert!(KEYWORD_RULES.iter().any(|r| r.id == *id), "{}: not-phrase {p:?} for unknown rule {id}", l.code);
+                assert!(
+                    KEYWORD_RULES.iter().any(|r| r.id == *id),
+                    "{}: not-phrase {p:?} for unknown rule {id}",
+                    l.code
+                );
             }
         }
     }

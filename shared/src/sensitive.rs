@@ -187,6 +187,11 @@ pub fn words(s: &str) -> Vec<String> {
                 cur.push(c.to_ascii_lowercase());
                 continue;
             }
+            if unspaced {
+                // No case, no diacritics to fold.
+                cur.push(c);
+                continue;
+            }
             for l in c.to_lowercase() {
                 // Lower-casing may produce a letter that folds (`Ś` → `ś`)
                 // or a combining mark (`İ` → `i` + U+0307).
@@ -295,6 +300,17 @@ mod tests {
         ] {
             assert_eq!(classify_name(s), None, "{s}");
         }
+    }
+
+    #[test]
+    fn unspaced_scripts_are_runs_split_from_spaced_ones() {
+        assert_eq!(words("PayPalで支払う"), ["pay", "pal", "で支払う"]);
+        assert_eq!(words("Google アカウントを削除"), ["google", "アカウントを削除"]);
+        assert_eq!(words("使用PayPal支付"), ["使用", "pay", "pal", "支付"]);
+        assert_eq!(words("카카오로 로그인"), ["카카오로", "로그인"]);
+        // Thai tone and vowel marks belong to the word.
+        assert_eq!(words("ส่งข้อความ"), ["ส่งข้อความ"]);
+        assert_eq!(words("2段階認証"), ["2", "段階認証"]);
     }
 
     #[test]

@@ -37,7 +37,7 @@ const JA: Language = Language {
         "ゴミ箱に移動", // move to trash
         "ゴミ箱を空",   // empty the trash
         "アンインストール",
-        "破棄",           // discard
+        "破棄",             // discard
         "注文をキャンセル", // cancel an order (キャンセル alone is the dismiss button)
         "予約をキャンセル",
     ],
@@ -76,19 +76,19 @@ const JA: Language = Language {
         "ツイート",
     ],
     consent: &[
-        "同意",           // 同意する, 同意して続行
-        "承諾",           // consent
-        "受け入れる",     // accept (すべて受け入れる)
-        "すべて許可",     // allow all (cookies)
+        "同意",       // 同意する, 同意して続行
+        "承諾",       // consent
+        "受け入れる", // accept (すべて受け入れる)
+        "すべて許可", // allow all (cookies)
     ],
     authorize: &[
-        "許可",         // allow (アクセスを許可)
-        "承認",         // approve, authorize
-        "認可",         // authorization
+        "許可",           // allow (アクセスを許可)
+        "承認",           // approve, authorize
+        "認可",           // authorization
         "としてログイン", // log in as
-        "として続行",   // continue as
-        "でログイン",   // log in with
-        "で続行",       // continue with
+        "として続行",     // continue as
+        "でログイン",     // log in with
+        "で続行",         // continue with
     ],
     security: &[
         "アクセスを取り消", // revoke access
@@ -109,7 +109,16 @@ const JA: Language = Language {
         ("authorize", "ゲストとして続行"),
     ],
     security_verbs: &["変更", "リセット", "再設定", "無効", "オフ", "作成", "設定", "再生成", "新しい"],
-    security_objects: &["パスワード", "二段階認証", "2段階認証", "二要素認証", "認証アプリ", "パスキー", "セキュリティキー", "トークン"],
+    security_objects: &[
+        "パスワード",
+        "二段階認証",
+        "2段階認証",
+        "二要素認証",
+        "認証アプリ",
+        "パスキー",
+        "セキュリティキー",
+        "トークン",
+    ],
     affirmative: &["はい", "続行", "次へ", "続ける", "完了"],
     dismiss: &["キャンセル", "いいえ", "閉じる", "戻る"],
     terms: &["利用規約", "規約", "プライバシー", "個人情報"],
@@ -169,7 +178,16 @@ const RU: Language = Language {
         "откликнуться", // apply to a job
         "переслать",    // forward
     ],
-    consent: &["согласен", "согласна", "я согласен", "принять", "принимаю", "принять все", "даю согласие", "соглашаюсь"],
+    consent: &[
+        "согласен",
+        "согласна",
+        "я согласен",
+        "принять",
+        "принимаю",
+        "принять все",
+        "даю согласие",
+        "соглашаюсь",
+    ],
     authorize: &[
         "авторизовать",
         "разрешить",
@@ -182,15 +200,11 @@ const RU: Language = Language {
         "продолжить с",
     ],
     security: &["отозвать", "выйти на всех устройствах", "выйти со всех устройств", "завершить все сеансы"],
-    not_phrases: &[
-        ("authorize", "не разрешать"),
-        ("authorize", "продолжить как гость"),
-        ("consent", "не принимать"),
-    ],
+    not_phrases: &[("authorize", "не разрешать"), ("authorize", "продолжить как гость"), ("consent", "не принимать")],
     security_verbs: &["изменить", "сменить", "сбросить", "отключить", "создать", "установить", "задать", "новый"],
     security_objects: &["пароль", "двухфакторн*", "двухэтапн*"], // пароль: also uk
-    affirmative: &["да", "продолжить", "далее", "готово"],          // готово: also uk
-    dismiss: &["отмена", "отменить", "нет", "закрыть", "назад"],    // назад: also uk
+    affirmative: &["да", "продолжить", "далее", "готово"],       // готово: also uk
+    dismiss: &["отмена", "отменить", "нет", "закрыть", "назад"], // назад: also uk
     terms: &["условия", "конфиденциальн*", "соглашени*"],
     search_context: &["поиск", "найти", "результаты поиска", "результаты"],
     payment_paths: &["oplata", "korzina", "zakaz"],
@@ -257,8 +271,8 @@ const UK: Language = Language {
     security: &["відкликати", "вийти з усіх пристроїв", "завершити всі сеанси"],
     not_phrases: &[("authorize", "не дозволяти"), ("authorize", "продовжити як гість")],
     security_verbs: &["змінити", "скинути", "вимкнути", "створити", "встановити"],
-    security_objects: &["двофакторн*"], // пароль: listed under ru
-    affirmative: &["продовжити", "далі"], // так: listed under pl ("tak" folds alike); готово: ru
+    security_objects: &["двофакторн*"],       // пароль: listed under ru
+    affirmative: &["продовжити", "далі"],     // так: listed under pl ("tak" folds alike); готово: ru
     dismiss: &["скасувати", "ні", "закрити"], // назад: ru
     terms: &["умови", "конфіденційн*"],
     search_context: &["пошук", "знайти", "результати пошуку", "результати"],
@@ -403,7 +417,15 @@ const TR: Language = Language {
         "ilet",
     ],
     consent: &["kabul*", "onaylıyorum", "izin veriyorum", "onay veriyorum"],
-    authorize: &["yetkilendir", "izin ver", "erişim izni ver", "olarak giriş yap", "olarak devam et", "ile giriş yap", "ile devam et"],
+    authorize: &[
+        "yetkilendir",
+        "izin ver",
+        "erişim izni ver",
+        "olarak giriş yap",
+        "olarak devam et",
+        "ile giriş yap",
+        "ile devam et",
+    ],
     security: &["erişimi iptal et", "tüm oturumları kapat", "tüm cihazlardan çıkış yap"],
     not_phrases: &[("authorize", "izin verme"), ("authorize", "misafir olarak devam et")],
     security_verbs: &["değiştir", "sıfırla", "kapat", "oluştur", "ayarla", "yeni", "güncelle"],
@@ -549,7 +571,17 @@ const FA: Language = Language {
         "ثبت نظر",
     ],
     consent: &["موافقم", "موافقت", "قبول دارم", "می\u{200C}پذیرم", "می پذیرم", "پذیرفتن"],
-    authorize: &["مجوز دادن", "اجازه دادن", "اجازه بده", "اجازه", "دسترسی بدهید", "ورود با", "ادامه با", "ورود به عنوان", "ادامه به عنوان"],
+    authorize: &[
+        "مجوز دادن",
+        "اجازه دادن",
+        "اجازه بده",
+        "اجازه",
+        "دسترسی بدهید",
+        "ورود با",
+        "ادامه با",
+        "ورود به عنوان",
+        "ادامه به عنوان",
+    ],
     security: &["لغو دسترسی", "خروج از همه"],
     not_phrases: &[
         ("payment", "سبد خرید"), // the cart: a look-alike word of its own
@@ -641,7 +673,7 @@ const ZH_HANS: Language = Language {
     security_verbs: &["修改", "更改", "重置", "关闭", "创建", "设置", "生成", "新建"],
     security_objects: &["密码", "两步验证", "双重验证", "二次验证", "安全密钥", "通行密钥", "令牌"],
     affirmative: &["是", "确定", "好的", "继续", "下一步", "完成"], // also zh-Hant: 是 確定 下一步 完成
-    dismiss: &["取消", "否", "关闭", "返回"],                        // also zh-Hant: 取消 否 返回
+    dismiss: &["取消", "否", "关闭", "返回"],                       // also zh-Hant: 取消 否 返回
     terms: &["条款", "服务协议", "用户协议", "隐私"],
     search_context: &["搜索", "搜索结果", "结果"],
     ..Language::EMPTY
@@ -682,21 +714,7 @@ const ZH_HANT: Language = Language {
         "預約",
         "儲值",
     ],
-    send: &[
-        "發送",
-        "傳送",
-        "送出",
-        "發布",
-        "發佈",
-        "發表",
-        "回覆",
-        "邀請",
-        "評論",
-        "留言",
-        "轉寄",
-        "轉發",
-        "應徵",
-    ],
+    send: &["發送", "傳送", "送出", "發布", "發佈", "發表", "回覆", "邀請", "評論", "留言", "轉寄", "轉發", "應徵"],
     consent: &["我同意"],
     authorize: &["授權", "允許", "身分登入", "身份登入"],
     security: &["撤銷", "登出所有裝置"],
@@ -849,7 +867,15 @@ const VI: Language = Language {
         "chuyển tiếp",
     ],
     consent: &["đồng ý", "chấp nhận"],
-    authorize: &["ủy quyền", "cho phép", "cấp quyền", "đăng nhập với tư cách", "tiếp tục với tư cách", "đăng nhập bằng", "tiếp tục với"],
+    authorize: &[
+        "ủy quyền",
+        "cho phép",
+        "cấp quyền",
+        "đăng nhập với tư cách",
+        "tiếp tục với tư cách",
+        "đăng nhập bằng",
+        "tiếp tục với",
+    ],
     security: &["thu hồi", "đăng xuất khỏi tất cả"],
     not_phrases: &[
         ("authorize", "không cho phép"),
@@ -914,7 +940,15 @@ const ID: Language = Language {
         "posting",
     ],
     consent: &["setuju", "saya setuju", "terima", "terima semua", "menyetujui"],
-    authorize: &["otorisasi", "izinkan", "berikan akses", "masuk sebagai", "lanjutkan sebagai", "masuk dengan", "lanjutkan dengan"],
+    authorize: &[
+        "otorisasi",
+        "izinkan",
+        "berikan akses",
+        "masuk sebagai",
+        "lanjutkan sebagai",
+        "masuk dengan",
+        "lanjutkan dengan",
+    ],
     security: &["cabut akses", "keluar dari semua perangkat"],
     not_phrases: &[
         ("consent", "terima kasih"), // thank you
