@@ -10,6 +10,13 @@
 //! "skeleton", restricted to the letters that look like Latin ones) or drops
 //! it when it is invisible or only decorates the previous letter.
 //!
+//! Beyond look-alikes, it folds what one script writes several ways, so a
+//! keyword is written once: Arabic/Persian letter variants (alef with
+//! hamza, Persian yeh and keheh, teh marbuta), Persian and Arabic-Indic
+//! digits, and Vietnamese toned vowels; and it drops what changes nothing a
+//! person reads: bidirectional marks, embeddings and isolates, the tatweel,
+//! and Arabic vowel signs.
+//!
 //! The tables favour asking: a word written entirely in Cyrillic or Greek
 //! is folded too (it becomes Latin-looking nonsense that matches nothing,
 //! unless it *is* a look-alike of a keyword, which is exactly the case to
@@ -298,10 +305,10 @@ pub fn fold(c: char) -> Fold {
     if (0x0600..=0x06FF).contains(&cp) {
         return Fold::Keep(ARABIC_VARIANTS.iter().find(|(k, _)| *k == c).map_or(c, |&(_, l)| l));
     }
-    if (0x1EA0..=0x1EF9).contains(&cp) || matches!(c, 'ơ' | 'ư' | 'ǔ') {
-        if let Some(&(_, l)) = VIETNAMESE.iter().find(|(set, _)| set.contains(c)) {
-            return Fold::Keep(l);
-        }
+    if ((0x1EA0..=0x1EF9).contains(&cp) || matches!(c, 'ơ' | 'ư' | 'ǔ'))
+        && let Some(&(_, l)) = VIETNAMESE.iter().find(|(set, _)| set.contains(c))
+    {
+        return Fold::Keep(l);
     }
     // Full-width ASCII (Ａ–Ｚ, ａ–ｚ, ０–９ and punctuation).
     if (0xFF01..=0xFF5E).contains(&cp) {

@@ -12,14 +12,47 @@
 //!
 //! Names, option labels, context labels and URL path segments are split into
 //! lower-case words by [`crate::sensitive::words`] (case, punctuation and
-//! camelCase boundaries; diacritics folded), with `ß`→`ss`, `œ`→`oe` and
-//! `æ`→`ae` on top. A keyword is a sequence of words that must appear as
-//! consecutive whole words. A trailing `*` on a keyword word means "this word
-//! or any word starting with it" (inflections: `lösch*` matches `löschen`,
-//! `lösche`, `Löschung`); a leading `*` means "or any word ending with it"
-//! (German compounds: `*löschung` matches `Kontolöschung`). Every prefix is
-//! commented where it is declared; a prefix is only used where the words it
-//! also catches are harmless to ask about.
+//! camelCase boundaries, and where a script written without spaces meets
+//! one written with them; diacritics folded, Vietnamese tones and capitals
+//! with diacritics included; bidirectional marks, tatweel and Arabic vowel
+//! signs dropped; Arabic/Persian letter variants folded: أ/إ/آ→ا, ی/ى/ئ→ي,
+//! ک→ك, ة→ه, Persian and Arabic-Indic digits to ASCII), with `ß`→`ss`,
+//! `œ`→`oe` and `æ`→`ae` on top. A keyword is a sequence of words that must
+//! appear as consecutive whole words. A trailing `*` on a keyword word means
+//! "this word or any word starting with it" (inflections: `lösch*` matches
+//! `löschen`, `lösche`, `Löschung`); a leading `*` means "or any word ending
+//! with it" (German compounds: `*löschung` matches `Kontolöschung`; Arabic
+//! articles: `*حذف` matches `الحذف`). Every prefix is commented where it is
+//! declared; a prefix is only used where the words it also catches are
+//! harmless to ask about.
+//!
+//! Han, Kana, Hangul and Thai ([`crate::sensitive::is_unspaced`]) have no
+//! spaces between words (Korean attaches its particles and endings), so a
+//! run of them is one word and a keyword word of two or more of those
+//! characters matches *inside* it (`削除` in `アカウントを削除`, `결제` in
+//! `결제하기`); a one-character keyword (`是`, `예`) only matches a whole
+//! word. A not-phrase inside such a run blanks only its own characters
+//! (`注文履歴` does not hide the `購入` of `購入履歴から再購入`).
+//!
+//! # Languages
+//!
+//! The rule constants hold en de fr es pt it nl; [`LANGUAGES`] (in
+//! `risk/languages.rs`) adds ja ru uk pl tr ar fa zh-Hans zh-Hant ko vi id
+//! cs sv th, one table per language, merged into the same rules when they
+//! are compiled (once, behind a `OnceLock`, into phrase sets indexed by
+//! first word and first character, so a text is compared only with the
+//! keywords that can match it). Every keyword of a language table has a row
+//! in `fixtures/risk/controls.tsv` in that language (a test checks it).
+//!
+//! A language the rules do not cover must not lower protection. The
+//! language-independent rules still ask: a form submit, Enter in a form, a
+//! button on a payment or account URL, a link or form that acts when
+//! loaded, and a plain button in a form that holds card, bank, identity or
+//! password fields (`form_field_rules`). A name written mostly in a script
+//! no language here uses (Greek, Hebrew, Devanagari…) is at least medium
+//! and says so ([`unread_script`]). What is not caught: a plain button
+//! outside a form, on an ordinary URL, named in a Latin-script language the
+//! lists do not know (a row in the table shows it).
 //!
 //! # Changing the rules
 //!
