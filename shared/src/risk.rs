@@ -1968,7 +1968,8 @@ fn form_field_rules(el: &ElementFacts, hits: &mut Hits) {
     }
     let sensitive = el.form_fields.iter().find_map(|f| {
         let (kind, name) = f.split_once(':').unwrap_or(("", f));
-        if kind == "hidden" {
+        // Hidden fields and buttons hold nothing the person typed.
+        if ["hidden", "button", "submit", "reset", "image"].contains(&kind) {
             return None;
         }
         if kind.eq_ignore_ascii_case("password") {
