@@ -77,6 +77,9 @@ pub enum Action {
     /// worker: metadata only; the worker fetches the bytes after its gate
     /// and stages them in the page, see `crate::files`).
     UploadFiles {
+        /// The bridge's id of the staged bytes (unique per upload), which
+        /// the worker asks for once its gate let the action through.
+        upload: u64,
         files: Vec<crate::files::UploadFile>,
     },
     /// Let a download the agent's tab started go on (`target` is `None`;
@@ -161,7 +164,9 @@ impl std::fmt::Debug for Action {
             Action::Scroll { direction } => f.debug_struct("Scroll").field("direction", direction).finish(),
             Action::Hover => f.write_str("Hover"),
             Action::CloseTab => f.write_str("CloseTab"),
-            Action::UploadFiles { files } => f.debug_struct("UploadFiles").field("files", files).finish(),
+            Action::UploadFiles { upload, files } => {
+                f.debug_struct("UploadFiles").field("upload", upload).field("files", files).finish()
+            }
             Action::KeepDownload { name, mime, risky } => {
                 f.debug_struct("KeepDownload").field("name", name).field("mime", mime).field("risky", risky).finish()
             }
@@ -353,7 +358,7 @@ mod tests {
             (Action::Hover, Typing::Alone, ActionKind::Hover),
             (Action::CloseTab, Typing::Alone, ActionKind::CloseTab { opened_by_agent: false }),
             (Action::CloseTab, Typing::FormField, ActionKind::CloseTab { opened_by_agent: false }),
-            (Action::UploadFiles { files: Vec::new() }, Typing::Alone, ActionKind::Upload),
+            (Action::UploadFiles { upload: 1, files: Vec::new() }, Typing::Alone, ActionKind::Upload),
             (
                 Action::KeepDownload { name: "a.zip".into(), mime: String::new(), risky: true },
                 Typing::Alone,

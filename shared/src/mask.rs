@@ -157,7 +157,7 @@ pub fn summarize(action: &Action, target: Option<&SummaryTarget<'_>>, sensitive:
         Action::CloseTab => out.push_str("close a tab the agent did not open"),
         // Names, sizes and folders are the agent's and the disk's, not the
         // page's; each name is quoted (it may hold anything but `/`).
-        Action::UploadFiles { files } => {
+        Action::UploadFiles { files, .. } => {
             out.push_str("upload ");
             for (i, f) in files.iter().enumerate() {
                 if i > 0 {

@@ -48,11 +48,11 @@ pub enum ExtToBridge {
     Waiting { tabs: Vec<crate::handoff::Waiting> },
     /// A hand-off ended: one audit row.
     HandoffEnded { record: crate::handoff::Record },
-    /// The bytes of the upload the `Act` with gate id `request` sets,
-    /// asked for once the gate let it through; answered with
+    /// The bytes of the upload `upload` (`Action::UploadFiles::upload`),
+    /// asked for once the gate let its `Act` through; answered with
     /// [`BridgeToExt::UploadChunk`]s or [`BridgeToExt::UploadRefused`]
     /// (see `crate::files`).
-    UploadRequest { request: u64 },
+    UploadRequest { upload: u64 },
     /// A download in an http(s) tab (`crate::files`); answered with
     /// [`BridgeToExt::Download`].
     Download { event: crate::files::DownloadEvent },
@@ -211,10 +211,10 @@ pub enum BridgeToExt {
         total: u64,
     },
     /// Part of file `file` (index into the `Act`'s files) of the upload
-    /// with gate id `request`: at most `crate::files::UPLOAD_CHUNK_BYTES`
-    /// bytes, base64; chunks come in order; `last` ends the upload.
+    /// `upload`: at most `crate::files::UPLOAD_CHUNK_BYTES` bytes, base64;
+    /// chunks come in order; `last` ends the upload.
     UploadChunk {
-        request: u64,
+        upload: u64,
         file: u32,
         data: String,
         last: bool,
@@ -222,7 +222,7 @@ pub enum BridgeToExt {
     /// No bytes for an [`ExtToBridge::UploadRequest`]; the `Act` fails
     /// with `error`.
     UploadRefused {
-        request: u64,
+        upload: u64,
         error: WireError,
     },
     /// What to do with the download `id` the extension reported.
