@@ -123,16 +123,13 @@ pub fn sanitize_download_name(raw: &str) -> String {
         .filter(|c| !c.is_control() && !matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}'))
         .map(|c| if matches!(c, ':' | '*' | '?' | '"' | '<' | '>' | '|') { '_' } else { c })
         .collect();
-    name = name.trim_matches(|c: char| c.is_whitespace()).trim_start_matches('.').trim_end_matches(['.', ' ']).to_string();
+    name =
+        name.trim_matches(|c: char| c.is_whitespace()).trim_start_matches('.').trim_end_matches(['.', ' ']).to_string();
     name = name.trim().to_string();
     if name.len() > MAX_DOWNLOAD_NAME_BYTES {
         name = cut_keeping_extension(&name, MAX_DOWNLOAD_NAME_BYTES);
     }
-    if name.is_empty() || name == "." || name == ".." {
-        FALLBACK_DOWNLOAD_NAME.to_string()
-    } else {
-        name
-    }
+    if name.is_empty() || name == "." || name == ".." { FALLBACK_DOWNLOAD_NAME.to_string() } else { name }
 }
 
 /// `name` cut to at most `max` bytes on a character boundary, keeping a
@@ -265,16 +262,21 @@ fn hex(c: u8) -> Option<u8> {
 /// Why a download is high risk (`None`: medium, the default).
 pub fn download_risk(name: &str, mime: &str) -> Option<&'static str> {
     const EXECUTABLE: &[&str] = &[
-        "exe", "msi", "bat", "cmd", "com", "scr", "ps1", "vbs", "js", "jar", "sh", "bash", "zsh", "run", "bin",
-        "app", "apk", "deb", "rpm", "appimage", "dmg", "pkg", "elf", "py", "pl", "desktop", "lnk", "reg", "msix",
+        "exe", "msi", "bat", "cmd", "com", "scr", "ps1", "vbs", "js", "jar", "sh", "bash", "zsh", "run", "bin", "app",
+        "apk", "deb", "rpm", "appimage", "dmg", "pkg", "elf", "py", "pl", "desktop", "lnk", "reg", "msix",
     ];
     const ARCHIVE: &[&str] = &["zip", "rar", "7z", "tar", "gz", "tgz", "bz2", "xz", "zst", "iso", "cab", "lzma"];
     let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
     let mime = mime.to_ascii_lowercase();
     if EXECUTABLE.contains(&ext.as_str())
-        || ["application/x-msdownload", "application/x-sh", "application/x-executable", "application/vnd.microsoft.portable-executable"]
-            .iter()
-            .any(|m| mime.starts_with(m))
+        || [
+            "application/x-msdownload",
+            "application/x-sh",
+            "application/x-executable",
+            "application/vnd.microsoft.portable-executable",
+        ]
+        .iter()
+        .any(|m| mime.starts_with(m))
     {
         Some("downloads an executable file")
     } else if ARCHIVE.contains(&ext.as_str())
@@ -357,7 +359,8 @@ pub fn base64_encode(bytes: &[u8]) -> String {
     const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for c in bytes.chunks(3) {
-        let n = (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
+        let n =
+            (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
         out.push(T[(n >> 18) as usize & 63] as char);
         out.push(T[(n >> 12) as usize & 63] as char);
         out.push(if c.len() > 1 { T[(n >> 6) as usize & 63] as char } else { '=' });
@@ -432,7 +435,12 @@ mod tests {
                 let rep = c.repeat(n.parse().unwrap_or(0));
                 s.replace_range(start..start + end + 1, &rep);
             }
-            s.replace("\\t", "\t").replace("\\n", "\n").replace("\\r", "\r").replace("\\x1b", "\x1b").replace("\\0", "\0").replace("\\\\", "\\")
+            s.replace("\\t", "\t")
+                .replace("\\n", "\n")
+                .replace("\\r", "\r")
+                .replace("\\x1b", "\x1b")
+                .replace("\\0", "\0")
+                .replace("\\\\", "\\")
         };
         let (mut count, mut failures) = (0, Vec::new());
         for (n, line) in table.lines().enumerate() {

@@ -839,8 +839,15 @@ pub(crate) async fn upload(
     action: Action,
 ) -> Result<CallToolResult, WireError> {
     check_ref(&target)?;
-    let plan =
-        Plan { tool: "browser_upload_file", tab, target: Some(target), action, form_field: false, intent, secret: None };
+    let plan = Plan {
+        tool: "browser_upload_file",
+        tab,
+        target: Some(target),
+        action,
+        form_field: false,
+        intent,
+        secret: None,
+    };
     run(state, caller, plan).await
 }
 

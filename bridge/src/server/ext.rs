@@ -575,11 +575,11 @@ async fn authenticated_loop(
                         true
                     }
                     Ok(ExtToBridge::UploadRequest { upload }) => {
-                        super::files::spawn_send_upload(&state, number, upload);
+                        super::files::spawn_send_upload(state, number, upload);
                         true
                     }
                     Ok(ExtToBridge::Download { event }) => {
-                        super::files::spawn_download_event(&state, number, event);
+                        super::files::spawn_download_event(state, number, event);
                         true
                     }
                     Ok(ExtToBridge::Hello { .. }) | Err(_) => false,

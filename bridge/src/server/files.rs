@@ -89,8 +89,7 @@ use super::results::untrusted_result;
 const HOW_TO_ALLOW_UPLOADS: &str = "the person allows a folder with `[uploads] allowed_dirs = [\"/path/to/folder\"]` \
 in config.toml in the Chaperone home and restarts the daemon";
 /// How `config.toml` enables downloads, for the agent.
-const HOW_TO_ENABLE_DOWNLOADS: &str =
-    "the person enables downloads with `[downloads] enabled = true` in config.toml in the Chaperone home and \
+const HOW_TO_ENABLE_DOWNLOADS: &str = "the person enables downloads with `[downloads] enabled = true` in config.toml in the Chaperone home and \
      restarts the daemon";
 
 /// Staged uploads (by upload id) and this daemon's downloads.
@@ -220,7 +219,10 @@ pub(crate) async fn browser_upload_file(
 
 fn files_json(files: &[UploadFile]) -> Value {
     Value::Array(
-        files.iter().map(|f| json!({ "name": f.name, "size": f.size, "sha256": f.sha256, "folder": f.folder })).collect(),
+        files
+            .iter()
+            .map(|f| json!({ "name": f.name, "size": f.size, "sha256": f.sha256, "folder": f.folder }))
+            .collect(),
     )
 }
 
@@ -257,7 +259,8 @@ fn read_uploads(allowed: &[PathBuf], paths: &[String]) -> Result<Vec<(UploadFile
 fn read_one(dirs: &[String], configured: &[PathBuf], raw: &str) -> Result<(UploadFile, Vec<u8>), WireError> {
     shared::files::check_upload_path(raw).map_err(|r| err(r.code(), format!("{}: {}", r.message(), shown(raw))))?;
     let outside = |real: Option<&str>| {
-        let resolved = real.filter(|r| *r != raw).map(|r| format!(" (it resolves to {})", shown(r))).unwrap_or_default();
+        let resolved =
+            real.filter(|r| *r != raw).map(|r| format!(" (it resolves to {})", shown(r))).unwrap_or_default();
         err(
             ErrorCode::PermissionDenied,
             format!(
@@ -268,7 +271,10 @@ fn read_one(dirs: &[String], configured: &[PathBuf], raw: &str) -> Result<(Uploa
         )
     };
     let lexically_inside = || {
-        dirs.iter().map(String::as_str).chain(configured.iter().filter_map(|d| d.to_str())).any(|d| shared::files::inside(raw, d))
+        dirs.iter()
+            .map(String::as_str)
+            .chain(configured.iter().filter_map(|d| d.to_str()))
+            .any(|d| shared::files::inside(raw, d))
     };
     let real = match std::fs::canonicalize(raw) {
         Ok(p) => p,
@@ -373,7 +379,8 @@ async fn send_upload(state: &AppState, connection: u64, upload: u64) {
     };
     let count = files.len();
     for (i, bytes) in files.iter().enumerate() {
-        let chunks: Vec<&[u8]> = if bytes.is_empty() { vec![&[][..]] } else { bytes.chunks(UPLOAD_CHUNK_BYTES).collect() };
+        let chunks: Vec<&[u8]> =
+            if bytes.is_empty() { vec![&[][..]] } else { bytes.chunks(UPLOAD_CHUNK_BYTES).collect() };
         let n = chunks.len();
         for (j, chunk) in chunks.into_iter().enumerate() {
             let frame = BridgeToExt::UploadChunk {
@@ -418,20 +425,24 @@ async fn on_download(state: &AppState, connection: u64, event: DownloadEvent) {
                 verdict(state, connection, id, DownloadVerdict::Leave).await;
                 return;
             }
-            started(state, connection, Download {
-                id,
-                tab,
-                name: shared::files::sanitize_download_name(&name),
-                url: shared::redact::redact_url(shared::url::strip_query(&url)),
-                mime: mime.chars().filter(|c| !c.is_control()).take(100).collect(),
-                size,
-                sha256: None,
-                path: None,
-                state: DownloadState::InProgress,
-                message: None,
-                reported: false,
-                kept: false,
-            })
+            started(
+                state,
+                connection,
+                Download {
+                    id,
+                    tab,
+                    name: shared::files::sanitize_download_name(&name),
+                    url: shared::redact::redact_url(shared::url::strip_query(&url)),
+                    mime: mime.chars().filter(|c| !c.is_control()).take(100).collect(),
+                    size,
+                    sha256: None,
+                    path: None,
+                    state: DownloadState::InProgress,
+                    message: None,
+                    reported: false,
+                    kept: false,
+                },
+            )
             .await;
         }
         DownloadEvent::Complete { id, path } => complete(state, connection, id, PathBuf::from(path)).await,

@@ -44,9 +44,9 @@ use shared::protocol::{Command, CommandResult, TabId, TabInfo};
 use shared::redact;
 use shared::snapshot::{RenderOptions, SnapshotRequest, TextRequest, render, render_text};
 use shared::tools::{
-    ClickArgs, DownloadsArgs, ExtractTextArgs, FillFormArgs, HandoffArgs, HoverArgs, NavigateArgs, PressKeyArgs, ScreenshotArgs,
-    ScrollArgs, SelectOptionArgs, SnapshotArgs, StatusArgs, TabsAction, TabsArgs, TypeArgs, UploadFileArgs, WaitForArgs,
-    is_valid_ref,
+    ClickArgs, DownloadsArgs, ExtractTextArgs, FillFormArgs, HandoffArgs, HoverArgs, NavigateArgs, PressKeyArgs,
+    ScreenshotArgs, ScrollArgs, SelectOptionArgs, SnapshotArgs, StatusArgs, TabsAction, TabsArgs, TypeArgs,
+    UploadFileArgs, WaitForArgs, is_valid_ref,
 };
 use shared::tools::{DEFAULT_WAIT_MS, MAX_WAIT_MS};
 
