@@ -171,19 +171,19 @@ pub(crate) async fn browser_upload_file(
     if !shared::tools::is_valid_ref(&args.element_ref) {
         return Err(err(ErrorCode::InvalidRequest, "ref must be an element ref like e12"));
     }
+    if state.config().files.allowed_dirs.is_empty() {
+        tracing::info!(tool = "browser_upload_file", "upload refused: uploads are off");
+        return Err(err(ErrorCode::PermissionDenied, format!("uploads are off; {HOW_TO_ALLOW_UPLOADS}")));
+    }
     let tab = state.require_agent_tab(args.tab)?;
     if args.paths.is_empty() || args.paths.len() > MAX_UPLOAD_FILES {
         return Err(err(ErrorCode::InvalidRequest, format!("paths must list 1 to {MAX_UPLOAD_FILES} files")));
     }
     let allowed = state.config().files.allowed_dirs.clone();
     let paths = args.paths.clone();
-    let read = if allowed.is_empty() {
-        Err(err(ErrorCode::PermissionDenied, format!("uploads are off; {HOW_TO_ALLOW_UPLOADS}")))
-    } else {
-        tokio::task::spawn_blocking(move || read_uploads(&allowed, &paths))
-            .await
-            .unwrap_or_else(|_| Err(err(ErrorCode::Internal, "reading the files failed")))
-    };
+    let read = tokio::task::spawn_blocking(move || read_uploads(&allowed, &paths))
+        .await
+        .unwrap_or_else(|_| Err(err(ErrorCode::Internal, "reading the files failed")));
     let loaded = match read {
         Ok(l) => l,
         Err(e) => {
