@@ -16,8 +16,9 @@
 //!   (`DownloadEvent::Started`), which answers with a
 //!   [`DownloadVerdict`] ([`verdict`]): `Leave` (not an agent tab) →
 //!   no suggestion; `Cancel` → `downloads.cancel` and `erase` (nothing
-//!   stays on disk); `Keep` → no suggestion (Chromium finishes into its
-//!   own folder), and its completion is reported with the file's path
+//!   stays on disk); `Keep` → the name `shared::files::sanitize_download_name`
+//!   makes of the server's (Chromium finishes into its own folder under
+//!   it; `uniquify` on a clash), and its completion is reported with the file's path
 //!   (`Complete`) for the bridge to copy; `Discard` → Chromium's copy is
 //!   removed (`removeFile`, `erase`). Nothing here opens a file.
 //! - The connection closing answers every download still waiting with no
@@ -64,6 +65,8 @@ struct Waiting {
     /// Chromium's `suggest` callback, until it is called (once).
     suggest: Option<Function>,
     kept: bool,
+    /// The server's name as reported, sanitised when it is kept.
+    name: String,
 }
 
 thread_local! {
@@ -122,7 +125,9 @@ pub fn on_determining_filename(item: JsValue, suggest: Function) {
     let id = id as u64;
     let name = seen.name.or_else(|| text(&item, "filename")).unwrap_or_default();
     let size = get(&item, "totalBytes").as_f64().filter(|b| *b > 0.0).map(|b| b as u64);
-    WAITING.with(|w| w.borrow_mut().insert(id, Waiting { generation, suggest: Some(suggest), kept: false }));
+    WAITING.with(|w| {
+        w.borrow_mut().insert(id, Waiting { generation, suggest: Some(suggest), kept: false, name: name.clone() })
+    });
     let event =
         DownloadEvent::Started { id, tab: seen.tab, url, name, mime: text(&item, "mime").unwrap_or_default(), size };
     crate::conn::send(generation, &ExtToBridge::Download { event });
@@ -170,13 +175,20 @@ pub fn verdict(generation: u64, id: u64, verdict: DownloadVerdict) {
             suggest_nothing(w.and_then(|w| w.suggest));
         }
         DownloadVerdict::Keep => {
-            let suggest = WAITING.with(|w| {
+            let kept = WAITING.with(|w| {
                 let mut w = w.borrow_mut();
                 let x = w.get_mut(&id)?;
                 x.kept = true;
-                x.suggest.take()
+                Some((x.suggest.take()?, x.name.clone()))
             });
-            suggest_nothing(suggest);
+            // Chromium's own (temporary) copy gets the same sanitised name
+            // the bridge saves under: a name the disk accepts.
+            if let Some((suggest, name)) = kept {
+                let name = shared::files::sanitize_download_name(&name);
+                let how =
+                    obj(&[("filename", JsValue::from_str(&name)), ("conflictAction", JsValue::from_str("uniquify"))]);
+                let _ = suggest.call1(&JsValue::NULL, &how);
+            }
         }
         DownloadVerdict::Cancel => {
             let w = WAITING.with(|w| w.borrow_mut().remove(&id));
