@@ -34,6 +34,12 @@
 //! 8. the report: `effect`, new URL (a denied site is not shown), live risk
 //!    and reasons, who decided, what changed — wrapped as untrusted data.
 //!
+//! Files (`super::files`) use the same pipeline: `browser_upload_file` runs
+//! `Action::UploadFiles` on the file input ([`upload`]; step 6 also refuses
+//! any element that is not `<input type=file>`), and a download an agent
+//! tab started runs `Action::KeepDownload` with no element
+//! ([`keep_download`], without the tab lock).
+//!
 //! # Secrets
 //!
 //! `{"secret": NAME}` becomes `Action::TypeSecret { name }`: the `Act`

@@ -72,6 +72,14 @@ struct Waiting {
 thread_local! {
     static SEEN: RefCell<VecDeque<Seen>> = const { RefCell::new(VecDeque::new()) };
     static WAITING: RefCell<HashMap<u64, Waiting>> = RefCell::new(HashMap::new());
+    /// When each tab last started a download (ms).
+    static LAST_IN_TAB: RefCell<HashMap<i64, f64>> = RefCell::new(HashMap::new());
+}
+
+/// Whether a download started in `tab` at or after `since` (ms): the
+/// "navigation" an action began was a download, and no page will load.
+pub fn started_since(tab: i64, since: f64) -> bool {
+    LAST_IN_TAB.with(|l| l.borrow().get(&tab).is_some_and(|t| *t >= since))
 }
 
 fn text(v: &JsValue, key: &str) -> Option<String> {
@@ -114,6 +122,9 @@ pub fn on_determining_filename(item: JsValue, suggest: Function) {
         let i = s.iter().rposition(|x| x.url == url && now - x.at < SEEN_MS)?;
         s.remove(i)
     });
+    if let Some(s) = &seen {
+        LAST_IN_TAB.with(|l| l.borrow_mut().insert(s.tab, now));
+    }
     let (Some(seen), Some(generation)) = (seen, crate::conn::connected_generation()) else {
         let _ = suggest.call0(&JsValue::NULL);
         return;

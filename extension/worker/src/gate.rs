@@ -550,6 +550,7 @@ async fn perform(
     verify: Option<&ResolvedElement>,
 ) -> Result<ActReport, WireError> {
     let before = tabs::tab_url(tab).await.unwrap_or_default();
+    let started = now_ms();
     let waiter = LoadWaiter::register(tab, false);
     let msg = to_js(&PageRequest::Act {
         target: target.map(str::to_string),
@@ -592,7 +593,13 @@ async fn perform(
             now = tabs::tab_url(tab).await.unwrap_or_default();
         }
     }
-    let navigating = report.effect == Effect::Navigated || waiter.seen_loading() || now != before;
+    let mut navigating = report.effect == Effect::Navigated || waiter.seen_loading() || now != before;
+    if navigating && now == before && crate::downloads::started_since(tab, started) {
+        // A link that downloads: the page stays.
+        navigating = false;
+        report.effect = Effect::None;
+        report.changes.push("a download started (see browser_downloads)".into());
+    }
     if navigating {
         let _ = waiter.wait_ms(tab, NAV_WAIT_MS).await;
         report.effect = Effect::Navigated;

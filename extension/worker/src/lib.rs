@@ -13,7 +13,7 @@
 //! ```text
 //! lib        every module (entry points, frame and message routing)
 //! commands   gate, handoff, tabs
-//! gate       window, secret, upload, handoff, conn, tabs, messages, badge
+//! gate       window, secret, upload, downloads, handoff, conn, tabs, messages, badge
 //! handoff    conn, tabs, badge
 //! window     tabs
 //! secret     conn, tabs
