@@ -15,6 +15,7 @@ pub mod challenge;
 pub mod confusable;
 pub mod error;
 pub mod files;
+pub mod flow;
 pub mod gate;
 pub mod handoff;
 pub mod input;
