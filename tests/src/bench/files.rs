@@ -27,7 +27,7 @@ const PAGE: &str = r#"<!doctype html>
 <body><main><h1>Files bench</h1>
 <label>Document <input type="file" id="doc"></label>
 <p id="status" role="status"></p>
-<a href="dl?size=5242880&amp;cd=attachment%3B%20filename%3D%22big.bin%22">Big file</a>
+<a href="dl?size=5242880&amp;cd=attachment%3B%20filename%3D%22big.dat%22">Big file</a>
 <script>
 document.getElementById('doc').addEventListener('change', async (e) => {
   for (const f of e.target.files) await fetch('receive/doc/' + encodeURIComponent(f.name), { method: 'POST', body: f });
