@@ -30,6 +30,19 @@ pub struct ServeConfig {
     pub secrets: Option<Arc<SecretStore>>,
     /// How long a hand-off waits for the person (`human_timeout_secs`).
     pub human_timeout_secs: u32,
+    /// `[uploads]` and `[downloads]` (docs/design.md, "Files").
+    pub files: FilesPolicy,
+}
+
+/// What the person allowed for files: upload folders (absolute; resolved
+/// again at every upload) and whether downloads in agent tabs are kept, and
+/// where. Off by default.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FilesPolicy {
+    pub allowed_dirs: Vec<std::path::PathBuf>,
+    pub downloads_enabled: bool,
+    /// `None` only in servers without a home (tests): downloads then stay off.
+    pub downloads_dir: Option<std::path::PathBuf>,
 }
 
 impl ServeConfig {
@@ -42,6 +55,7 @@ impl ServeConfig {
             audit: None,
             secrets: None,
             human_timeout_secs: shared::limits::DEFAULT_HUMAN_TIMEOUT_SECS,
+            files: FilesPolicy::default(),
         }
     }
 }
@@ -82,6 +96,29 @@ pub struct FileConfig {
     /// Seconds a hand-off waits for the person before the agent gets
     /// `HUMAN_REQUIRED` (default 600, at most 3600).
     pub human_timeout_secs: Option<u32>,
+    #[serde(default)]
+    pub uploads: UploadsSection,
+    #[serde(default)]
+    pub downloads: DownloadsSection,
+}
+
+/// `[uploads]`: `allowed_dirs = ["/home/me/to-upload"]` (absolute; empty:
+/// uploads off).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UploadsSection {
+    #[serde(default)]
+    pub allowed_dirs: Vec<String>,
+}
+
+/// `[downloads]`: `enabled = true` keeps downloads of agent tabs (asking
+/// per policy), in `dir` (absolute; default `HOME/downloads/default/`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DownloadsSection {
+    #[serde(default)]
+    pub enabled: bool,
+    pub dir: Option<String>,
 }
 
 /// Default days audit rows are kept.
@@ -146,6 +183,20 @@ impl FileConfig {
                 shared::limits::MAX_HUMAN_TIMEOUT_SECS
             ));
         }
+        let line_of = |key: &str| text.lines().position(|l| l.trim_start().starts_with(key)).map_or(0, |l| l + 1);
+        for dir in &config.uploads.allowed_dirs {
+            if !dir.starts_with('/') || dir.contains('\0') {
+                return Err(format!(
+                    "line {}: uploads.allowed_dirs entries must be absolute paths, not {dir:?}",
+                    line_of("allowed_dirs")
+                ));
+            }
+        }
+        if let Some(dir) = &config.downloads.dir
+            && (!dir.starts_with('/') || dir.contains('\0'))
+        {
+            return Err(format!("line {}: downloads.dir must be an absolute path, not {dir:?}", line_of("dir")));
+        }
         if config.retention_days == Some(0) {
             return Err("retention_days must be at least 1".into());
         }
@@ -161,6 +212,16 @@ impl FileConfig {
         };
         policy.validate()?;
         Ok(policy)
+    }
+
+    /// The files policy, with `home_downloads` (`HOME/downloads/default`)
+    /// as the download folder unless `[downloads] dir` says otherwise.
+    pub fn files(&self, home_downloads: std::path::PathBuf) -> FilesPolicy {
+        FilesPolicy {
+            allowed_dirs: self.uploads.allowed_dirs.iter().map(std::path::PathBuf::from).collect(),
+            downloads_enabled: self.downloads.enabled,
+            downloads_dir: Some(self.downloads.dir.as_ref().map_or(home_downloads, std::path::PathBuf::from)),
+        }
     }
 
     pub fn human_timeout_secs(&self) -> u32 {
@@ -214,6 +275,31 @@ mod tests {
         let c = FileConfig::parse("").unwrap();
         assert!(c.bind_ip().unwrap().is_loopback());
         assert_eq!(c.extension_origins().unwrap(), vec![extension_origin(shared::EXTENSION_ID)]);
+    }
+
+    #[test]
+    fn files_are_off_by_default_and_paths_must_be_absolute() {
+        let home = std::path::PathBuf::from("/h/downloads/default");
+        let off = FileConfig::parse("").unwrap().files(home.clone());
+        assert!(off.allowed_dirs.is_empty() && !off.downloads_enabled);
+        assert_eq!(off.downloads_dir.as_deref(), Some(home.as_path()));
+        let on = FileConfig::parse(
+            "[uploads]\nallowed_dirs = [\"/srv/up\", \"/tmp/x\"]\n[downloads]\nenabled = true\ndir = \"/srv/dl\"\n",
+        )
+        .unwrap()
+        .files(home);
+        assert_eq!(on.allowed_dirs.len(), 2);
+        assert!(on.downloads_enabled);
+        assert_eq!(on.downloads_dir.as_deref(), Some(std::path::Path::new("/srv/dl")));
+        for (bad, want) in [
+            ("[uploads]\nallowed_dirs = [\"docs\"]\n", "line 2: uploads.allowed_dirs"),
+            ("\n[downloads]\ndir = \"~/dl\"\n", "line 3: downloads.dir"),
+            ("[uploads]\nallowed = []\n", "line 2"),
+            ("[downloads]\nopen_when_done = true\n", "line 2"),
+        ] {
+            let e = FileConfig::parse(bad).unwrap_err();
+            assert!(e.contains(want), "{bad:?}: {e}");
+        }
     }
 
     #[test]

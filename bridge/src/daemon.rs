@@ -87,6 +87,7 @@ pub async fn serve_logging(
     config.extension_origins = origins;
     config.policy = policy;
     config.human_timeout_secs = file.human_timeout_secs();
+    config.files = file.files(home.root().join("downloads").join("default"));
     config.audit = Some(audit);
     // Read when an action that names a secret runs; `chaperone secret set`
     // may add one while the daemon is up.

@@ -15,6 +15,17 @@ chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
     .then(sendResponse, (e) => sendResponse({ type: 'error', message: String((e && e.message) || e) }));
   return true;
 });
+// Downloads (extension/worker/src/downloads.rs): webRequest only observes.
+chrome.webRequest.onHeadersReceived.addListener(
+  (d) => { ready.then((w) => w.on_headers_received(d)); },
+  { urls: ['http://*/*', 'https://*/*'], types: ['main_frame', 'sub_frame'] },
+  ['responseHeaders'],
+);
+chrome.downloads.onDeterminingFilename.addListener((item, suggest) => {
+  ready.then((w) => w.on_determining_filename(item, suggest), () => suggest());
+  return true;
+});
+chrome.downloads.onChanged.addListener((delta) => ready.then((w) => w.on_download_changed(delta)));
 chrome.alarms.onAlarm.addListener((alarm) => ready.then((w) => w.on_alarm(alarm.name)));
 chrome.runtime.onStartup.addListener(() => ready.then((w) => w.on_wake('startup')));
 chrome.runtime.onInstalled.addListener(() => ready.then((w) => w.on_wake('installed')));

@@ -73,6 +73,23 @@ pub enum Action {
     /// (`ActionKind::CloseTab { opened_by_agent: false }`), asks the person
     /// per the gate and then removes the tab with `chrome.tabs.remove`.
     CloseTab,
+    /// Set these files on the `<input type=file>` `target` (bridge →
+    /// worker: metadata only; the worker fetches the bytes after its gate
+    /// and stages them in the page, see `crate::files`).
+    UploadFiles {
+        /// The bridge's id of the staged bytes (unique per upload), which
+        /// the worker asks for once its gate let the action through.
+        upload: u64,
+        files: Vec<crate::files::UploadFile>,
+    },
+    /// Let a download the agent's tab started go on (`target` is `None`;
+    /// bridge → worker only, answered once the gate let it through).
+    /// `risky`: an executable or an archive.
+    KeepDownload {
+        name: String,
+        mime: String,
+        risky: bool,
+    },
 }
 
 impl Action {
@@ -121,6 +138,8 @@ impl ActionKind {
             Action::Scroll { .. } => ActionKind::Scroll,
             Action::Hover => ActionKind::Hover,
             Action::CloseTab => ActionKind::CloseTab { opened_by_agent: false },
+            Action::UploadFiles { .. } => ActionKind::Upload,
+            Action::KeepDownload { risky, .. } => ActionKind::Download { risky: *risky },
         }
     }
 }
@@ -145,6 +164,12 @@ impl std::fmt::Debug for Action {
             Action::Scroll { direction } => f.debug_struct("Scroll").field("direction", direction).finish(),
             Action::Hover => f.write_str("Hover"),
             Action::CloseTab => f.write_str("CloseTab"),
+            Action::UploadFiles { upload, files } => {
+                f.debug_struct("UploadFiles").field("upload", upload).field("files", files).finish()
+            }
+            Action::KeepDownload { name, mime, risky } => {
+                f.debug_struct("KeepDownload").field("name", name).field("mime", mime).field("risky", risky).finish()
+            }
         }
     }
 }
@@ -333,6 +358,12 @@ mod tests {
             (Action::Hover, Typing::Alone, ActionKind::Hover),
             (Action::CloseTab, Typing::Alone, ActionKind::CloseTab { opened_by_agent: false }),
             (Action::CloseTab, Typing::FormField, ActionKind::CloseTab { opened_by_agent: false }),
+            (Action::UploadFiles { upload: 1, files: Vec::new() }, Typing::Alone, ActionKind::Upload),
+            (
+                Action::KeepDownload { name: "a.zip".into(), mime: String::new(), risky: true },
+                Typing::Alone,
+                ActionKind::Download { risky: true },
+            ),
         ];
         for (action, typing, want) in &cases {
             match action {
@@ -343,7 +374,9 @@ mod tests {
                 | Action::PressKey { .. }
                 | Action::Scroll { .. }
                 | Action::Hover
-                | Action::CloseTab => {}
+                | Action::CloseTab
+                | Action::UploadFiles { .. }
+                | Action::KeepDownload { .. } => {}
             }
             assert_eq!(&ActionKind::of(action, *typing), want, "{action:?} {typing:?}");
         }

@@ -21,6 +21,9 @@ pub enum ErrorCode {
     BudgetExceeded,
     ExtensionDisconnected,
     EffectUnknown,
+    /// A download in an agent tab was cancelled: downloads are off
+    /// (`[downloads] enabled` in `config.toml`).
+    DownloadBlocked,
     Internal,
 }
 
@@ -39,6 +42,7 @@ impl ErrorCode {
             ErrorCode::BudgetExceeded => "BUDGET_EXCEEDED",
             ErrorCode::ExtensionDisconnected => "EXTENSION_DISCONNECTED",
             ErrorCode::EffectUnknown => "EFFECT_UNKNOWN",
+            ErrorCode::DownloadBlocked => "DOWNLOAD_BLOCKED",
             ErrorCode::Internal => "INTERNAL",
         }
     }

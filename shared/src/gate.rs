@@ -98,8 +98,11 @@ pub fn admit(a: &Arrival<'_>) -> Result<(), WireError> {
     if a.request_seen {
         return Err(WireError::new(ErrorCode::InvalidRequest, "this request id was used already"));
     }
-    if matches!(a.action, Action::CloseTab) && a.target.is_some() {
-        return Err(WireError::new(ErrorCode::InvalidRequest, "closing a tab takes no ref"));
+    if matches!(a.action, Action::CloseTab | Action::KeepDownload { .. }) && a.target.is_some() {
+        return Err(WireError::new(ErrorCode::InvalidRequest, "closing a tab or keeping a download takes no ref"));
+    }
+    if matches!(a.action, Action::UploadFiles { .. }) && a.target.is_none() {
+        return Err(WireError::new(ErrorCode::InvalidRequest, "an upload needs the ref of a file input"));
     }
     if a.target.is_some() && a.expect.is_none() {
         return Err(WireError::new(

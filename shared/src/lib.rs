@@ -14,6 +14,7 @@ pub mod audit;
 pub mod challenge;
 pub mod confusable;
 pub mod error;
+pub mod files;
 pub mod flow;
 pub mod gate;
 pub mod handoff;

@@ -155,6 +155,33 @@ pub fn summarize(action: &Action, target: Option<&SummaryTarget<'_>>, sensitive:
             }
         }
         Action::CloseTab => out.push_str("close a tab the agent did not open"),
+        // Names, sizes and folders are the agent's and the disk's, not the
+        // page's; each name is quoted (it may hold anything but `/`).
+        Action::UploadFiles { files, .. } => {
+            out.push_str("upload ");
+            for (i, f) in files.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                crate::snapshot::quote(&f.name, &mut out);
+                out.push_str(&format!(" ({}, from ", crate::files::human_size(f.size)));
+                crate::snapshot::quote(&f.folder, &mut out);
+                out.push_str(&format!(", sha256 {})", f.sha256));
+            }
+            on("into", &mut out);
+        }
+        Action::KeepDownload { name, mime, .. } => {
+            out.push_str("download ");
+            crate::snapshot::quote(name, &mut out);
+            if !mime.is_empty() {
+                out.push_str(" (");
+                let mut m = mime.clone();
+                crate::limits::truncate_chars(&mut m, 60);
+                out.push_str(&m);
+                out.push(')');
+            }
+            out.push_str(" into the download folder");
+        }
     }
     out
 }

@@ -48,6 +48,14 @@ pub enum ExtToBridge {
     Waiting { tabs: Vec<crate::handoff::Waiting> },
     /// A hand-off ended: one audit row.
     HandoffEnded { record: crate::handoff::Record },
+    /// The bytes of the upload `upload` (`Action::UploadFiles::upload`),
+    /// asked for once the gate let its `Act` through; answered with
+    /// [`BridgeToExt::UploadChunk`]s or [`BridgeToExt::UploadRefused`]
+    /// (see `crate::files`).
+    UploadRequest { upload: u64 },
+    /// A download in an http(s) tab (`crate::files`); answered with
+    /// [`BridgeToExt::Download`].
+    Download { event: crate::files::DownloadEvent },
 }
 
 impl ExtToBridge {
@@ -147,6 +155,10 @@ pub enum PageRequest {
     /// [`CommandResult::Signals`]: the worker decides before dispatching
     /// an action and after a page load.
     Signals {},
+    /// Stages part of file `file` of the next upload in the page (`first`
+    /// starts the file over); the next `Act` with `Action::UploadFiles`
+    /// takes the staged files, whose sizes must match.
+    UploadPart { file: u32, data: String, first: bool },
 }
 
 /// Result of one command.
@@ -197,6 +209,26 @@ pub enum BridgeToExt {
     SecondBrowserRefused {
         refused: RefusedBrowser,
         total: u64,
+    },
+    /// Part of file `file` (index into the `Act`'s files) of the upload
+    /// `upload`: at most `crate::files::UPLOAD_CHUNK_BYTES` bytes, base64;
+    /// chunks come in order; `last` ends the upload.
+    UploadChunk {
+        upload: u64,
+        file: u32,
+        data: String,
+        last: bool,
+    },
+    /// No bytes for an [`ExtToBridge::UploadRequest`]; the `Act` fails
+    /// with `error`.
+    UploadRefused {
+        upload: u64,
+        error: WireError,
+    },
+    /// What to do with the download `id` the extension reported.
+    Download {
+        id: u64,
+        verdict: crate::files::DownloadVerdict,
     },
 }
 

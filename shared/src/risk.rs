@@ -164,6 +164,11 @@ pub enum ActionKind {
     /// Loading a URL (the `url` argument of `classify` is the target).
     Navigate,
     Upload,
+    /// Keeping a download an agent tab started; `risky`: an executable or
+    /// an archive (`crate::files::download_risk`).
+    Download {
+        risky: bool,
+    },
     CloseTab {
         opened_by_agent: bool,
     },
@@ -2302,6 +2307,16 @@ pub fn classify(
         ActionKind::Upload => {
             hits.add(RiskLevel::Medium, "uploads a file");
             true
+        }
+        // Saving a file: the page the link was on does not make it riskier
+        // (an invoice from a billing page is still an invoice).
+        ActionKind::Download { risky } => {
+            if *risky {
+                hits.add(RiskLevel::High, "downloads an executable or an archive");
+            } else {
+                hits.add(RiskLevel::Medium, "downloads a file");
+            }
+            false
         }
         ActionKind::Navigate => {
             if let Some(w) = action_word(url) {

@@ -292,6 +292,36 @@ pub struct HandoffArgs {
     pub tab: Option<TabId>,
 }
 
+/// `browser_upload_file`: set files on one `<input type=file>`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct UploadFileArgs {
+    /// Ref of the file input (e.g. `e12`).
+    #[serde(rename = "ref")]
+    pub element_ref: String,
+    /// Absolute paths of the files, inside a folder the person allowed
+    /// (`[uploads] allowed_dirs` in config.toml); more than one only for
+    /// an input that takes several.
+    pub paths: Vec<String>,
+    /// Why you upload, in a few words (shown to the person when asked).
+    #[serde(default)]
+    pub intent: Option<String>,
+    /// Tab id; the current tab when absent.
+    #[serde(default)]
+    pub tab: Option<TabId>,
+}
+
+/// `browser_downloads`: this session's downloads.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct DownloadsArgs {
+    /// Only the downloads of this tab.
+    #[serde(default)]
+    pub tab: Option<TabId>,
+}
+
 /// A ref as the agent writes it: `e` followed by digits.
 pub fn is_valid_ref(r: &str) -> bool {
     r.len() >= 2 && r.len() <= 12 && r.starts_with('e') && r[1..].bytes().all(|b| b.is_ascii_digit())

@@ -9,7 +9,13 @@
 //!
 //! A `POST` (a submitted form) is answered with the file at its path, like
 //! a `GET`, and its body is kept: [`FixtureServer::posted`] lets a test
-//! check what a page really sent.
+//! check what a page really sent. A `POST` to a path with a `receive`
+//! segment (the uploads of `fixtures/sites/files/`) may be up to 32 MiB and
+//! is answered `ok`.
+//!
+//! `GET …/dl?size=N&cd=HEADER` is a download: `N` bytes of
+//! [`download_bytes`] with `Content-Disposition: HEADER` as given
+//! (percent-decoded), so tests can serve hostile file names.
 
 use std::net::SocketAddr;
 use std::path::{Component, Path, PathBuf};
@@ -178,19 +184,54 @@ struct Posted(Arc<Mutex<Vec<Post>>>);
 
 /// Largest `POST` body kept.
 const MAX_POST_BYTES: usize = 64 * 1024;
+/// Largest upload body kept (a `receive` path).
+const MAX_UPLOAD_BYTES: usize = 32 * 1024 * 1024;
+/// Largest generated download.
+const MAX_DOWNLOAD_BYTES: usize = 64 * 1024 * 1024;
+
+/// The bytes of a generated download of `size` bytes (a fixed pattern,
+/// so a test can hash what was served).
+pub fn download_bytes(size: usize) -> Vec<u8> {
+    (0..size).map(|i| (i.wrapping_mul(31).wrapping_add(i / 251) % 256) as u8).collect()
+}
+
+/// `…/dl?size=N&cd=HEADER` (see the module docs).
+fn download(req: &Request<Body>) -> Response<Body> {
+    let query = req.uri().query().unwrap_or("");
+    let pairs: Vec<(String, String)> =
+        url::form_urlencoded::parse(query.as_bytes()).map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
+    let get = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    let size = get("size").and_then(|s| s.parse::<usize>().ok()).unwrap_or(0).min(MAX_DOWNLOAD_BYTES);
+    let mut resp = Response::new(Body::from(download_bytes(size)));
+    let h = resp.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/octet-stream"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if let Some(v) = get("cd").and_then(|cd| HeaderValue::from_bytes(cd.as_bytes()).ok()) {
+        h.insert(header::CONTENT_DISPOSITION, v);
+    }
+    resp
+}
 
 async fn handle(root: &Path, posted: &Posted, req: Request<Body>) -> Response<Body> {
     if req.method() == Method::POST {
         let path = req.uri().path().to_string();
-        let Ok(body) = axum::body::to_bytes(req.into_body(), MAX_POST_BYTES).await else {
+        let upload = path.split('/').any(|s| s == "receive");
+        let limit = if upload { MAX_UPLOAD_BYTES } else { MAX_POST_BYTES };
+        let Ok(body) = axum::body::to_bytes(req.into_body(), limit).await else {
             return status(StatusCode::PAYLOAD_TOO_LARGE, "body too large");
         };
         posted.0.lock().unwrap_or_else(|p| p.into_inner()).push((path.clone(), body.to_vec()));
+        if upload {
+            return status(StatusCode::OK, "ok");
+        }
         let get = Request::builder().method(Method::GET).uri(path).body(Body::empty()).expect("a GET request");
         return serve_file(root, get).await;
     }
     if req.method() != Method::GET && req.method() != Method::HEAD {
         return status(StatusCode::METHOD_NOT_ALLOWED, "method not allowed");
+    }
+    if req.uri().path().rsplit('/').next() == Some("dl") {
+        return download(&req);
     }
     serve_file(root, req).await
 }

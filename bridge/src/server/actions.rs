@@ -34,6 +34,12 @@
 //! 8. the report: `effect`, new URL (a denied site is not shown), live risk
 //!    and reasons, who decided, what changed — wrapped as untrusted data.
 //!
+//! Files (`super::files`) use the same pipeline: `browser_upload_file` runs
+//! `Action::UploadFiles` on the file input ([`upload`]; step 6 also refuses
+//! any element that is not `<input type=file>`), and a download an agent
+//! tab started runs `Action::KeepDownload` with no element
+//! ([`keep_download`], without the tab lock).
+//!
 //! # Secrets
 //!
 //! `{"secret": NAME}` becomes `Action::TypeSecret { name }`: the `Act`
@@ -404,7 +410,7 @@ async fn prepare(state: &AppState, audit: &Audit<'_>, plan: Plan) -> Result<Prep
         record_refusal(audit, &plan, &summary, Some(&url), None, &e).await;
         return Err(e);
     }
-    if let Err(e) = check_sensitive(&plan, sensitive) {
+    if let Err(e) = check_sensitive(&plan, sensitive).and_then(|()| check_file_input(&plan, element.as_ref())) {
         record_refusal(audit, &plan, &summary, Some(&url), None, &e).await;
         return Err(e);
     }
@@ -478,6 +484,18 @@ fn check_sensitive(plan: &Plan, sensitive: Option<SensitiveKind>) -> Result<(), 
         ));
     }
     Ok(())
+}
+
+/// Files go only into an `<input type=file>`.
+fn check_file_input(plan: &Plan, element: Option<&ResolvedElement>) -> Result<(), WireError> {
+    match (&plan.action, element) {
+        (Action::UploadFiles { .. }, Some(e)) if e.facts.input_type.eq_ignore_ascii_case("file") => Ok(()),
+        (Action::UploadFiles { .. }, _) => Err(err(
+            ErrorCode::InvalidRequest,
+            "files go only into a file input (<input type=file>); give the ref of one from browser_snapshot",
+        )),
+        _ => Ok(()),
+    }
 }
 
 fn no_such_secret(name: &str) -> WireError {
@@ -753,6 +771,8 @@ fn done_line(p: &Prepared) -> String {
         "scroll" => "Scrolled",
         "hover" => "Hovered",
         "close" => "Closed",
+        "upload" => "Uploaded",
+        "download" => "Kept the download",
         other => other,
     }
     .to_string();
@@ -812,6 +832,46 @@ async fn run(state: &AppState, caller: &Caller, plan: Plan) -> Result<CallToolRe
     let prepared = prepare(state, &audit, plan).await?;
     let report = execute(state, &audit, &prepared).await?;
     Ok(render(&prepared, &report))
+}
+
+/// `browser_upload_file` once the files are read and staged
+/// (`super::files`): `action` is the `Action::UploadFiles` naming them.
+pub(crate) async fn upload(
+    state: &AppState,
+    caller: &Caller,
+    tab: TabId,
+    target: String,
+    intent: Option<String>,
+    action: Action,
+) -> Result<CallToolResult, WireError> {
+    check_ref(&target)?;
+    let plan = Plan {
+        tool: "browser_upload_file",
+        tab,
+        target: Some(target),
+        action,
+        form_field: false,
+        intent,
+        secret: None,
+    };
+    run(state, caller, plan).await
+}
+
+/// Whether the download an agent tab started may be kept
+/// (`Action::KeepDownload`, `super::files`): STOP/Pause, site rules, the
+/// classifier and the policy, then an `Act` the extension gates (asking the
+/// person when either side says confirm). Not under the tab's lock: the
+/// action that started the download may still hold it.
+pub(crate) async fn keep_download(
+    state: &AppState,
+    caller: &Caller,
+    tab: TabId,
+    action: Action,
+) -> Result<ActReport, WireError> {
+    let audit = Audit::new(state, caller);
+    let plan = Plan { tool: "download", tab, target: None, action, form_field: false, intent: None, secret: None };
+    let prepared = prepare(state, &audit, plan).await?;
+    execute(state, &audit, &prepared).await
 }
 
 pub(crate) async fn click(

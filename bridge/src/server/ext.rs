@@ -574,6 +574,14 @@ async fn authenticated_loop(
                         state.spawn_secret_release(number, request, origin);
                         true
                     }
+                    Ok(ExtToBridge::UploadRequest { upload }) => {
+                        super::files::spawn_send_upload(state, number, upload);
+                        true
+                    }
+                    Ok(ExtToBridge::Download { event }) => {
+                        super::files::spawn_download_event(state, number, event);
+                        true
+                    }
                     Ok(ExtToBridge::Hello { .. }) | Err(_) => false,
                 };
                 if !valid {

@@ -44,14 +44,16 @@ use shared::protocol::{Command, CommandResult, TabId, TabInfo};
 use shared::redact;
 use shared::snapshot::{RenderOptions, SnapshotRequest, TextRequest, render, render_text};
 use shared::tools::{
-    ClickArgs, ExtractTextArgs, FillFormArgs, HandoffArgs, HoverArgs, NavigateArgs, PressKeyArgs, ScreenshotArgs,
-    ScrollArgs, SelectOptionArgs, SnapshotArgs, StatusArgs, TabsAction, TabsArgs, TypeArgs, WaitForArgs, is_valid_ref,
+    ClickArgs, DownloadsArgs, ExtractTextArgs, FillFormArgs, HandoffArgs, HoverArgs, NavigateArgs, PressKeyArgs,
+    ScreenshotArgs, ScrollArgs, SelectOptionArgs, SnapshotArgs, StatusArgs, TabsAction, TabsArgs, TypeArgs,
+    UploadFileArgs, WaitForArgs, is_valid_ref,
 };
 use shared::tools::{DEFAULT_WAIT_MS, MAX_WAIT_MS};
 
 use super::AppState;
 use super::actions;
 use super::audit::{Audit, Caller, Row};
+use super::files;
 use super::handoff;
 use super::results::{error_result, plain_result, untrusted_result};
 
@@ -187,6 +189,23 @@ fn tools() -> Vec<Tool> {
              header; Abort, a timeout or a second Done while the challenge is still there give HUMAN_REQUIRED. \
              Actions and navigations hand off by themselves when they meet a challenge page.",
             schema_for_type::<HandoffArgs>(),
+        ),
+        Tool::new(
+            "browser_upload_file",
+            "Set files on the file input `ref` (an <input type=file> from browser_snapshot): `paths` are absolute \
+             paths inside a folder the person allowed in config.toml (`[uploads] allowed_dirs`; uploads are off \
+             until they do). Several paths only for an input that takes several. Each file at most 10 MB, 25 MB \
+             together. The person may be asked to approve; the result gives each file's name, size and SHA-256.",
+            schema_for_type::<UploadFileArgs>(),
+        ),
+        Tool::new(
+            "browser_downloads",
+            "List this session's downloads from your tabs (all, or `tab`'s): name, size, SHA-256, MIME type, \
+             path and state (in_progress, saved, blocked, denied, failed). Waits up to 30 s for downloads still \
+             in progress. Downloads are off unless the person enabled them (`[downloads] enabled` in \
+             config.toml): then a download is cancelled and this answers DOWNLOAD_BLOCKED once, naming it. Saved \
+             files are never opened or run. Call it after a click that downloads something.",
+            schema_for_type::<DownloadsArgs>(),
         ),
         Tool::new(
             "browser_status",
@@ -706,6 +725,10 @@ impl McpServer {
             "browser_extract_text" => then(parse(args), |a| self.browser_extract_text(a)).await,
             "browser_status" => parse(args).and_then(|a| self.browser_status(a)),
             "browser_handoff" => then(parse::<HandoffArgs>(args), |a| handoff::browser_handoff(state, caller, a)).await,
+            "browser_upload_file" => {
+                then(parse::<UploadFileArgs>(args), |a| files::browser_upload_file(state, caller, a)).await
+            }
+            "browser_downloads" => then(parse::<DownloadsArgs>(args), |a| files::browser_downloads(state, a)).await,
             _ => return None,
         })
     }
@@ -831,6 +854,8 @@ mod tests {
                 "browser_screenshot",
                 "browser_wait_for",
                 "browser_handoff",
+                "browser_upload_file",
+                "browser_downloads",
                 "browser_status",
             ]
         );

@@ -22,6 +22,7 @@ mod actions;
 mod audit;
 mod conn;
 mod ext;
+mod files;
 mod guard;
 mod handoff;
 mod mcp;
@@ -73,6 +74,8 @@ struct Inner {
     tabs: Mutex<AgentTabs>,
     /// Per-tab action locks, last seen URLs, gate ids.
     actions: actions::Actions,
+    /// Staged uploads and this daemon's downloads.
+    files: files::Files,
     /// Permits for `/ext` sockets that have not said hello yet.
     unauthenticated: Arc<Semaphore>,
     ext_auth: guard::AuthLimiter,
@@ -127,6 +130,7 @@ impl AppState {
                 hub: ExtHub::new(),
                 tabs: Mutex::new(AgentTabs::default()),
                 actions: actions::Actions::new(),
+                files: files::Files::default(),
                 unauthenticated: Arc::new(Semaphore::new(shared::limits::MAX_UNAUTHENTICATED_SOCKETS)),
                 ext_auth: guard::AuthLimiter::new(MAX_AUTH_FAILURES, AUTH_FAILURE_WINDOW),
                 cancel: CancellationToken::new(),

@@ -155,8 +155,10 @@ fn start(target: Option<&str>, action: &Action, verify: Option<&ResolvedElement>
     } else if verify.is_some() {
         return Err(err(ErrorCode::StaleRef, "the element that was classified has lost the focus; try again"));
     }
-    if matches!(action, Action::Click | Action::Type { .. } | Action::SelectOption { .. } | Action::Hover)
-        && el.is_none()
+    if matches!(
+        action,
+        Action::Click | Action::Type { .. } | Action::SelectOption { .. } | Action::Hover | Action::UploadFiles { .. }
+    ) && el.is_none()
     {
         return Err(err(ErrorCode::InvalidRequest, "this action needs a ref"));
     }
@@ -332,10 +334,12 @@ fn perform(el: Option<&Element>, action: &Action) -> Result<(), WireError> {
         // The service worker turns it into a `Type` once the bridge released
         // the value; a name alone is never typed.
         Action::TypeSecret { .. } => Err(err(ErrorCode::InvalidRequest, "a secret reaches the page only as its value")),
+        Action::UploadFiles { files, .. } => crate::upload::set_files(el.expect("checked above"), files),
+        Action::KeepDownload { .. } => Err(err(ErrorCode::InvalidRequest, "keeping a download is not a page action")),
     }
 }
 
-fn global_ctor(name: &str) -> Result<Function, WireError> {
+pub(crate) fn global_ctor(name: &str) -> Result<Function, WireError> {
     Reflect::get(&js_sys::global(), &JsValue::from_str(name))
         .ok()
         .and_then(|c| c.dyn_into::<Function>().ok())
@@ -343,7 +347,7 @@ fn global_ctor(name: &str) -> Result<Function, WireError> {
 }
 
 /// `new <ctor>(type, init)` dispatched on `target`; true when not cancelled.
-fn dispatch(target: &JsValue, ctor: &str, kind: &str, init: &Object) -> bool {
+pub(crate) fn dispatch(target: &JsValue, ctor: &str, kind: &str, init: &Object) -> bool {
     let Ok(c) = global_ctor(ctor) else { return true };
     let Ok(ev) = Reflect::construct(&c, &Array::of2(&JsValue::from_str(kind), init)) else { return true };
     call(target, "dispatchEvent", &[ev]).map(|v| v.as_bool().unwrap_or(true)).unwrap_or(true)
@@ -357,7 +361,7 @@ fn init(pairs: &[(&str, JsValue)]) -> Object {
     o
 }
 
-fn bubbling() -> Object {
+pub(crate) fn bubbling() -> Object {
     init(&[("bubbles", JsValue::TRUE), ("cancelable", JsValue::TRUE), ("composed", JsValue::TRUE)])
 }
 

@@ -26,13 +26,23 @@ mod refs;
 mod roles;
 mod snapshot;
 mod text;
+mod upload;
 
 /// Entry point for `static/content.js`: answers one message with a Promise
 /// of a JSON string holding a `shared::protocol::Outcome`.
 #[wasm_bindgen]
 pub fn handle_message(msg: JsValue) -> Promise {
     let outcome = match parse(&msg) {
-        Ok(PageRequest::Act { target, action, verify }) => return act::act(target, action, verify.map(|v| *v)),
+        Ok(PageRequest::Act { target, action, verify }) => {
+            if !matches!(action, shared::action::Action::UploadFiles { .. }) {
+                upload::clear();
+            }
+            return act::act(target, action, verify.map(|v| *v));
+        }
+        Ok(PageRequest::UploadPart { file, data, first }) => match upload::part(file, &data, first) {
+            Ok(()) => Outcome::Ok(CommandResult::Tabs { tabs: Vec::new() }),
+            Err(e) => Outcome::Err(e),
+        },
         Ok(PageRequest::Resolve { target }) => act::resolve(target.as_deref()),
         Ok(PageRequest::Snapshot { request }) => match snapshot::take(&request) {
             Ok(snapshot) => Outcome::Ok(CommandResult::Snapshot { snapshot }),

@@ -412,6 +412,9 @@ pub async fn act(
         expect: expect.as_ref(),
     })?;
     let close_tab = matches!(action, Action::CloseTab);
+    // Keeping a download is decided on the tab, not on an element.
+    let keep_download = matches!(action, Action::KeepDownload { .. });
+    let no_element = close_tab || keep_download;
     let generation = STATE.with(|s| s.borrow().stop_generation);
 
     // 2. The live element, classified here again: the one this worker
@@ -428,7 +431,7 @@ pub async fn act(
     let (url, live, step) = loop {
         let live = match resolved.take() {
             Some(element) => Some(element),
-            None if close_tab => None,
+            None if no_element => None,
             None => {
                 // Any tab can be closed (behind the gate); page actions need a web page.
                 tabs::require_web_page(tab).await?;
@@ -449,7 +452,7 @@ pub async fn act(
             origin: &origin,
             yolo: control_state().yolo,
         });
-        if close_tab || matches!(step, GateStep::Refuse(_)) || handed > shared::handoff::MAX_HANDOFFS_PER_ACTION {
+        if no_element || matches!(step, GateStep::Refuse(_)) || handed > shared::handoff::MAX_HANDOFFS_PER_ACTION {
             break (url, live, step);
         }
         if crate::handoff::clear_for_agent(tab).await? {
@@ -470,7 +473,7 @@ pub async fn act(
         }
         GateStep::Ask { class, question } => {
             let (risk, timeout) = (question.risk, question.timeout_secs);
-            let on = (!close_tab).then_some((tab, target.as_deref()));
+            let on = (!no_element).then_some((tab, target.as_deref()));
             let answer = ask_person(pending_view(&gate, question), timeout, on).await;
             add_history(&gate.summary, risk, answer.history(), &url);
             (class, shared::gate::answered(answer, timeout)?)
@@ -487,12 +490,24 @@ pub async fn act(
     }
     // A secret's value, only now that the gate let the action through.
     let action = crate::secret::reveal(tab, gate.request, action, &gate.origin).await?;
+    // An upload's bytes, only now too (staged in the page, set by the `Act`).
+    crate::upload::stage(tab, &action).await?;
     if let Some(e) = halted() {
         return Err(e);
     }
 
     let mut report = if close_tab {
         close(tab, &url).await?
+    } else if keep_download {
+        // The bridge tells Chromium to go on once it has this answer.
+        ActReport {
+            effect: Effect::None,
+            url: url.clone(),
+            risk: RiskLevel::Low,
+            reasons: Vec::new(),
+            decided_by: DecidedBy::Policy,
+            changes: Vec::new(),
+        }
     } else {
         perform(tab, target.as_deref(), &action, live.as_ref()).await?
     };
@@ -535,6 +550,7 @@ async fn perform(
     verify: Option<&ResolvedElement>,
 ) -> Result<ActReport, WireError> {
     let before = tabs::tab_url(tab).await.unwrap_or_default();
+    let started = now_ms();
     let waiter = LoadWaiter::register(tab, false);
     let msg = to_js(&PageRequest::Act {
         target: target.map(str::to_string),
@@ -577,7 +593,13 @@ async fn perform(
             now = tabs::tab_url(tab).await.unwrap_or_default();
         }
     }
-    let navigating = report.effect == Effect::Navigated || waiter.seen_loading() || now != before;
+    let mut navigating = report.effect == Effect::Navigated || waiter.seen_loading() || now != before;
+    if navigating && now == before && crate::downloads::started_since(tab, started) {
+        // A link that downloads: the page stays.
+        navigating = false;
+        report.effect = Effect::None;
+        report.changes.push("a download started (see browser_downloads)".into());
+    }
     if navigating {
         let _ = waiter.wait_ms(tab, NAV_WAIT_MS).await;
         report.effect = Effect::Navigated;

@@ -13,10 +13,12 @@
 //! ```text
 //! lib        every module (entry points, frame and message routing)
 //! commands   gate, handoff, tabs
-//! gate       window, secret, handoff, conn, tabs, messages, badge
+//! gate       window, secret, upload, downloads, handoff, conn, tabs, messages, badge
 //! handoff    conn, tabs, badge
 //! window     tabs
 //! secret     conn, tabs
+//! upload     conn, tabs
+//! downloads  conn, tabs
 //! conn       refusals
 //! popup      ui, messages, refusals, handoff
 //! approval   ui, messages
@@ -39,6 +41,7 @@ mod badge;
 mod chrome;
 mod commands;
 mod conn;
+mod downloads;
 mod gate;
 mod handoff;
 mod messages;
@@ -47,6 +50,7 @@ mod refusals;
 mod secret;
 mod tabs;
 mod ui;
+mod upload;
 mod util;
 mod window;
 
@@ -93,6 +97,9 @@ fn on_bridge_frame(generation: u64, frame: BridgeToExt) {
         BridgeToExt::Secret { request, value } => secret::answer(generation, request, Ok(value)),
         BridgeToExt::SecretRefused { request, error } => secret::answer(generation, request, Err(error)),
         BridgeToExt::SecondBrowserRefused { refused, .. } => refusals::other_browser_refused(refused),
+        BridgeToExt::UploadChunk { upload, file, data, last } => upload::chunk(generation, upload, file, data, last),
+        BridgeToExt::UploadRefused { upload, error } => upload::refused(generation, upload, error),
+        BridgeToExt::Download { id, verdict } => downloads::verdict(generation, id, verdict),
         // `conn` answers these itself.
         BridgeToExt::Welcome { .. } | BridgeToExt::Pong { .. } => {}
     }
@@ -101,6 +108,8 @@ fn on_bridge_frame(generation: u64, frame: BridgeToExt) {
 /// Connection `generation` closed: secrets it was to bring never come.
 fn on_disconnected(generation: u64) {
     secret::connection_closed(generation);
+    upload::connection_closed(generation);
+    downloads::connection_closed(generation);
 }
 
 /// Popup entry point.

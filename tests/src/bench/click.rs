@@ -72,7 +72,7 @@ pub async fn run(b: &mut Bench) -> Result<Suite> {
 }
 
 /// The ref of the first `role "name"` line of an interactive snapshot.
-async fn find_ref(b: &mut Bench, role: &str, name: &str) -> Result<String> {
+pub(super) async fn find_ref(b: &mut Bench, role: &str, name: &str) -> Result<String> {
     let t = b.mcp.ok("browser_snapshot", json!({ "interactive_only": true, "max_chars": 100_000_000 })).await?;
     let text = t.data()["snapshot"].as_str().context("no snapshot text")?.to_string();
     let want = format!("{role} \"{name}\" [");

@@ -11,6 +11,7 @@
 
 pub mod click;
 pub mod client;
+pub mod files;
 pub mod pages;
 pub mod profile;
 pub mod report;
@@ -54,6 +55,9 @@ pub struct Bench {
     /// `(warm-up, runs)` when the current page was found too slow for the
     /// configured counts.
     pub adapted: Option<(usize, usize)>,
+    /// `up/` (the allowed upload folder) and `dl/` (the download folder).
+    pub files_dir: PathBuf,
+    _files: tempfile::TempDir,
     _site: tempfile::TempDir,
     _extension: tempfile::TempDir,
 }
@@ -68,7 +72,14 @@ impl Bench {
         let extension_dir = extension.path().join("extension");
         copy_dir(&tests::extension_dir(), &extension_dir).context("copying the extension")?;
 
-        let daemon = Daemon::start().await?;
+        let files = tests::temp_dir("bench-files");
+        std::fs::create_dir_all(files.path().join("up"))?;
+        let daemon_config = format!(
+            "[uploads]\nallowed_dirs = [{:?}]\n[downloads]\nenabled = true\ndir = {:?}\n",
+            files.path().join("up").display().to_string(),
+            files.path().join("dl").display().to_string()
+        );
+        let daemon = Daemon::start_with_config(Some(&daemon_config)).await?;
         let browser = Browser::launch(BrowserOptions {
             extension: Some(extension_dir.clone()),
             native_host_home: Some(daemon.home().to_path_buf()),
@@ -86,6 +97,8 @@ impl Bench {
             extension_dir,
             config,
             adapted: None,
+            files_dir: files.path().to_path_buf(),
+            _files: files,
             _site: site,
             _extension: extension,
         })

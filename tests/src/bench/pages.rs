@@ -64,6 +64,7 @@ pub fn write_all(root: &Path) -> std::io::Result<()> {
     std::fs::write(dir.join("click.js"), CLICK_JS)?;
     std::fs::write(dir.join("shadow.js"), SHADOW_JS)?;
     std::fs::write(dir.join("frame-form.html"), FRAME_FORM)?;
+    super::files::write_page(&dir)?;
     for rows in ROW_SIZES {
         std::fs::write(dir.join(format!("rows-{rows}.html")), rows_page(rows))?;
     }

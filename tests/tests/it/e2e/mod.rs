@@ -9,6 +9,7 @@ mod approvals;
 mod bad_input;
 mod challenges;
 mod csp;
+mod files;
 mod handoff;
 mod injection;
 mod lies;
