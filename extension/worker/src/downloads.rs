@@ -95,12 +95,17 @@ pub fn on_headers_received(details: JsValue) {
         return;
     }
     let headers = Array::from(&get(&details, "responseHeaders"));
-    let name = headers
+    let disposition = headers
         .iter()
         .find(|h| text(h, "name").is_some_and(|n| n.eq_ignore_ascii_case("content-disposition")))
-        .and_then(|h| text(&h, "value"))
-        .and_then(|v| shared::files::content_disposition_filename(&v));
+        .and_then(|h| text(&h, "value"));
     let now = now_ms();
+    if disposition.as_deref().is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("attachment")) {
+        // An attachment: this response becomes a download, not a page (an
+        // action waiting for the page to load stops waiting).
+        LAST_IN_TAB.with(|l| l.borrow_mut().insert(tab as i64, now));
+    }
+    let name = disposition.and_then(|v| shared::files::content_disposition_filename(&v));
     SEEN.with(|s| {
         let mut s = s.borrow_mut();
         s.retain(|x| now - x.at < SEEN_MS);

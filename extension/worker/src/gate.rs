@@ -593,19 +593,23 @@ async fn perform(
             now = tabs::tab_url(tab).await.unwrap_or_default();
         }
     }
-    let mut navigating = report.effect == Effect::Navigated || waiter.seen_loading() || now != before;
-    if navigating && now == before && crate::downloads::started_since(tab, started) {
-        // A link that downloads: the page stays.
-        navigating = false;
+    let navigating = report.effect == Effect::Navigated || waiter.seen_loading() || now != before;
+    if !navigating {
+        waiter.cancel();
+        return Ok(report);
+    }
+    // A link that downloads starts what looks like a navigation, but no page
+    // comes: stop waiting once a download began in this tab and the tab
+    // still shows the page it showed.
+    let download = || crate::downloads::started_since(tab, started);
+    let loaded = waiter.wait_ms_unless(tab, NAV_WAIT_MS, download).await;
+    let after = tabs::tab_url(tab).await.unwrap_or(now);
+    if matches!(loaded, Ok(false)) || (download() && after == before) {
         report.effect = Effect::None;
         report.changes.push("a download started (see browser_downloads)".into());
-    }
-    if navigating {
-        let _ = waiter.wait_ms(tab, NAV_WAIT_MS).await;
-        report.effect = Effect::Navigated;
-        report.url = tabs::tab_url(tab).await.unwrap_or(now);
     } else {
-        waiter.cancel();
+        report.effect = Effect::Navigated;
     }
+    report.url = after;
     Ok(report)
 }

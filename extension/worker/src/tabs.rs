@@ -246,6 +246,27 @@ impl LoadWaiter {
         self.wait_ms(tab, NAVIGATION_TIMEOUT_MS as u32).await
     }
 
+    /// Like [`LoadWaiter::wait_ms`], but gives up early (answering
+    /// `Ok(false)`) as soon as `gave_way()` says the load will not come, e.g.
+    /// the click started a download instead; `Ok(true)` once the page loaded.
+    pub async fn wait_ms_unless(self, tab: TabId, ms: u32, gave_way: impl Fn() -> bool) -> Result<bool, WireError> {
+        const SLICE_MS: u32 = 100;
+        let mut left = ms;
+        while left > 0 {
+            if gave_way() {
+                self.cancel();
+                return Ok(false);
+            }
+            let slice = left.min(SLICE_MS);
+            if let Ok(Some(_)) = with_timeout(self.promise.clone(), slice).await {
+                self.cancel();
+                return Ok(true);
+            }
+            left -= slice;
+        }
+        self.wait_ms(tab, 0).await.map(|()| true)
+    }
+
     pub async fn wait_ms(self, tab: TabId, ms: u32) -> Result<(), WireError> {
         let r = with_timeout(self.promise.clone(), ms).await;
         self.cancel();
