@@ -41,7 +41,8 @@
 //!    - `TypeSecret` into a field that is not sensitive →
 //!      `PERMISSION_DENIED` (the value would show in the next snapshot);
 //!    - then the person must confirm when `gate.person_must_answer` (a
-//!      secret bound to no site), or the bridge's decision or the live one
+//!      secret bound to no site), `gate.changed` (a flow step's changed
+//!      target, `crate::replay`), or the bridge's decision or the live one
 //!      is `confirm`:
 //!      - nobody needs to: [`GateStep::Run`] decided by `policy`;
 //!      - YOLO is on and the person need not answer themselves:
@@ -175,6 +176,9 @@ pub struct Question {
     /// Where activating it goes (link or form target, redacted), when it is
     /// not the page itself; else empty.
     pub goes_to: String,
+    /// A flow step's changed target: the recorded one beside the live one
+    /// (`gate.changed`).
+    pub changed: Option<crate::replay::ChangedTarget>,
 }
 
 /// Step 3 (see the module docs): the decision on the live element.
@@ -241,12 +245,14 @@ fn decide_inner(l: &Live<'_>) -> Result<GateStep, WireError> {
     }
 
     let gate = l.gate;
-    let confirm = gate.person_must_answer || gate.decision == Decision::Confirm || live_decision == Decision::Confirm;
+    // A changed target is asked about whatever the bridge set beside it.
+    let must_answer = gate.person_must_answer || gate.changed.is_some();
+    let confirm = must_answer || gate.decision == Decision::Confirm || live_decision == Decision::Confirm;
     let shown_risk = class.risk.max(gate.risk);
     if !confirm {
         return Ok(GateStep::Run { decided_by: DecidedBy::Policy, class, shown_risk });
     }
-    if l.yolo && !gate.person_must_answer {
+    if l.yolo && !must_answer {
         return Ok(GateStep::Run { decided_by: DecidedBy::Yolo, class, shown_risk });
     }
     let mut reasons = gate.reasons.clone();
@@ -264,6 +270,7 @@ fn decide_inner(l: &Live<'_>) -> Result<GateStep, WireError> {
         url: crate::url::strip_query(l.url).to_string(),
         shows: facts.map(shown_text).unwrap_or_default(),
         goes_to: facts.map(|f| goes_to(f, l.url)).unwrap_or_default(),
+        changed: gate.changed.clone(),
     };
     Ok(GateStep::Ask { class, question })
 }
@@ -363,6 +370,7 @@ mod tests {
             timeout_secs: 120,
             origin: ORIGIN.into(),
             person_must_answer: false,
+            changed: None,
         }
     }
 
@@ -381,6 +389,15 @@ mod tests {
         e.facts.input_type = input_type.into();
         e.sensitive = sensitive.map(str::to_string);
         e
+    }
+
+    fn changed_target() -> crate::replay::ChangedTarget {
+        use crate::replay::TargetSummary;
+        crate::replay::ChangedTarget {
+            recorded: TargetSummary { role: "button".into(), name: "Place order".into() },
+            live: TargetSummary { role: "button".into(), name: "Save draft".into() },
+            via: "id \"place\"".into(),
+        }
     }
 
     fn typed() -> Action {
@@ -487,6 +504,14 @@ mod tests {
             Case {
                 gate: Gate { person_must_answer: true, ..gate() },
                 ..case("person_must_answer asks even when both sides allow", Ask(RiskLevel::Low))
+            },
+            Case {
+                gate: Gate { changed: Some(changed_target()), ..gate() },
+                yolo: true,
+                ..case(
+                    "a flow step's changed target asks under YOLO, even without person_must_answer",
+                    Ask(RiskLevel::Low),
+                )
             },
             Case {
                 element: delete(),

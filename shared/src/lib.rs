@@ -28,6 +28,7 @@ pub mod policy;
 #[allow(clippy::large_enum_variant)]
 pub mod protocol;
 pub mod redact;
+pub mod replay;
 pub mod risk;
 pub mod sensitive;
 pub mod snapshot;
