@@ -275,6 +275,30 @@ fn decide_inner(l: &Live<'_>) -> Result<GateStep, WireError> {
     Ok(GateStep::Ask { class, question })
 }
 
+/// A question that is not about a page action (`Command::AskPerson`:
+/// `flow_delete` deletes the person's recording): STOP and Pause refuse it,
+/// the request id is spent once as for an `Act`, and it is always asked —
+/// the policy, YOLO and `gate.decision` cannot answer it.
+pub fn question_only(controls: ControlState, gate: &Gate, request_seen: bool) -> Result<Question, WireError> {
+    if let Some(e) = refused_by_controls(controls) {
+        return Err(e);
+    }
+    if request_seen {
+        return Err(WireError::new(ErrorCode::InvalidRequest, "this request id was used already"));
+    }
+    Ok(Question {
+        risk: gate.risk,
+        reasons: gate.reasons.clone(),
+        timeout_secs: gate.timeout_secs.clamp(MIN_APPROVAL_TIMEOUT_SECS, MAX_APPROVAL_TIMEOUT_SECS),
+        role: String::new(),
+        name: String::new(),
+        url: String::new(),
+        shows: String::new(),
+        goes_to: String::new(),
+        changed: None,
+    })
+}
+
 /// The element's visible text when it says something its name does not.
 fn shown_text(facts: &ElementFacts) -> String {
     if crate::risk::shows_more_than_name(facts) { facts.visible_text.clone() } else { String::new() }
@@ -389,6 +413,23 @@ mod tests {
         e.facts.input_type = input_type.into();
         e.sensitive = sensitive.map(str::to_string);
         e
+    }
+
+    #[test]
+    fn questions_without_an_action_are_always_asked_unless_stopped() {
+        let on = |stopped, paused, yolo| ControlState { stopped, paused, yolo, pending: 0 };
+        let g = Gate { risk: RiskLevel::High, reasons: vec!["deletes the recording".into()], timeout_secs: 9_999, ..gate() };
+        let q = question_only(on(false, false, true), &g, false).expect("asked under YOLO too");
+        assert_eq!((q.risk, q.reasons.as_slice(), q.timeout_secs), (RiskLevel::High, &g.reasons[..], MAX_APPROVAL_TIMEOUT_SECS));
+        let allow = Gate { decision: Decision::Allow, ..g.clone() };
+        assert!(question_only(on(false, false, false), &allow, false).is_ok(), "a decision of allow answers nothing");
+        for (controls, seen, code) in [
+            (on(true, false, false), false, ErrorCode::Stopped),
+            (on(false, true, true), false, ErrorCode::Stopped),
+            (on(false, false, false), true, ErrorCode::InvalidRequest),
+        ] {
+            assert_eq!(question_only(controls, &g, seen).unwrap_err().code, code, "{controls:?} {seen}");
+        }
     }
 
     fn changed_target() -> crate::replay::ChangedTarget {

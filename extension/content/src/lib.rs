@@ -21,6 +21,7 @@ mod challenge;
 mod dom;
 mod facts;
 mod highlight;
+mod locate;
 mod name;
 mod refs;
 mod roles;
@@ -55,6 +56,7 @@ pub fn handle_message(msg: JsValue) -> Promise {
             };
             Outcome::Ok(CommandResult::Highlighted { at })
         }
+        Ok(PageRequest::Locate { target }) => locate::locate(&target),
         Ok(PageRequest::Signals {}) => match challenge::gather() {
             Some(signals) => Outcome::Ok(CommandResult::Signals { signals: Box::new(signals) }),
             None => Outcome::Err(WireError::new(ErrorCode::Internal, "the page has no document")),
