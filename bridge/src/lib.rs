@@ -17,6 +17,7 @@ pub mod cli;
 pub mod config;
 pub mod daemon;
 pub mod error;
+pub mod flows;
 pub mod home;
 pub mod launcher;
 pub mod logging;

@@ -418,9 +418,17 @@ mod tests {
     #[test]
     fn questions_without_an_action_are_always_asked_unless_stopped() {
         let on = |stopped, paused, yolo| ControlState { stopped, paused, yolo, pending: 0 };
-        let g = Gate { risk: RiskLevel::High, reasons: vec!["deletes the recording".into()], timeout_secs: 9_999, ..gate() };
+        let g = Gate {
+            risk: RiskLevel::High,
+            reasons: vec!["deletes the recording".into()],
+            timeout_secs: 9_999,
+            ..gate()
+        };
         let q = question_only(on(false, false, true), &g, false).expect("asked under YOLO too");
-        assert_eq!((q.risk, q.reasons.as_slice(), q.timeout_secs), (RiskLevel::High, &g.reasons[..], MAX_APPROVAL_TIMEOUT_SECS));
+        assert_eq!(
+            (q.risk, q.reasons.as_slice(), q.timeout_secs),
+            (RiskLevel::High, &g.reasons[..], MAX_APPROVAL_TIMEOUT_SECS)
+        );
         let allow = Gate { decision: Decision::Allow, ..g.clone() };
         assert!(question_only(on(false, false, false), &allow, false).is_ok(), "a decision of allow answers nothing");
         for (controls, seen, code) in [

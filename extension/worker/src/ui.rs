@@ -145,12 +145,13 @@ pub fn request_card(p: &PendingView) -> Element {
 /// page has now (`#changed-<id>`, columns `.recorded` and `.live`).
 fn changed_target(c: &shared::replay::ChangedTarget) -> Element {
     let block = el("div", "changed", None);
-    block.append_child(&el(
-        "p",
-        "changed-why",
-        Some("The recorded element was not found by its role and name; another one was found instead."),
-    ))
-    .ok();
+    block
+        .append_child(&el(
+            "p",
+            "changed-why",
+            Some("The recorded element was not found by its role and name; another one was found instead."),
+        ))
+        .ok();
     let columns = el("div", "columns", None);
     for (class, title, t, extra) in [
         ("recorded", "Recorded", &c.recorded, None),
