@@ -27,6 +27,7 @@ pub mod policy;
 // boxing it would save.
 #[allow(clippy::large_enum_variant)]
 pub mod protocol;
+pub mod record;
 pub mod redact;
 pub mod replay;
 pub mod risk;
