@@ -178,7 +178,7 @@ pub struct Question {
     pub goes_to: String,
     /// A flow step's changed target: the recorded one beside the live one
     /// (`gate.changed`).
-    pub changed: Option<crate::replay::ChangedTarget>,
+    pub changed: Option<Box<crate::replay::ChangedTarget>>,
 }
 
 /// Step 3 (see the module docs): the decision on the live element.
@@ -270,7 +270,7 @@ fn decide_inner(l: &Live<'_>) -> Result<GateStep, WireError> {
         url: crate::url::strip_query(l.url).to_string(),
         shows: facts.map(shown_text).unwrap_or_default(),
         goes_to: facts.map(|f| goes_to(f, l.url)).unwrap_or_default(),
-        changed: gate.changed.clone(),
+        changed: gate.changed.clone().map(Box::new),
     };
     Ok(GateStep::Ask { class, question })
 }

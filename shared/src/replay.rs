@@ -586,7 +586,8 @@ mod tests {
         assert_eq!(over["city"], Bound::Text("Wien".into()), "a value beats the default");
 
         let long = "x".repeat(crate::flow::MAX_VALUE_CHARS + 1);
-        let cases: Vec<(BTreeMap<String, String>, BTreeMap<String, String>, BindError)> = vec![
+        type Map = BTreeMap<String, String>;
+        let cases: Vec<(Map, Map, BindError)> = vec![
             (m(&[("email", "x"), ("nope", "1")]), m(&[("token", "T")]), BindError::Unknown("nope".into())),
             (m(&[("email", "x"), ("token", "CANARY")]), m(&[]), BindError::SecretAsText("token".into())),
             (m(&[]), m(&[("email", "E"), ("token", "T")]), BindError::TextAsSecret("email".into())),

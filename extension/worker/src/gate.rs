@@ -345,7 +345,7 @@ fn pending_view(gate: &Gate, q: Question) -> PendingView {
         url: q.url,
         shows: q.shows,
         goes_to: q.goes_to,
-        changed: q.changed,
+        changed: q.changed.map(|c| *c),
         deadline: now_ms() + q.timeout_secs as f64 * 1000.0,
     }
 }
