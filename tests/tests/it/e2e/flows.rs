@@ -128,6 +128,26 @@ async fn next_request(human: &Human, not: Option<u64>) -> (CdpSession, ShownRequ
     }
 }
 
+/// Runs a tool call while the person answers; a call that ends while the
+/// person still waits for a request fails the test with its result.
+async fn with_person<P>(
+    call: impl std::future::Future<Output = anyhow::Result<tests::ToolResult>>,
+    person: impl std::future::Future<Output = P>,
+) -> (tests::ToolResult, P) {
+    tokio::pin!(call);
+    tokio::pin!(person);
+    tokio::select! {
+        p = &mut person => (call.await.expect("the call answers"), p),
+        r = &mut call => {
+            let r = r.expect("the call answers");
+            match tokio::time::timeout(Duration::from_secs(3), person).await {
+                Ok(p) => (r, p),
+                Err(_) => panic!("the call ended before the person was asked: {}", r.text()),
+            }
+        }
+    }
+}
+
 fn steps(r: &tests::ToolResult) -> Vec<Value> {
     r.data()["steps"].as_array().unwrap_or_else(|| panic!("no steps: {}", r.raw)).clone()
 }
@@ -173,8 +193,7 @@ async fn flows_replay_with_every_step_checked_on_the_live_page() {
         assert!(!second.text.contains("Recorded"), "not a changed target: {}", second.text);
         human.approve(&win, second.request).await.expect("approve the order");
     };
-    let (r, ()) = tokio::join!(run, person);
-    let r = r.expect("flow_run answers");
+    let (r, ()) = with_person(run, person).await;
     assert!(!r.is_error(), "{}", r.text());
     let st = steps(&r);
     assert_eq!(st.len(), 16);
@@ -211,8 +230,7 @@ async fn flows_replay_with_every_step_checked_on_the_live_page() {
         human.deny(&win, req.request).await.expect("deny");
         (req, both)
     };
-    let (r, (req, both)) = tokio::join!(run, person);
-    let r = r.expect("flow_run answers");
+    let (r, (req, both)) = with_person(run, person).await;
     assert!(
         both[0].as_str().unwrap().contains("Recorded")
             && both[0].as_str().unwrap().contains("button \u{201c}Place order\u{201d}"),
@@ -245,8 +263,7 @@ async fn flows_replay_with_every_step_checked_on_the_live_page() {
         human.approve(&win, req.request).await.expect("approve");
         live
     };
-    let (r, live) = tokio::join!(run, person);
-    let r = r.expect("flow_run answers");
+    let (r, live) = with_person(run, person).await;
     assert!(live.as_str().unwrap().contains("Subscribe to newsletter"), "{live}");
     assert!(!r.is_error(), "{}", r.text());
     assert_eq!(steps(&r)[1]["decided_by"], "human");
@@ -274,8 +291,8 @@ async fn flows_replay_with_every_step_checked_on_the_live_page() {
         assert!(req.text.contains("delete the flow \"order-missing\""), "{}", req.text);
         human.approve(&win, req.request).await.expect("approve the deletion");
     };
-    let (r, ()) = tokio::join!(del, person);
-    assert!(!r.expect("flow_delete answers").is_error());
+    let (r, ()) = with_person(del, person).await;
+    assert!(!r.is_error(), "{}", r.text());
     let list = s.mcp.ok("flow_list", json!({})).await;
     let names: Vec<&str> = list.data()["flows"].as_array().unwrap().iter().filter_map(|f| f["name"].as_str()).collect();
     assert_eq!(names, ["order-changed", "order-delete", "purchase-relaid"]);
