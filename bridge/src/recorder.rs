@@ -276,10 +276,10 @@ pub fn import(json: &Json) -> Result<Flow, RecorderError> {
                 shared::url::validate_navigation_url(to).map_err(|e| at(format!("assertedEvents: {}", e.message)))?;
             page = Some(step_url(&to));
         }
-        if let Err(p) = shared::record::check_flow(&Flow { steps: vec![step.clone()], ..flow.clone() }) {
-            if p.step.is_some() {
-                return Err(at(p.message));
-            }
+        if let Err(p) = shared::record::check_flow(&Flow { steps: vec![step.clone()], ..flow.clone() })
+            && p.step.is_some()
+        {
+            return Err(at(p.message));
         }
         flow.steps.push(step);
     }

@@ -330,10 +330,13 @@ pub fn value_kind(value: &str) -> Option<ParamKind> {
         return None;
     }
     let has_space = v.contains(char::is_whitespace);
-    if !has_space && let Some((local, domain)) = v.split_once('@') {
-        if !local.is_empty() && domain.contains('.') && !domain.contains('@') {
-            return Some(ParamKind::Email);
-        }
+    if !has_space
+        && let Some((local, domain)) = v.split_once('@')
+        && !local.is_empty()
+        && domain.contains('.')
+        && !domain.contains('@')
+    {
+        return Some(ParamKind::Email);
     }
     let lower = v.to_ascii_lowercase();
     if !has_space && (lower.starts_with("http://") || lower.starts_with("https://") || lower.starts_with("www.")) {
@@ -672,7 +675,10 @@ impl Recording {
 
     /// The flow, created at `created`; `None` when nothing was recorded.
     pub fn finish(self, created: String) -> Option<Flow> {
-        (!self.steps.is_empty()).then(|| Flow { name: self.name, created, steps: self.steps, params: self.params })
+        if self.steps.is_empty() {
+            return None;
+        }
+        Some(Flow { name: self.name, created, steps: self.steps, params: self.params })
     }
 }
 
@@ -898,7 +904,8 @@ mod tests {
         let plain = field("Nickname for the order", "text", vec![]);
         let p = |name: &str, kind, default: Option<&str>| param(name, kind, default);
         // (field, autocomplete, extension says sensitive, typed, keep text) -> (value, new param)
-        let cases: Vec<(&Descriptor, &str, bool, Option<&str>, bool, Value, Option<Param>)> = vec![
+        type Case<'a> = (&'a Descriptor, &'a str, bool, Option<&'a str>, bool, Value, Option<Param>);
+        let cases: Vec<Case> = vec![
             (&search, "", false, Some("boots"), true, Value::Literal("boots".into()), None),
             (&search, "", false, None, false, Value::Param("search".into()), Some(p("search", ParamKind::Text, None))),
             (
