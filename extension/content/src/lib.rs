@@ -22,6 +22,7 @@ mod dom;
 mod facts;
 mod highlight;
 mod name;
+mod record;
 mod refs;
 mod roles;
 mod snapshot;
@@ -55,6 +56,7 @@ pub fn handle_message(msg: JsValue) -> Promise {
             };
             Outcome::Ok(CommandResult::Highlighted { at })
         }
+        Ok(PageRequest::Record { on, keep_text }) => record::set(on, keep_text),
         Ok(PageRequest::Signals {}) => match challenge::gather() {
             Some(signals) => Outcome::Ok(CommandResult::Signals { signals: Box::new(signals) }),
             None => Outcome::Err(WireError::new(ErrorCode::Internal, "the page has no document")),
