@@ -257,15 +257,17 @@ impl CdpSession {
     /// with real (trusted) mouse events.
     pub async fn click_selector(&self, selector: &str) -> Result<()> {
         let sel = serde_json::to_string(selector)?;
-        let rect = self
-            .evaluate(&format!(
-                "(() => {{ const e = document.querySelector({sel}); if (!e) return null; e.scrollIntoView({{block: 'center'}}); const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
-            ))
-            .await?;
-        let (x, y) = match (rect[0].as_f64(), rect[1].as_f64()) {
-            (Some(x), Some(y)) => (x, y),
-            _ => bail!("no element matches {selector}"),
-        };
+        // A person clicks what they see: wait (bounded) until the element is
+        // there and drawn, e.g. a popup button shown once its state arrives.
+        let script = format!(
+            "(() => {{ const e = document.querySelector({sel}); if (!e) return null; e.scrollIntoView({{block: 'center'}}); const r = e.getBoundingClientRect(); if (r.width === 0 || r.height === 0) return null; return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
+        );
+        let found = crate::poll(Duration::from_secs(10), Duration::from_millis(50), || async {
+            let rect = self.evaluate(&script).await.ok()?;
+            Some((rect[0].as_f64()?, rect[1].as_f64()?))
+        })
+        .await;
+        let Some((x, y)) = found else { bail!("no element matches {selector} (or it is not shown)") };
         for kind in ["mousePressed", "mouseReleased"] {
             self.call(
                 "Input.dispatchMouseEvent",
