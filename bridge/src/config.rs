@@ -11,6 +11,7 @@ use shared::policy::{Policy, RiskDecisions, SiteRule};
 
 use crate::audit::AuditStore;
 use crate::error::Error;
+use crate::flows::FlowStore;
 use crate::home::Tokens;
 use crate::secrets::SecretStore;
 
@@ -28,10 +29,11 @@ pub struct ServeConfig {
     /// Where `{"secret": NAME}` values are read, at execution time only
     /// (`None`: every secret is unknown).
     pub secrets: Option<Arc<SecretStore>>,
+    /// The person's recorded flows (`None` in some tests: recordings are
+    /// then dropped and the flow tools find no flow).
+    pub flows: Option<FlowStore>,
     /// How long a hand-off waits for the person (`human_timeout_secs`).
     pub human_timeout_secs: u32,
-    /// The person's flows (`flow_*` tools; `None`: no flows).
-    pub flows: Option<crate::flows::FlowStore>,
 }
 
 impl ServeConfig {
@@ -43,8 +45,8 @@ impl ServeConfig {
             policy: Policy::default(),
             audit: None,
             secrets: None,
-            human_timeout_secs: shared::limits::DEFAULT_HUMAN_TIMEOUT_SECS,
             flows: None,
+            human_timeout_secs: shared::limits::DEFAULT_HUMAN_TIMEOUT_SECS,
         }
     }
 }
@@ -56,6 +58,7 @@ impl std::fmt::Debug for ServeConfig {
             .field("extension_origins", &self.extension_origins)
             .field("policy", &self.policy)
             .field("audit", &self.audit.as_ref().map(AuditStore::path))
+            .field("flows", &self.flows.as_ref().map(FlowStore::path))
             .finish()
     }
 }

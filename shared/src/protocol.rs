@@ -48,6 +48,15 @@ pub enum ExtToBridge {
     Waiting { tabs: Vec<crate::handoff::Waiting> },
     /// A hand-off ended: one audit row.
     HandoffEnded { record: crate::handoff::Record },
+    /// The person switched "Record me" on (`crate::record`): a new
+    /// recording of flow `name`; `keep_text` is "Also keep the text I type".
+    RecordStart { name: String, keep_text: bool },
+    /// One step the person did while recording (checked again and turned
+    /// into a flow step by the bridge: `crate::record::Recording::push`).
+    /// `tab`: where it happened (the bridge ignores the agent's own tabs).
+    Recorded { tab: TabId, step: crate::record::RecordedStep },
+    /// "Record me" switched off: the bridge saves the flow.
+    RecordStop {},
 }
 
 impl ExtToBridge {
@@ -150,6 +159,10 @@ pub enum PageRequest {
     /// [`CommandResult::Signals`]: the worker decides before dispatching
     /// an action and after a page load.
     Signals {},
+    /// "Record me" on or off in this page (`keep_text`: typed values are
+    /// reported, except in sensitive fields); answered with
+    /// [`CommandResult::Recording`].
+    Record { on: bool, keep_text: bool },
 }
 
 /// Result of one command.
@@ -373,6 +386,11 @@ pub enum CommandResult {
     /// The person approved a [`Command::AskPerson`].
     Answered {
         decided_by: crate::audit::DecidedBy,
+    },
+    /// The answer to [`PageRequest::Record`] (never sent to the bridge):
+    /// whether the page now records.
+    Recording {
+        on: bool,
     },
     /// The person handed the tab back ([`Command::Handoff`]): how long
     /// the agent waited and where the tab is now.

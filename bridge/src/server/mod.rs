@@ -26,6 +26,7 @@ mod flows;
 mod guard;
 mod handoff;
 mod mcp;
+mod record;
 mod results;
 
 use std::future::Future;
@@ -84,6 +85,8 @@ struct Inner {
     mcp_sessions: Arc<LocalSessionManager>,
     mcp_handlers: AtomicU64,
     started: Instant,
+    /// The person's recording in progress (`record.rs`).
+    recorder: record::Recorder,
 }
 
 /// The `PERMISSION_DENIED` message for a tab the agent did not open.
@@ -136,6 +139,7 @@ impl AppState {
                 mcp_sessions: Arc::new(LocalSessionManager::default()),
                 mcp_handlers: AtomicU64::new(0),
                 started: Instant::now(),
+                recorder: record::Recorder::default(),
             }),
         }
     }

@@ -23,6 +23,7 @@ mod facts;
 mod highlight;
 mod locate;
 mod name;
+mod record;
 mod refs;
 mod roles;
 mod snapshot;
@@ -57,6 +58,7 @@ pub fn handle_message(msg: JsValue) -> Promise {
             Outcome::Ok(CommandResult::Highlighted { at })
         }
         Ok(PageRequest::Locate { target }) => locate::locate(&target),
+        Ok(PageRequest::Record { on, keep_text }) => record::set(on, keep_text),
         Ok(PageRequest::Signals {}) => match challenge::gather() {
             Some(signals) => Outcome::Ok(CommandResult::Signals { signals: Box::new(signals) }),
             None => Outcome::Err(WireError::new(ErrorCode::Internal, "the page has no document")),
