@@ -284,6 +284,37 @@ async fn flows_replay_with_every_step_checked_on_the_live_page() {
     assert!(message.contains("id \"place\": 0"), "{message}");
     assert!(r.text().starts_with(shared::untrusted::NOTICE), "{}", r.text());
 
+    // ---- a Chrome DevTools Recorder file written by hand (the documented
+    // `UserFlow` schema) imports and runs: `aria/` selectors become the
+    // role and name, `{{email}}` a parameter.
+    let shop = base("flowshop");
+    let recorder = json!({
+        "title": "Address from Recorder",
+        "steps": [
+            { "type": "setViewport", "width": 1200, "height": 800, "deviceScaleFactor": 1, "isMobile": false, "hasTouch": false, "isLandscape": true },
+            { "type": "navigate", "url": format!("{shop}address.html") },
+            { "type": "change", "value": "{{email}}", "selectors": [["aria/E-mail[role=\"textbox\"]"], ["#email"]] },
+            { "type": "click", "selectors": [["aria/Express[role=\"radio\"]"], ["#express"]], "offsetX": 5, "offsetY": 5 },
+            { "type": "click", "selectors": [["aria/Continue to review[role=\"button\"]"], ["#review"]], "offsetX": 5, "offsetY": 5 },
+        ],
+    });
+    import(&s, &recorder, "from-recorder");
+    let run = s.mcp.call("flow_run", json!({ "name": "from-recorder", "params": { "email": "rec@replay.example" } }));
+    let person = async {
+        let (win, req) = next_request(&human, None).await;
+        assert!(req.text.contains("Continue to review"), "{}", req.text);
+        human.approve(&win, req.request).await.expect("approve the form");
+    };
+    let (r, ()) = with_person(run, person).await;
+    assert!(!r.is_error(), "{}", r.text());
+    let st = steps(&r);
+    assert_eq!(st.len(), 4, "setViewport is dropped: {st:?}");
+    assert!(st[1..].iter().all(|s| s["via"] == "role and name"), "{st:?}");
+    let review = page_starting(&s, &format!("{shop}review.html?")).await;
+    let url = review.evaluate("location.search").await.unwrap();
+    assert!(url.as_str().unwrap().contains("email=rec%40replay.example"), "{url}");
+    assert!(url.as_str().unwrap().contains("speed=express"), "{url}");
+
     // ---- flow_delete asks the person; approved, the flow is gone.
     let del = s.mcp.call("flow_delete", json!({ "name": "order-missing" }));
     let person = async {
@@ -295,5 +326,5 @@ async fn flows_replay_with_every_step_checked_on_the_live_page() {
     assert!(!r.is_error(), "{}", r.text());
     let list = s.mcp.ok("flow_list", json!({})).await;
     let names: Vec<&str> = list.data()["flows"].as_array().unwrap().iter().filter_map(|f| f["name"].as_str()).collect();
-    assert_eq!(names, ["order-changed", "order-delete", "purchase-relaid"]);
+    assert_eq!(names, ["from-recorder", "order-changed", "order-delete", "purchase-relaid"]);
 }
