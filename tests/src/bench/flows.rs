@@ -3,8 +3,8 @@
 //! each step `flow_run` finds the element on the live page (`Locate`),
 //! resolves, classifies and decides it, and the extension gates and acts.
 //! The flow is the recorded purchase up to the address form's last
-//! low-risk step (13 steps: the two high-risk ones would wait for a
-//! person); each run starts from the shop's front page.
+//! low-risk step (14 steps, 13 on elements: the two high-risk ones would
+//! wait for a person); each run starts from the shop's front page.
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
