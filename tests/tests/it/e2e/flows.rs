@@ -222,6 +222,7 @@ async fn flows_replay_with_every_step_checked_on_the_live_page() {
     let person = async {
         let (win, req) = next_request(&human, None).await;
         assert!(req.text.contains("delete the flow \"order-missing\""), "{}", req.text);
+        assert!(!req.text.contains("Element:"), "no page element to name: {}", req.text);
         human.approve(&win, req.request).await.expect("approve the deletion");
     };
     let (r, ()) = with_person(del, person).await;
