@@ -165,6 +165,7 @@ mod tests {
                     target: None,
                     url: "http://127.0.0.1:8080/flowshop/".into(),
                     title: String::new(),
+                    risk: None,
                 },
                 Step {
                     action: StepAction::Fill { value: Value::Param("email".into()) },
@@ -178,6 +179,7 @@ mod tests {
                     }),
                     url: "http://127.0.0.1:8080/flowshop/address.html".into(),
                     title: "Address".into(),
+                    risk: None,
                 },
             ],
             params: vec![Param { name: "email".into(), kind: ParamKind::Email, default: None }],

@@ -235,6 +235,7 @@ pub fn import(json: &Json) -> Result<Flow, RecorderError> {
                     target: None,
                     url: step_url(&url),
                     title: String::new(),
+                    risk: None,
                 }
             }
             "click" | "change" => {
@@ -250,7 +251,7 @@ pub fn import(json: &Json) -> Result<Flow, RecorderError> {
                     let value = change_value(&target, v, &mut flow.params).map_err(at)?;
                     if is_select(&target) { StepAction::Select { value } } else { StepAction::Fill { value } }
                 };
-                Step { action, target: Some(target), url, title: String::new() }
+                Step { action, target: Some(target), url, title: String::new(), risk: None }
             }
             "keyDown" => {
                 let url = page.clone().ok_or_else(|| at("the flow must start with a navigate step".into()))?;
@@ -263,7 +264,13 @@ pub fn import(json: &Json) -> Result<Flow, RecorderError> {
                         shared::record::STEP_KEYS.join(", ")
                     )));
                 }
-                Step { action: StepAction::PressKey { key: key.to_string() }, target: None, url, title: String::new() }
+                Step {
+                    action: StepAction::PressKey { key: key.to_string() },
+                    target: None,
+                    url,
+                    title: String::new(),
+                    risk: None,
+                }
             }
             "doubleClick" => return Err(at("doubleClick is not supported".into())),
             other => {

@@ -29,6 +29,7 @@ pub mod policy;
 pub mod protocol;
 pub mod record;
 pub mod redact;
+pub mod replay;
 pub mod risk;
 pub mod sensitive;
 pub mod snapshot;

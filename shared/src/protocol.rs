@@ -151,6 +151,9 @@ pub enum PageRequest {
     /// overlay the page cannot read; answered with
     /// [`CommandResult::Highlighted`]. `show: false` removes the overlay.
     Highlight { target: Option<String>, show: bool },
+    /// Find a flow step's recorded element on the live page
+    /// (`crate::replay::choose`), answered with [`CommandResult::Located`].
+    Locate { target: crate::flow::Descriptor },
     /// The page's challenge signals (`crate::challenge::PageSignals`,
     /// gathered by the content script's own bounded scan), answered with
     /// [`CommandResult::Signals`]: the worker decides before dispatching
@@ -301,6 +304,22 @@ pub enum Command {
         expect: Option<crate::action::Fingerprint>,
         gate: crate::action::Gate,
     },
+    /// Find a flow step's recorded element on the tab's live page
+    /// (`crate::replay`); answered with [`CommandResult::Located`] (a ref
+    /// and its facts, or what the page has instead). A challenge on the
+    /// page hands the tab to the person first, as before an action.
+    Locate {
+        tab: TabId,
+        target: crate::flow::Descriptor,
+    },
+    /// Ask the person in the approval window about something that is not
+    /// a page action (`flow_delete`: it deletes their recording). The
+    /// extension applies STOP and Pause and spends the request id like an
+    /// `Act`, always asks (never YOLO), and answers
+    /// [`CommandResult::Answered`] or `APPROVAL_DENIED` / `STOPPED`.
+    AskPerson {
+        gate: crate::action::Gate,
+    },
     /// The agent hands the tab to the person (`browser_handoff`): the
     /// extension shows the reason in the popup and answers once the
     /// person pressed Done and the page passed the check
@@ -364,6 +383,14 @@ pub enum CommandResult {
     /// whether the page now records.
     Recording {
         on: bool,
+    },
+    /// The answer to [`Command::Locate`] / [`PageRequest::Locate`].
+    Located {
+        located: crate::replay::Located,
+    },
+    /// The person approved a [`Command::AskPerson`].
+    Answered {
+        decided_by: crate::audit::DecidedBy,
     },
     /// The person handed the tab back ([`Command::Handoff`]): how long
     /// the agent waited and where the tab is now.

@@ -654,7 +654,7 @@ impl Recording {
             return Err(PushError::Malformed("this step acts on an element and has no target".into()));
         }
         let target = if matches!(action, StepAction::Navigate { .. }) { None } else { target };
-        self.steps.push(Step { action, target, url, title: raw.title });
+        self.steps.push(Step { action, target, url, title: raw.title, risk: None });
         Ok(())
     }
 
@@ -726,6 +726,7 @@ mod tests {
             target: Some(target),
             url: "https://shop.example/address".into(),
             title: "Address".into(),
+            risk: None,
         }
     }
 
@@ -777,6 +778,7 @@ mod tests {
             target: None,
             url: "https://shop.example/".into(),
             title: String::new(),
+            risk: None,
         };
         let long = "x".repeat(MAX_VALUE_CHARS + 1);
         let many_locators = field("E-mail", "email", vec![Locator::Id("a".into()); MAX_LOCATORS + 1]);
@@ -809,6 +811,7 @@ mod tests {
                         target: None,
                         url: "https://a.example/".into(),
                         title: "".into(),
+                        risk: None,
                     }],
                     vec![],
                 ),
@@ -822,6 +825,7 @@ mod tests {
                         target: None,
                         url: "https://a.example/".into(),
                         title: "".into(),
+                        risk: None,
                     }],
                     vec![],
                 ),

@@ -214,6 +214,7 @@ fn no_pure_function_panics_on_page_text() {
             timeout_secs: rng.below(1_000) as u32,
             origin: b.clone(),
             person_must_answer: rng.below(2) == 0,
+            changed: None,
         };
         let action = match rng.below(3) {
             0 => Action::Click,

@@ -96,6 +96,12 @@ pub struct McpServer {
 }
 
 fn tools() -> Vec<Tool> {
+    let mut tools = browser_tools();
+    tools.extend(super::flows::tools());
+    tools
+}
+
+fn browser_tools() -> Vec<Tool> {
     vec![
         Tool::new(
             "browser_tabs",
@@ -706,7 +712,7 @@ impl McpServer {
             "browser_extract_text" => then(parse(args), |a| self.browser_extract_text(a)).await,
             "browser_status" => parse(args).and_then(|a| self.browser_status(a)),
             "browser_handoff" => then(parse::<HandoffArgs>(args), |a| handoff::browser_handoff(state, caller, a)).await,
-            _ => return None,
+            _ => return super::flows::dispatch(state, caller, name, args).await,
         })
     }
 }
@@ -832,6 +838,10 @@ mod tests {
                 "browser_wait_for",
                 "browser_handoff",
                 "browser_status",
+                "flow_list",
+                "flow_show",
+                "flow_run",
+                "flow_delete",
             ]
         );
         for t in tools() {

@@ -22,6 +22,7 @@ mod actions;
 mod audit;
 mod conn;
 mod ext;
+mod flows;
 mod guard;
 mod handoff;
 mod mcp;

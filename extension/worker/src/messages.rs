@@ -175,6 +175,9 @@ pub struct PendingView {
     /// is not the page itself; else empty.
     #[serde(default)]
     pub goes_to: String,
+    /// A flow step's changed target: recorded and live, side by side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed: Option<shared::replay::ChangedTarget>,
     /// Epoch ms.
     pub deadline: f64,
 }

@@ -9,6 +9,7 @@ mod approvals;
 mod bad_input;
 mod challenges;
 mod csp;
+mod flows;
 mod handoff;
 mod injection;
 mod lies;
