@@ -318,7 +318,21 @@ fn label_text(el: &Element) -> String {
     let mut parts = Vec::new();
     for i in 0..n.min(4) {
         if let Some(l) = Reflect::get_u32(&labels, i).ok().and_then(|l| l.dyn_into::<Element>().ok()) {
-            let t = dom::collapse(&l.text_content().unwrap_or_default(), MAX_NAME_CHARS * 4);
+            // A label wrapping its control: the control's own content (a
+            // select's options, a textarea's text) is not the label.
+            let Some(copy) = l.clone_node_with_deep(true).ok().and_then(|n| n.dyn_into::<Element>().ok()) else {
+                continue;
+            };
+            if let Ok(inner) = copy.query_selector_all("select, textarea, input, button, option") {
+                for j in 0..inner.length() {
+                    if let Some(n) = inner.item(j)
+                        && let Some(parent) = n.parent_node()
+                    {
+                        let _ = parent.remove_child(&n);
+                    }
+                }
+            }
+            let t = dom::collapse(&copy.text_content().unwrap_or_default(), MAX_NAME_CHARS * 4);
             if !t.is_empty() {
                 parts.push(t);
             }
