@@ -63,9 +63,12 @@ async fn the_person_records_a_flow_and_only_what_they_did_is_kept() {
     let mut human = Human::new(&s.browser.cdp);
     let shop = s.server.url("/flowshop/");
     // The person's own tab (not one the agent opened), then the popup.
+    // The popup in a window of its own, so the shop tab stays the active
+    // tab of its window, as when the person uses the toolbar popup.
     let page = s.browser.cdp.new_page("about:blank").await.expect("the person's tab");
     page.call("Page.enable", json!({})).await.unwrap();
-    human.popup().await.expect("open the popup");
+    human.popup_window().await.expect("open the popup");
+    page.call("Page.bringToFront", json!({})).await.unwrap();
 
     // ---- a purchase, "Also keep the text I type" off.
     human.start_recording("checkout", false).await.expect("start recording");
