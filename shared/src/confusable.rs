@@ -10,6 +10,13 @@
 //! "skeleton", restricted to the letters that look like Latin ones) or drops
 //! it when it is invisible or only decorates the previous letter.
 //!
+//! Beyond look-alikes, it folds what one script writes several ways, so a
+//! keyword is written once: Arabic/Persian letter variants (alef with
+//! hamza, Persian yeh and keheh, teh marbuta), Persian and Arabic-Indic
+//! digits, and Vietnamese toned vowels; and it drops what changes nothing a
+//! person reads: bidirectional marks, embeddings and isolates, the tatweel,
+//! and Arabic vowel signs.
+//!
 //! The tables favour asking: a word written entirely in Cyrillic or Greek
 //! is folded too (it becomes Latin-looking nonsense that matches nothing,
 //! unless it *is* a look-alike of a keyword, which is exactly the case to
@@ -24,9 +31,16 @@ pub enum Fold {
     Drop,
 }
 
-/// Zero-width and formatting characters that render as nothing.
-const INVISIBLE: [char; 8] =
-    ['\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}', '\u{FEFF}', '\u{00AD}', '\u{180E}', '\u{034F}'];
+/// Zero-width and formatting characters that render as nothing: zero-width
+/// space and (non-)joiners (the Persian half-space ZWNJ joins the word it
+/// sits in), word joiner, BOM, soft hyphen, and the bidirectional marks,
+/// embeddings and isolates that right-to-left text carries (LRM, RLM, ALM,
+/// LRE…PDF, LRI…PDI), plus the Arabic tatweel (a stretching stroke).
+const INVISIBLE: [char; 21] = [
+    '\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}', '\u{FEFF}', '\u{00AD}', '\u{180E}', '\u{034F}', '\u{200E}',
+    '\u{200F}', '\u{061C}', '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}',
+    '\u{2068}', '\u{2069}', '\u{0640}',
+];
 
 /// Letters that look like a Latin letter (Cyrillic, Greek, Armenian, Latin
 /// small capitals and IPA, letterlike symbols).
@@ -207,10 +221,47 @@ const EXTENDED_A: &[(&str, char)] = &[
     ("źżž", 'z'),
 ];
 
+/// Combining marks (they decorate the previous letter): Latin, Cyrillic,
+/// the Arabic vowel signs (harakat, shadda, sukun, superscript alef) and
+/// Quranic marks. Thai and Hangul marks are letters of their words and are
+/// kept (see [`crate::sensitive::is_unspaced`]).
 fn is_combining(c: char) -> bool {
     matches!(c as u32,
-        0x0300..=0x036F | 0x0483..=0x0489 | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
+        0x0300..=0x036F | 0x0483..=0x0489 | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F
+        | 0x0610..=0x061A | 0x064B..=0x065F | 0x0670 | 0x06D6..=0x06DC | 0x06DF..=0x06E4 | 0x06E7..=0x06E8
+        | 0x06EA..=0x06ED)
 }
+
+/// Letter variants that Arabic and Persian text writes interchangeably, to
+/// one form: hamza-carrying and wasla alefs to bare alef, Persian yeh and
+/// alef maksura to Arabic yeh, keheh to kaf, teh marbuta and heh with yeh
+/// to heh, hamza on waw/yeh to the bare letter. A keyword is written once
+/// and matches every spelling ("إرسال"/"ارسال", "پرداخت کنید"/"پرداخت كنيد").
+const ARABIC_VARIANTS: &[(char, char)] = &[
+    ('أ', 'ا'),
+    ('إ', 'ا'),
+    ('آ', 'ا'),
+    ('ٱ', 'ا'),
+    ('ی', 'ي'),
+    ('ى', 'ي'),
+    ('ئ', 'ي'),
+    ('ک', 'ك'),
+    ('ة', 'ه'),
+    ('ۀ', 'ه'),
+    ('ؤ', 'و'),
+];
+
+/// Vietnamese vowels with tone marks (Latin Extended Additional) and the
+/// horned letters, lower case, to their base letter ("Xoá"/"Xóa" → "xoa",
+/// "Đặt hàng" → "dat hang").
+const VIETNAMESE: &[(&str, char)] = &[
+    ("ạảấầẩẫậắằẳẵặ", 'a'),
+    ("ẹẻẽếềểễệ", 'e'),
+    ("ỉịĩ", 'i'),
+    ("ọỏốồổỗộớờởỡợơ", 'o'),
+    ("ụủứừửữựưǔ", 'u'),
+    ("ỳỵỷỹ", 'y'),
+];
 
 /// Mathematical alphanumeric symbols (bold, italic, script, fraktur,
 /// double-struck, sans-serif, monospace … letters and digits).
@@ -232,10 +283,33 @@ pub fn fold(c: char) -> Fold {
     if c.is_ascii() {
         return Fold::Keep(c);
     }
+    let cp = c as u32;
+    // Kana, Han, Hangul and the rest above U+3000 have no entry in the
+    // tables but these ranges: answer them at once (they are most of an
+    // East Asian text).
+    if cp >= 0x3000
+        && cp != 0xFEFF
+        && !(0xFE20..=0xFE2F).contains(&cp)
+        && !(0xFF01..=0xFF5E).contains(&cp)
+        && !(0x1D400..=0x1D7FF).contains(&cp)
+    {
+        return Fold::Keep(c);
+    }
     if INVISIBLE.contains(&c) || is_combining(c) {
         return Fold::Drop;
     }
-    let cp = c as u32;
+    // Arabic-Indic and Persian digits read as ASCII digits.
+    if (0x0660..=0x0669).contains(&cp) || (0x06F0..=0x06F9).contains(&cp) {
+        return Fold::Keep((b'0' + (cp & 0xF) as u8) as char);
+    }
+    if (0x0600..=0x06FF).contains(&cp) {
+        return Fold::Keep(ARABIC_VARIANTS.iter().find(|(k, _)| *k == c).map_or(c, |&(_, l)| l));
+    }
+    if ((0x1EA0..=0x1EF9).contains(&cp) || matches!(c, 'ơ' | 'ư' | 'ǔ'))
+        && let Some(&(_, l)) = VIETNAMESE.iter().find(|(set, _)| set.contains(c))
+    {
+        return Fold::Keep(l);
+    }
     // Full-width ASCII (Ａ–Ｚ, ａ–ｚ, ０–９ and punctuation).
     if (0xFF01..=0xFF5E).contains(&cp) {
         return Fold::Keep(char::from_u32(cp - 0xFF01 + 0x21).unwrap_or(c));
@@ -290,6 +364,32 @@ mod tests {
             let folded: String = crate::sensitive::words(s).join(" ");
             assert_eq!(folded, "delete account", "{s:?}");
         }
+    }
+
+    #[test]
+    fn right_to_left_text_reads_one_way() {
+        let w = |s: &str| crate::sensitive::words(s).join(" ");
+        // Bidi marks, isolates and tatweel vanish; harakat are dropped.
+        assert_eq!(w("ح\u{200F}ذف"), "حذف");
+        assert_eq!(w("\u{2067}حذف الحساب\u{2069}"), "حذف الحساب");
+        assert_eq!(w("حــذف"), "حذف");
+        assert_eq!(w("حَذْف"), "حذف");
+        // Alef with hamza, teh marbuta, Persian yeh and keheh fold.
+        assert_eq!(w("إزالة"), w("ازاله"));
+        assert_eq!(w("پرداخت کنید"), w("پرداخت كنيد"));
+        assert_eq!(w("تأیید"), w("تاييد"));
+        assert_eq!(w("۵۰۰ ٣"), "500 3");
+    }
+
+    #[test]
+    fn vietnamese_tones_and_capitals_fold() {
+        let w = |s: &str| crate::sensitive::words(s).join(" ");
+        assert_eq!(w("Đặt hàng"), "dat hang");
+        assert_eq!(w("ĐẶT HÀNG"), "dat hang");
+        assert_eq!(w("Xo\u{301}a"), w("Xóa"));
+        assert_eq!(w("Gửi"), "gui");
+        assert_eq!(w("USUŃ"), w("usuń"));
+        assert_eq!(w("HESABI SİL"), "hesabi sil");
     }
 
     #[test]

@@ -157,27 +157,47 @@ pub fn classify_name(s: &str) -> Option<SensitiveKind> {
     PHRASES.iter().find(|(phrase, _)| refs.windows(phrase.len()).any(|w| w == *phrase)).map(|(_, kind)| *kind)
 }
 
-/// Lower-case words: splits on anything not alphanumeric and on camelCase
-/// boundaries; drops diacritics of common Latin letters; reads look-alike
-/// letters, invisible characters and combining marks as
-/// [`crate::confusable::fold`] says.
+/// Lower-case words: splits on anything not alphanumeric, on camelCase
+/// boundaries and where a script written without spaces ([`is_unspaced`])
+/// meets one written with them (`PayPalで支払う` → `pay`, `pal`, `で支払う`);
+/// drops diacritics of Latin letters (also after lower-casing, so `USUŃ`
+/// and `usuń` read alike); reads look-alike letters, invisible and
+/// bidirectional characters and combining marks as
+/// [`crate::confusable::fold`] says. A run of an unspaced script is one
+/// word: matchers look for their keywords inside it (`crate::risk`).
 pub fn words(s: &str) -> Vec<String> {
     use crate::confusable::{Fold, fold};
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut prev_lower = false;
+    let mut prev_unspaced = false;
     for c in s.chars() {
         let c = match fold(c) {
             Fold::Keep(c) => c,
             Fold::Drop => continue,
         };
-        if c.is_alphanumeric() {
-            if c.is_uppercase() && prev_lower && !cur.is_empty() {
+        let unspaced = is_unspaced(c);
+        if c.is_alphanumeric() || unspaced {
+            if !cur.is_empty() && ((c.is_uppercase() && prev_lower) || unspaced != prev_unspaced) {
                 out.push(std::mem::take(&mut cur));
             }
             prev_lower = c.is_lowercase() || c.is_ascii_digit();
+            prev_unspaced = unspaced;
+            if c.is_ascii() {
+                cur.push(c.to_ascii_lowercase());
+                continue;
+            }
+            if unspaced {
+                // No case, no diacritics to fold.
+                cur.push(c);
+                continue;
+            }
             for l in c.to_lowercase() {
-                cur.push(fold_diacritic(l));
+                // Lower-casing may produce a letter that folds (`Ś` → `ś`)
+                // or a combining mark (`İ` → `i` + U+0307).
+                if let Fold::Keep(l) = fold(l) {
+                    cur.push(fold_diacritic(l));
+                }
             }
         } else {
             prev_lower = false;
@@ -190,6 +210,31 @@ pub fn words(s: &str) -> Vec<String> {
         out.push(cur);
     }
     out
+}
+
+/// Letters of scripts written without spaces between words, or whose words
+/// carry their particles and endings attached (Korean): Han ideographs,
+/// Hiragana, Katakana (with the prolonged sound mark and iteration marks),
+/// Hangul, Thai, Lao, Khmer and Myanmar, including their vowel and tone
+/// marks. In these a keyword matches as a part of a word.
+pub fn is_unspaced(c: char) -> bool {
+    matches!(c as u32,
+        0x0E01..=0x0E5B     // Thai
+        | 0x0E81..=0x0EDF   // Lao
+        | 0x1000..=0x109F   // Myanmar
+        | 0x1100..=0x11FF   // Hangul Jamo
+        | 0x1780..=0x17FF   // Khmer
+        | 0x3005..=0x3007   // 々 〆 〇
+        | 0x3041..=0x30FF   // Hiragana, Katakana, ー
+        | 0x3130..=0x318F   // Hangul compatibility Jamo
+        | 0x31F0..=0x31FF   // Katakana phonetic extensions
+        | 0x3400..=0x4DBF   // CJK extension A
+        | 0x4E00..=0x9FFF   // CJK unified ideographs
+        | 0xAC00..=0xD7A3   // Hangul syllables
+        | 0xF900..=0xFAFF   // CJK compatibility ideographs
+        | 0xFF66..=0xFF9F   // half-width Katakana
+        | 0x20000..=0x3134F // CJK extensions B–G
+    )
 }
 
 /// Maps common accented Latin letters to their base letter.
@@ -255,6 +300,17 @@ mod tests {
         ] {
             assert_eq!(classify_name(s), None, "{s}");
         }
+    }
+
+    #[test]
+    fn unspaced_scripts_are_runs_split_from_spaced_ones() {
+        assert_eq!(words("PayPalで支払う"), ["pay", "pal", "で支払う"]);
+        assert_eq!(words("Google アカウントを削除"), ["google", "アカウントを削除"]);
+        assert_eq!(words("使用PayPal支付"), ["使用", "pay", "pal", "支付"]);
+        assert_eq!(words("카카오로 로그인"), ["카카오로", "로그인"]);
+        // Thai tone and vowel marks belong to the word.
+        assert_eq!(words("ส่งข้อความ"), ["ส่งข้อความ"]);
+        assert_eq!(words("2段階認証"), ["2", "段階認証"]);
     }
 
     #[test]
