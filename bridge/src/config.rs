@@ -29,11 +29,10 @@ pub struct ServeConfig {
     /// Where `{"secret": NAME}` values are read, at execution time only
     /// (`None`: every secret is unknown).
     pub secrets: Option<Arc<SecretStore>>,
-    /// The person's recorded flows (`None` in some tests: recordings are
-    /// then dropped and the flow tools find no flow).
-    pub flows: Option<FlowStore>,
     /// How long a hand-off waits for the person (`human_timeout_secs`).
     pub human_timeout_secs: u32,
+    /// The person's flows (`flow_*` tools; `None`: no flows).
+    pub flows: Option<crate::flows::FlowStore>,
 }
 
 impl ServeConfig {
@@ -45,8 +44,8 @@ impl ServeConfig {
             policy: Policy::default(),
             audit: None,
             secrets: None,
-            flows: None,
             human_timeout_secs: shared::limits::DEFAULT_HUMAN_TIMEOUT_SECS,
+            flows: None,
         }
     }
 }

@@ -379,6 +379,11 @@ pub enum CommandResult {
     Signals {
         signals: Box<crate::challenge::PageSignals>,
     },
+    /// The answer to [`PageRequest::Record`] (never sent to the bridge):
+    /// whether the page now records.
+    Recording {
+        on: bool,
+    },
     /// The answer to [`Command::Locate`] / [`PageRequest::Locate`].
     Located {
         located: crate::replay::Located,
@@ -386,11 +391,6 @@ pub enum CommandResult {
     /// The person approved a [`Command::AskPerson`].
     Answered {
         decided_by: crate::audit::DecidedBy,
-    },
-    /// The answer to [`PageRequest::Record`] (never sent to the bridge):
-    /// whether the page now records.
-    Recording {
-        on: bool,
     },
     /// The person handed the tab back ([`Command::Handoff`]): how long
     /// the agent waited and where the tab is now.

@@ -582,7 +582,8 @@ impl Recording {
     ///   only a misbehaving sender gets here);
     /// - a navigation right after a click or key press (its consequence),
     ///   or to the page the last step was on, is not a step;
-    /// - typing into the field the last step typed into replaces that step;
+    /// - typing into the field the last step typed into, or choosing again
+    ///   in the list the last step chose in, replaces that step;
     /// - values are kept by [`keep_value`], selections by [`keep_choice`].
     pub fn push(&mut self, raw: RecordedStep) -> Result<(), PushError> {
         let malformed = PushError::Malformed;
@@ -640,6 +641,7 @@ impl Recording {
                 if label.chars().count() > MAX_VALUE_CHARS {
                     return Err(PushError::Malformed("label is too long".into()));
                 }
+                self.drop_last_fill_of(field);
                 let value =
                     keep_choice(field, &raw.autocomplete, raw.sensitive, &label, self.keep_text, &mut self.params)
                         .map_err(|_| PushError::Full)?;
@@ -658,11 +660,11 @@ impl Recording {
         Ok(())
     }
 
-    /// Typing coalesced across reports: a fill of the field the last step
-    /// filled replaces it (and the parameter it made).
+    /// Typing coalesced across reports: a fill (or choice) of the field the
+    /// last step filled (or chose in) replaces it, and the parameter it made.
     fn drop_last_fill_of(&mut self, field: &Descriptor) {
         let Some(last) = self.steps.last() else { return };
-        let StepAction::Fill { value } = &last.action else { return };
+        let (StepAction::Fill { value } | StepAction::Select { value }) = &last.action else { return };
         if last.target.as_ref() != Some(field) {
             return;
         }

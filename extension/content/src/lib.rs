@@ -57,8 +57,8 @@ pub fn handle_message(msg: JsValue) -> Promise {
             };
             Outcome::Ok(CommandResult::Highlighted { at })
         }
-        Ok(PageRequest::Locate { target }) => locate::locate(&target),
         Ok(PageRequest::Record { on, keep_text }) => record::set(on, keep_text),
+        Ok(PageRequest::Locate { target }) => locate::locate(&target),
         Ok(PageRequest::Signals {}) => match challenge::gather() {
             Some(signals) => Outcome::Ok(CommandResult::Signals { signals: Box::new(signals) }),
             None => Outcome::Err(WireError::new(ErrorCode::Internal, "the page has no document")),

@@ -16,7 +16,8 @@
 //!   `shared::record::descriptor_sensitivity`);
 //! - `change` of a `<select>` (the chosen option's label), a checkbox or
 //!   a radio button (checked or not);
-//! - Enter in a single-line field;
+//! - Enter in a single-line field (the click on the submit button that the
+//!   browser's implicit submission makes right after is not a step);
 //! - clicks on links, buttons and elements with a button-like role (a
 //!   click into a field, a label or a checkbox is not a step of its own).
 //!
@@ -50,6 +51,8 @@ const EVENTS: &[&str] = &["click", "input", "change", "focusout", "keydown", "pa
 const CLICKABLE: &str = "a[href], button, input[type=submit], input[type=button], input[type=image], \
      input[type=reset], summary, [role=button], [role=link], [role=menuitem], [role=tab], [role=option], \
      [role=switch], [role=treeitem]";
+/// How soon after an Enter a pointer-less click is its implicit submission.
+const IMPLICIT_CLICK_MS: f64 = 500.0;
 /// Ancestors walked for a CSS path.
 const MAX_PATH_DEPTH: usize = 32;
 /// Siblings counted for one `:nth-of-type`.
@@ -69,6 +72,9 @@ struct Rec {
     /// The current one-second window and the reports sent in it.
     window_start: f64,
     sent: u32,
+    /// When Enter was last reported in a field: the click on the form's
+    /// submit button that implicit submission synthesises is not a step.
+    enter_at: f64,
 }
 
 /// Recording on or off in this page (`PageRequest::Record`).
@@ -102,7 +108,10 @@ fn install(keep_text: bool) {
             crate::facts::call(&win, "addEventListener", &[JsValue::from_str(kind), cb.clone(), opts.clone().into()]);
         listeners.push((kind, cb));
     }
-    REC.with(|r| *r.borrow_mut() = Some(Rec { keep_text, listeners, pending: None, window_start: 0.0, sent: 0 }));
+    REC.with(|r| {
+        *r.borrow_mut() =
+            Some(Rec { keep_text, listeners, pending: None, window_start: 0.0, sent: 0, enter_at: f64::NEG_INFINITY })
+    });
 }
 
 fn uninstall() {
@@ -154,6 +163,11 @@ fn on_event(kind: &str, ev: &JsValue) {
             let key = dom::prop(ev, "key").as_string().unwrap_or_default();
             if key == "Enter" && !dom::prop_bool(ev, "isComposing") && submits_on_enter(&el) {
                 flush();
+                REC.with(|r| {
+                    if let Some(rec) = r.borrow_mut().as_mut() {
+                        rec.enter_at = js_sys::Date::now();
+                    }
+                });
                 send(RecordedStep {
                     action: RecordedAction::PressKey { key },
                     target: is_text_field(&el).then(|| descriptor(&el).0),
@@ -166,6 +180,13 @@ fn on_event(kind: &str, ev: &JsValue) {
         }
         "click" => {
             flush();
+            // Implicit submission: Enter in a field "clicks" the submit
+            // button (no pointer, `detail` 0) right after the Enter step.
+            let after_enter =
+                REC.with(|r| r.borrow().as_ref().map_or(f64::INFINITY, |rec| js_sys::Date::now() - rec.enter_at));
+            if dom::prop_f64(ev, "detail") == Some(0.0) && after_enter < IMPLICIT_CLICK_MS {
+                return;
+            }
             if let Some(target) = clickable(&el) {
                 report(&target, RecordedAction::Click);
             }
@@ -318,7 +339,21 @@ fn label_text(el: &Element) -> String {
     let mut parts = Vec::new();
     for i in 0..n.min(4) {
         if let Some(l) = Reflect::get_u32(&labels, i).ok().and_then(|l| l.dyn_into::<Element>().ok()) {
-            let t = dom::collapse(&l.text_content().unwrap_or_default(), MAX_NAME_CHARS * 4);
+            // A label wrapping its control: the control's own content (a
+            // select's options, a textarea's text) is not the label.
+            let Some(copy) = l.clone_node_with_deep(true).ok().and_then(|n| n.dyn_into::<Element>().ok()) else {
+                continue;
+            };
+            if let Ok(inner) = copy.query_selector_all("select, textarea, input, button, option") {
+                for j in 0..inner.length() {
+                    if let Some(n) = inner.item(j)
+                        && let Some(parent) = n.parent_node()
+                    {
+                        let _ = parent.remove_child(&n);
+                    }
+                }
+            }
+            let t = dom::collapse(&copy.text_content().unwrap_or_default(), MAX_NAME_CHARS * 4);
             if !t.is_empty() {
                 parts.push(t);
             }

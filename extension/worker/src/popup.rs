@@ -232,6 +232,10 @@ fn render_record(state: &RecordState) {
     }
     if state.on {
         set_hidden("record-start-row", true);
+        // The next recording is named afresh.
+        if let Some(n) = by_id("record-name") {
+            let _ = js_sys::Reflect::set(&n, &JsValue::from_str("value"), &JsValue::from_str(""));
+        }
         let text = if state.keep_text { "keeping the text you type" } else { "not keeping the text you type" };
         set_text(
             "record-status",

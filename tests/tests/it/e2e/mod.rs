@@ -16,6 +16,7 @@ mod lies;
 mod navigation;
 mod popup;
 mod popup_controls;
+mod recording;
 mod risky_pages;
 mod screenshot_close;
 mod second_browser;
