@@ -175,6 +175,16 @@ pub enum Cmd {
         #[command(subcommand)]
         command: ProfileCmd,
     },
+    /// List, show, remove, export and import the flows you recorded with
+    /// the extension's "Record me" switch (stored in HOME/chaperone.db).
+    ///
+    /// Values typed into sensitive fields (passwords, tokens, card numbers)
+    /// are never part of a flow: such a step takes a secret's name when the
+    /// flow runs. Export writes parameters as placeholders.
+    Flow {
+        #[command(subcommand)]
+        command: crate::flow_cli::FlowCmd,
+    },
 }
 
 /// `chaperone profile …`.
@@ -320,6 +330,7 @@ pub async fn run(cli: Cli) -> Result<i32, Error> {
         }
         Cmd::Secret { command } => secret(command).await,
         Cmd::Profile { command } => profile(command),
+        Cmd::Flow { command } => crate::flow_cli::run(command),
     }
 }
 

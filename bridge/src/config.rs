@@ -11,6 +11,7 @@ use shared::policy::{Policy, RiskDecisions, SiteRule};
 
 use crate::audit::AuditStore;
 use crate::error::Error;
+use crate::flows::FlowStore;
 use crate::home::Tokens;
 use crate::secrets::SecretStore;
 
@@ -32,6 +33,8 @@ pub struct ServeConfig {
     pub human_timeout_secs: u32,
     /// `[uploads]` and `[downloads]` (docs/design.md, "Files").
     pub files: FilesPolicy,
+    /// The person's flows (`flow_*` tools; `None`: no flows).
+    pub flows: Option<crate::flows::FlowStore>,
 }
 
 /// What the person allowed for files: upload folders (absolute; resolved
@@ -56,6 +59,7 @@ impl ServeConfig {
             secrets: None,
             human_timeout_secs: shared::limits::DEFAULT_HUMAN_TIMEOUT_SECS,
             files: FilesPolicy::default(),
+            flows: None,
         }
     }
 }
@@ -67,6 +71,7 @@ impl std::fmt::Debug for ServeConfig {
             .field("extension_origins", &self.extension_origins)
             .field("policy", &self.policy)
             .field("audit", &self.audit.as_ref().map(AuditStore::path))
+            .field("flows", &self.flows.as_ref().map(FlowStore::path))
             .finish()
     }
 }

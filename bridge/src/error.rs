@@ -60,6 +60,17 @@ pub enum Error {
          or use another profile (--profile NAME)"
     )]
     ProfileLocked { name: String, holder: String },
+    /// A flow file or recording that breaks `shared::record::check_flow`
+    /// (or cannot be read as a flow); the message names the step.
+    #[error("invalid flow: {0}")]
+    FlowInvalid(String),
+    #[error("a flow named {0:?} already exists (use --name to import under another name, or `chaperone flow rm {0}`)")]
+    FlowExists(String),
+    #[error("no flow named {0:?}")]
+    FlowNotFound(String),
+    /// The flows table could not be read or written.
+    #[error("flow store {path}: {message}")]
+    FlowStore { path: PathBuf, message: String },
 }
 
 impl Error {

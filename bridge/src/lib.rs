@@ -10,6 +10,8 @@
 //! - [`logging`]: redacted `tracing` output to stderr and the daily log file.
 //! - [`proxy`]: `chaperone mcp`, a stdio MCP server forwarding to the daemon.
 //! - [`secrets`]: the encrypted secret store behind `chaperone secret`.
+//! - [`flows`]: the flow store behind `chaperone flow` and the flow tools.
+//! - [`flow_cli`]: `chaperone flow …`; [`recorder`]: Chrome DevTools Recorder JSON.
 //! - [`time`]: the clock, RFC 3339 timestamps and calendar dates (a leaf).
 
 pub mod audit;
@@ -17,12 +19,15 @@ pub mod cli;
 pub mod config;
 pub mod daemon;
 pub mod error;
+pub mod flow_cli;
+pub mod flows;
 pub mod home;
 pub mod launcher;
 pub mod logging;
 pub mod native_host;
 pub mod profiles;
 pub mod proxy;
+pub mod recorder;
 pub mod secrets;
 pub mod server;
 pub mod time;

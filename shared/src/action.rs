@@ -231,9 +231,16 @@ pub struct Gate {
     /// a decision made for one site never runs on another.
     pub origin: String,
     /// The person answers this `Act` in the approval window even when the
-    /// decision is `allow` and YOLO is on (a secret bound to no site:
-    /// `reasons` says so). STOP and Pause still refuse it.
+    /// decision is `allow` and YOLO is on (a secret bound to no site, a
+    /// flow step's changed target: `reasons` says so). STOP and Pause
+    /// still refuse it.
     pub person_must_answer: bool,
+    /// A flow step whose element was found only by a fallback locator with
+    /// another role or name (`crate::replay`): the approval window shows the
+    /// recorded and the live target side by side. Sent with
+    /// `person_must_answer`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed: Option<crate::replay::ChangedTarget>,
 }
 
 /// A secret's value on the wire ([`BridgeToExt::Secret`](crate::protocol::BridgeToExt::Secret)):

@@ -74,6 +74,12 @@ pub struct Step {
     /// The page's title (at most `limits::MAX_NAME_CHARS`).
     #[serde(default)]
     pub title: String,
+    /// A risk the flow stores for this step (set by hand or by an import):
+    /// replay gates the step at the higher of it and the live
+    /// classification, never lower (`crate::replay::floor`). Absent: the
+    /// live classification alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub risk: Option<crate::risk::RiskLevel>,
 }
 
 /// What a step does.
@@ -288,6 +294,7 @@ mod tests {
             }),
             url: "https://shop.example/address".into(),
             title: "Address".into(),
+            risk: None,
         };
         let json = serde_json::to_value(&step).unwrap();
         assert_eq!(json["action"], serde_json::json!({"kind": "fill", "value": {"param": "email"}}));

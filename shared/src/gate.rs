@@ -41,7 +41,8 @@
 //!    - `TypeSecret` into a field that is not sensitive →
 //!      `PERMISSION_DENIED` (the value would show in the next snapshot);
 //!    - then the person must confirm when `gate.person_must_answer` (a
-//!      secret bound to no site), or the bridge's decision or the live one
+//!      secret bound to no site), `gate.changed` (a flow step's changed
+//!      target, `crate::replay`), or the bridge's decision or the live one
 //!      is `confirm`:
 //!      - nobody needs to: [`GateStep::Run`] decided by `policy`;
 //!      - YOLO is on and the person need not answer themselves:
@@ -178,6 +179,9 @@ pub struct Question {
     /// Where activating it goes (link or form target, redacted), when it is
     /// not the page itself; else empty.
     pub goes_to: String,
+    /// A flow step's changed target: the recorded one beside the live one
+    /// (`gate.changed`).
+    pub changed: Option<Box<crate::replay::ChangedTarget>>,
 }
 
 /// Step 3 (see the module docs): the decision on the live element.
@@ -244,12 +248,14 @@ fn decide_inner(l: &Live<'_>) -> Result<GateStep, WireError> {
     }
 
     let gate = l.gate;
-    let confirm = gate.person_must_answer || gate.decision == Decision::Confirm || live_decision == Decision::Confirm;
+    // A changed target is asked about whatever the bridge set beside it.
+    let must_answer = gate.person_must_answer || gate.changed.is_some();
+    let confirm = must_answer || gate.decision == Decision::Confirm || live_decision == Decision::Confirm;
     let shown_risk = class.risk.max(gate.risk);
     if !confirm {
         return Ok(GateStep::Run { decided_by: DecidedBy::Policy, class, shown_risk });
     }
-    if l.yolo && !gate.person_must_answer {
+    if l.yolo && !must_answer {
         return Ok(GateStep::Run { decided_by: DecidedBy::Yolo, class, shown_risk });
     }
     let mut reasons = gate.reasons.clone();
@@ -267,8 +273,33 @@ fn decide_inner(l: &Live<'_>) -> Result<GateStep, WireError> {
         url: crate::url::strip_query(l.url).to_string(),
         shows: facts.map(shown_text).unwrap_or_default(),
         goes_to: facts.map(|f| goes_to(f, l.url)).unwrap_or_default(),
+        changed: gate.changed.clone().map(Box::new),
     };
     Ok(GateStep::Ask { class, question })
+}
+
+/// A question that is not about a page action (`Command::AskPerson`:
+/// `flow_delete` deletes the person's recording): STOP and Pause refuse it,
+/// the request id is spent once as for an `Act`, and it is always asked —
+/// the policy, YOLO and `gate.decision` cannot answer it.
+pub fn question_only(controls: ControlState, gate: &Gate, request_seen: bool) -> Result<Question, WireError> {
+    if let Some(e) = refused_by_controls(controls) {
+        return Err(e);
+    }
+    if request_seen {
+        return Err(WireError::new(ErrorCode::InvalidRequest, "this request id was used already"));
+    }
+    Ok(Question {
+        risk: gate.risk,
+        reasons: gate.reasons.clone(),
+        timeout_secs: gate.timeout_secs.clamp(MIN_APPROVAL_TIMEOUT_SECS, MAX_APPROVAL_TIMEOUT_SECS),
+        role: String::new(),
+        name: String::new(),
+        url: String::new(),
+        shows: String::new(),
+        goes_to: String::new(),
+        changed: None,
+    })
 }
 
 /// The element's visible text when it says something its name does not.
@@ -366,6 +397,7 @@ mod tests {
             timeout_secs: 120,
             origin: ORIGIN.into(),
             person_must_answer: false,
+            changed: None,
         }
     }
 
@@ -384,6 +416,40 @@ mod tests {
         e.facts.input_type = input_type.into();
         e.sensitive = sensitive.map(str::to_string);
         e
+    }
+
+    #[test]
+    fn questions_without_an_action_are_always_asked_unless_stopped() {
+        let on = |stopped, paused, yolo| ControlState { stopped, paused, yolo, pending: 0 };
+        let g = Gate {
+            risk: RiskLevel::High,
+            reasons: vec!["deletes the recording".into()],
+            timeout_secs: 9_999,
+            ..gate()
+        };
+        let q = question_only(on(false, false, true), &g, false).expect("asked under YOLO too");
+        assert_eq!(
+            (q.risk, q.reasons.as_slice(), q.timeout_secs),
+            (RiskLevel::High, &g.reasons[..], MAX_APPROVAL_TIMEOUT_SECS)
+        );
+        let allow = Gate { decision: Decision::Allow, ..g.clone() };
+        assert!(question_only(on(false, false, false), &allow, false).is_ok(), "a decision of allow answers nothing");
+        for (controls, seen, code) in [
+            (on(true, false, false), false, ErrorCode::Stopped),
+            (on(false, true, true), false, ErrorCode::Stopped),
+            (on(false, false, false), true, ErrorCode::InvalidRequest),
+        ] {
+            assert_eq!(question_only(controls, &g, seen).unwrap_err().code, code, "{controls:?} {seen}");
+        }
+    }
+
+    fn changed_target() -> crate::replay::ChangedTarget {
+        use crate::replay::TargetSummary;
+        crate::replay::ChangedTarget {
+            recorded: TargetSummary { role: "button".into(), name: "Place order".into() },
+            live: TargetSummary { role: "button".into(), name: "Save draft".into() },
+            via: "id \"place\"".into(),
+        }
     }
 
     fn typed() -> Action {
@@ -490,6 +556,14 @@ mod tests {
             Case {
                 gate: Gate { person_must_answer: true, ..gate() },
                 ..case("person_must_answer asks even when both sides allow", Ask(RiskLevel::Low))
+            },
+            Case {
+                gate: Gate { changed: Some(changed_target()), ..gate() },
+                yolo: true,
+                ..case(
+                    "a flow step's changed target asks under YOLO, even without person_must_answer",
+                    Ask(RiskLevel::Low),
+                )
             },
             Case {
                 element: delete(),

@@ -28,7 +28,9 @@ pub mod policy;
 // boxing it would save.
 #[allow(clippy::large_enum_variant)]
 pub mod protocol;
+pub mod record;
 pub mod redact;
+pub mod replay;
 pub mod risk;
 pub mod sensitive;
 pub mod snapshot;

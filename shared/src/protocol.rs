@@ -56,6 +56,15 @@ pub enum ExtToBridge {
     /// A download in an http(s) tab (`crate::files`); answered with
     /// [`BridgeToExt::Download`].
     Download { event: crate::files::DownloadEvent },
+    /// The person switched "Record me" on (`crate::record`): a new
+    /// recording of flow `name`; `keep_text` is "Also keep the text I type".
+    RecordStart { name: String, keep_text: bool },
+    /// One step the person did while recording (checked again and turned
+    /// into a flow step by the bridge: `crate::record::Recording::push`).
+    /// `tab`: where it happened (the bridge ignores the agent's own tabs).
+    Recorded { tab: TabId, step: crate::record::RecordedStep },
+    /// "Record me" switched off: the bridge saves the flow.
+    RecordStop {},
 }
 
 impl ExtToBridge {
@@ -150,6 +159,9 @@ pub enum PageRequest {
     /// overlay the page cannot read; answered with
     /// [`CommandResult::Highlighted`]. `show: false` removes the overlay.
     Highlight { target: Option<String>, show: bool },
+    /// Find a flow step's recorded element on the live page
+    /// (`crate::replay::choose`), answered with [`CommandResult::Located`].
+    Locate { target: crate::flow::Descriptor },
     /// The page's challenge signals (`crate::challenge::PageSignals`,
     /// gathered by the content script's own bounded scan), answered with
     /// [`CommandResult::Signals`]: the worker decides before dispatching
@@ -159,6 +171,10 @@ pub enum PageRequest {
     /// starts the file over); the next `Act` with `Action::UploadFiles`
     /// takes the staged files, whose sizes must match.
     UploadPart { file: u32, data: String, first: bool },
+    /// "Record me" on or off in this page (`keep_text`: typed values are
+    /// reported, except in sensitive fields); answered with
+    /// [`CommandResult::Recording`].
+    Record { on: bool, keep_text: bool },
 }
 
 /// Result of one command.
@@ -320,6 +336,22 @@ pub enum Command {
         expect: Option<crate::action::Fingerprint>,
         gate: crate::action::Gate,
     },
+    /// Find a flow step's recorded element on the tab's live page
+    /// (`crate::replay`); answered with [`CommandResult::Located`] (a ref
+    /// and its facts, or what the page has instead). A challenge on the
+    /// page hands the tab to the person first, as before an action.
+    Locate {
+        tab: TabId,
+        target: crate::flow::Descriptor,
+    },
+    /// Ask the person in the approval window about something that is not
+    /// a page action (`flow_delete`: it deletes their recording). The
+    /// extension applies STOP and Pause and spends the request id like an
+    /// `Act`, always asks (never YOLO), and answers
+    /// [`CommandResult::Answered`] or `APPROVAL_DENIED` / `STOPPED`.
+    AskPerson {
+        gate: crate::action::Gate,
+    },
     /// The agent hands the tab to the person (`browser_handoff`): the
     /// extension shows the reason in the popup and answers once the
     /// person pressed Done and the page passed the check
@@ -378,6 +410,19 @@ pub enum CommandResult {
     /// The answer to [`PageRequest::Signals`] (never sent to the bridge).
     Signals {
         signals: Box<crate::challenge::PageSignals>,
+    },
+    /// The answer to [`PageRequest::Record`] (never sent to the bridge):
+    /// whether the page now records.
+    Recording {
+        on: bool,
+    },
+    /// The answer to [`Command::Locate`] / [`PageRequest::Locate`].
+    Located {
+        located: crate::replay::Located,
+    },
+    /// The person approved a [`Command::AskPerson`].
+    Answered {
+        decided_by: crate::audit::DecidedBy,
     },
     /// The person handed the tab back ([`Command::Handoff`]): how long
     /// the agent waited and where the tab is now.

@@ -318,6 +318,36 @@ pub struct UploadFileArgs {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DownloadsArgs {
     /// Only the downloads of this tab.
+/// `flow_list`: the person's saved flows.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct FlowListArgs {}
+
+/// `flow_show` / `flow_delete`: one flow by name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct FlowNameArgs {
+    /// The flow's name, as `flow_list` gives it.
+    pub name: String,
+}
+
+/// `flow_run`: replay a flow, every step through the gate.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct FlowRunArgs {
+    pub name: String,
+    /// Values of the flow's parameters (`flow_show` lists them), as text.
+    #[serde(default)]
+    pub params: std::collections::BTreeMap<String, String>,
+    /// Parameters of sensitive fields, each as `{"secret": "NAME"}` (a
+    /// secret the person stored with `chaperone secret set NAME`).
+    #[serde(default)]
+    pub secrets: std::collections::BTreeMap<String, SecretRef>,
+    /// Tab id; the current tab when absent (a flow that starts with a
+    /// navigation opens one when there is none).
     #[serde(default)]
     pub tab: Option<TabId>,
 }
@@ -378,6 +408,27 @@ mod tests {
         let s: ScrollArgs = serde_json::from_str(r#"{"direction":"down"}"#).unwrap();
         assert_eq!(s.direction, Some(ScrollArgDirection::Down));
         assert!(serde_json::from_str::<ScrollArgs>(r#"{"direction":"left"}"#).is_err());
+    }
+
+    #[test]
+    fn flow_arguments_take_params_and_named_secrets_only() {
+        let a: FlowRunArgs = serde_json::from_str(
+            r#"{"name":"buy","params":{"email":"a@b.example"},"secrets":{"token":{"secret":"API"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(a.params["email"], "a@b.example");
+        assert_eq!(a.secrets["token"].secret, "API");
+        for bad in [
+            r#"{"name":"buy","risk":"low"}"#,
+            r#"{"name":"buy","approved":true}"#,
+            r#"{"name":"buy","secrets":{"token":"CANARY"}}"#,
+            r#"{"name":"buy","params":{"email":7}}"#,
+            r#"{}"#,
+        ] {
+            assert!(serde_json::from_str::<FlowRunArgs>(bad).is_err(), "{bad}");
+        }
+        assert!(serde_json::from_str::<FlowNameArgs>(r#"{"name":"a","force":true}"#).is_err());
+        assert!(serde_json::from_str::<FlowListArgs>(r#"{"all":true}"#).is_err());
     }
 
     #[test]

@@ -161,6 +161,42 @@ fn no_pure_function_panics_on_page_text() {
         };
         let _ = shared::challenge::detect(&signals);
         let _ = shared::untrusted::wrap_text(&a);
+        // A recording fed page-controlled labels, names and typed text.
+        let field = shared::flow::Descriptor {
+            role: "textbox".into(),
+            name: a.clone(),
+            label: b.clone(),
+            placeholder: c.clone(),
+            input_type: b.clone(),
+            locators: vec![shared::flow::Locator::Id(c.clone()), shared::flow::Locator::Name(a.clone())],
+            ..shared::flow::Descriptor::default()
+        };
+        let _ = shared::record::value_kind(&a);
+        let _ = shared::record::field_kind(&field, &c);
+        let mut params = Vec::new();
+        let _ = shared::record::keep_value(&field, &b, false, Some(&a), true, &mut params);
+        let _ = shared::record::keep_choice(&field, &b, false, &c, false, &mut params);
+        if let Ok(mut rec) = shared::record::Recording::new("fuzz", rng.below(2) == 0) {
+            use shared::record::{RecordedAction, RecordedStep, Typed};
+            for action in [
+                RecordedAction::Navigate { url: format!("https://h.example/{a}?{b}") },
+                RecordedAction::Fill { text: Some(Typed(b.clone())) },
+                RecordedAction::Select { label: a.clone() },
+                RecordedAction::PressKey { key: c.clone() },
+            ] {
+                let _ = rec.push(RecordedStep {
+                    action,
+                    target: Some(field.clone()),
+                    autocomplete: c.clone(),
+                    sensitive: false,
+                    url: format!("https://h.example/{c}#{a}"),
+                    title: a.clone(),
+                });
+            }
+            if let Some(flow) = rec.finish(b.clone()) {
+                let _ = shared::record::check_flow(&flow);
+            }
+        }
         // The extension's gate on a live element whose every text is the page's.
         let element = ResolvedElement {
             facts: facts.clone(),
@@ -178,6 +214,7 @@ fn no_pure_function_panics_on_page_text() {
             timeout_secs: rng.below(1_000) as u32,
             origin: b.clone(),
             person_must_answer: rng.below(2) == 0,
+            changed: None,
         };
         let action = match rng.below(3) {
             0 => Action::Click,

@@ -278,12 +278,27 @@ impl CdpSession {
         Ok(())
     }
 
+    /// Types `text` into the focused element as a person's keyboard does
+    /// (`Input.insertText`: trusted `input` events).
+    pub async fn type_text(&self, text: &str) -> Result<()> {
+        self.call("Input.insertText", json!({ "text": text })).await?;
+        Ok(())
+    }
+
+    /// Clicks the field matching `selector` and types `text` into it.
+    pub async fn click_and_type(&self, selector: &str, text: &str) -> Result<()> {
+        self.click_selector(selector).await?;
+        self.type_text(text).await
+    }
+
     /// Presses one key (e.g. `Enter`, `Escape`) with trusted key events.
     pub async fn press_key(&self, key: &str) -> Result<()> {
         let code = match key {
             "Enter" => 13,
             "Escape" => 27,
             "Tab" => 9,
+            "ArrowDown" => 40,
+            "ArrowUp" => 38,
             _ => 0,
         };
         for kind in ["keyDown", "keyUp"] {

@@ -195,6 +195,59 @@ impl Human {
         self.popup().await
     }
 
+    /// Switches "Record me" on in the popup, names the flow, sets "Also
+    /// keep the text I type" and presses Start recording; waits until the
+    /// worker says it records.
+    pub async fn start_recording(&mut self, name: &str, keep_text: bool) -> Result<()> {
+        let p = self.popup().await?;
+        p.click_selector("#record").await?;
+        p.click_and_type("#record-name", name).await?;
+        let kept = p.evaluate("document.getElementById('record-keep-text').checked").await?;
+        if kept.as_bool() != Some(keep_text) {
+            p.click_selector("#record-keep-text").await?;
+        }
+        p.click_selector("#record-start").await?;
+        let on = crate::poll(Duration::from_secs(10), Duration::from_millis(100), || async {
+            self.record_state().await.ok().filter(|s| s["on"] == true)
+        })
+        .await;
+        match on {
+            Some(_) => Ok(()),
+            None => {
+                let status = p.evaluate("document.getElementById('record-status').textContent").await?;
+                Err(anyhow!("recording did not start: {status}"))
+            }
+        }
+    }
+
+    /// Switches "Record me" off in the popup.
+    pub async fn stop_recording(&mut self) -> Result<()> {
+        let p = self.popup().await?;
+        p.click_selector("#record").await?;
+        let off = crate::poll(Duration::from_secs(10), Duration::from_millis(100), || async {
+            self.record_state().await.ok().filter(|s| s["on"] != true)
+        })
+        .await;
+        off.map(|_| ()).ok_or_else(|| anyhow!("recording did not stop"))
+    }
+
+    /// What the worker publishes about the recording (`on`, `name`,
+    /// `keep_text`, `steps`, `armed`), as the popup reads it.
+    pub async fn record_state(&self) -> Result<Value> {
+        let p = self.popup.as_ref().ok_or_else(|| anyhow!("the popup is not open"))?;
+        p.evaluate("chrome.storage.session.get('record').then(r => r.record || {})").await
+    }
+
+    /// Waits until the worker has armed more than `before` pages: the
+    /// page just loaded records what the person does next.
+    pub async fn wait_armed(&self, before: u64) -> Result<u64> {
+        let armed = crate::poll(Duration::from_secs(10), Duration::from_millis(50), || async {
+            self.record_state().await.ok()?["armed"].as_u64().filter(|a| *a > before)
+        })
+        .await;
+        armed.ok_or_else(|| anyhow!("no page was armed for recording after {before}"))
+    }
+
     /// The toolbar badge as the person sees it: its text and its
     /// background colour (`[r, g, b, a]`), read from the popup page.
     pub async fn badge(&mut self) -> Result<(String, Vec<u8>)> {

@@ -143,7 +143,7 @@ impl Actions {
         Actions { locks: Mutex::default(), pages: Mutex::default(), next_request: AtomicU64::new(start) }
     }
 
-    fn lock_for(&self, tab: TabId) -> Arc<tokio::sync::Mutex<()>> {
+    pub(crate) fn lock_for(&self, tab: TabId) -> Arc<tokio::sync::Mutex<()>> {
         self.locks.lock().unwrap_or_else(|p| p.into_inner()).entry(tab).or_default().clone()
     }
 
@@ -168,7 +168,7 @@ impl Actions {
         self.locks.lock().unwrap_or_else(|p| p.into_inner()).remove(&tab);
     }
 
-    fn next_request(&self) -> u64 {
+    pub(crate) fn next_request(&self) -> u64 {
         self.next_request.fetch_add(1, Ordering::Relaxed)
     }
 }
@@ -202,6 +202,12 @@ fn check_controls(state: &AppState) -> Result<(), WireError> {
         ));
     }
     Ok(())
+}
+
+/// [`check_controls`] for a flow run: STOP or Pause stop it before any step
+/// (navigations included).
+pub(crate) fn controls_allow(state: &AppState) -> Result<(), WireError> {
+    check_controls(state)
 }
 
 /// The per-risk decisions in force on `url`'s origin (site overrides applied).
@@ -281,8 +287,11 @@ struct Prepared {
     url: String,
     class: Classification,
     decision: Decision,
-    /// The person must answer (a secret bound to no site).
+    /// The person must answer (a secret bound to no site, a flow step's
+    /// changed target).
     person_must_answer: bool,
+    /// A flow step's changed target, for the approval window.
+    changed: Option<shared::replay::ChangedTarget>,
     /// For the approval window and the audit row.
     summary: String,
     /// For log lines: every literal masked.
@@ -346,6 +355,22 @@ fn unbound_reason(name: &str) -> String {
 
 /// Steps 3–7 of the pipeline for one action (the caller holds the tab lock).
 async fn prepare(state: &AppState, audit: &Audit<'_>, plan: Plan) -> Result<Prepared, WireError> {
+    prepare_with(state, audit, plan, &StepGate::default()).await
+}
+
+/// What a flow step adds to the pipeline (`super::flows`; the rules are
+/// `shared::replay`): the risk stored with the step raises the live
+/// classification (never lowers it), and a changed target makes the action
+/// at least `confirm` with [`Gate::person_must_answer`] and
+/// [`Gate::changed`], so the person sees both targets (a `deny` stays).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StepGate {
+    pub(crate) floor: Option<RiskLevel>,
+    pub(crate) changed: Option<shared::replay::ChangedTarget>,
+}
+
+/// [`prepare`] with a flow step's additions.
+async fn prepare_with(state: &AppState, audit: &Audit<'_>, plan: Plan, step: &StepGate) -> Result<Prepared, WireError> {
     if let Err(e) = check_controls(state) {
         record_refusal(audit, &plan, &early_summary(&plan), None, None, &e).await;
         return Err(e);
@@ -415,6 +440,10 @@ async fn prepare(state: &AppState, audit: &Audit<'_>, plan: Plan) -> Result<Prep
         return Err(e);
     }
     let mut class = shared::risk::classify(&plan.kind(), element.as_ref().map(|e| &e.facts), &url, sensitive);
+    if let (risk, true) = shared::replay::floor(class.risk, step.floor) {
+        class.risk = risk;
+        class.reasons.push(format!("the flow stores this step as {} risk", risk.as_str()));
+    }
     let (mut decision, why) = shared::policy::decide(&state.config().policy, &url, class.risk);
     if decision == Decision::Deny {
         let e = err(
@@ -430,7 +459,7 @@ async fn prepare(state: &AppState, audit: &Audit<'_>, plan: Plan) -> Result<Prep
     }
     // A secret bound to no site: the person answers, whatever the policy
     // and YOLO say.
-    let person_must_answer = match plan.secret.as_ref().filter(|s| s.sites.is_empty()) {
+    let mut person_must_answer = match plan.secret.as_ref().filter(|s| s.sites.is_empty()) {
         Some(s) => {
             class.reasons.push(unbound_reason(&s.name));
             decision = decision.max(Decision::Confirm);
@@ -438,7 +467,19 @@ async fn prepare(state: &AppState, audit: &Audit<'_>, plan: Plan) -> Result<Prep
         }
         None => false,
     };
-    Ok(Prepared { plan, element, url, class, decision, person_must_answer, summary, log_summary })
+    // A changed target: the person answers, seeing both.
+    if let Some(c) = &step.changed {
+        class.reasons.push(format!(
+            "changed target: the flow recorded {}, the page now has {} (found by {})",
+            c.recorded.line(),
+            c.live.line(),
+            c.via
+        ));
+        decision = decision.max(Decision::Confirm);
+        person_must_answer = true;
+    }
+    let changed = step.changed.clone();
+    Ok(Prepared { plan, element, url, class, decision, person_must_answer, changed, summary, log_summary })
 }
 
 /// Step 6: what may go into a sensitive field (see the module docs).
@@ -547,6 +588,12 @@ async fn check_value(state: &AppState, v: &ValueSource) -> Result<Typed, WireErr
     }
 }
 
+/// A secret a flow run names: its name's shape and that it is stored
+/// (nothing decrypted), before any step runs.
+pub(crate) async fn check_secret(state: &AppState, name: &str) -> Result<(), WireError> {
+    check_value(state, &ValueSource::Secret(shared::tools::SecretRef { secret: name.to_string() })).await.map(|_| ())
+}
+
 /// Answers the extension's `SecretRequest` for the `Act` with gate id
 /// `request` on `connection` (see the module docs): the value in one
 /// `BridgeToExt::Secret` frame, or a `SecretRefused`.
@@ -611,6 +658,7 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
         timeout_secs: policy.approval_timeout_secs,
         origin: shared::url::origin(&p.url).unwrap_or_default(),
         person_must_answer: p.person_must_answer,
+        changed: p.changed.clone(),
     };
     let action_row = |outcome| Row {
         tool: p.plan.tool,
@@ -992,6 +1040,83 @@ pub(crate) async fn hover(state: &AppState, caller: &Caller, args: HoverArgs) ->
         secret: None,
     };
     run(state, caller, plan).await
+}
+
+/// What a flow step does on its element (`super::flows`).
+pub(crate) enum StepDo {
+    Click,
+    /// Replace the field's text: a literal or a stored secret.
+    Fill(ValueSource),
+    /// Choose the option with this label (or value).
+    Select(String),
+    PressKey(String),
+}
+
+/// A flow step that went through the pipeline.
+pub(crate) struct StepRun {
+    /// Masked (every literal `••••`).
+    pub(crate) summary: String,
+    pub(crate) risk: RiskLevel,
+    pub(crate) reasons: Vec<String>,
+    pub(crate) decision: Decision,
+    pub(crate) report: ActReport,
+}
+
+/// A flow step that did not run, with what was decided before it stopped.
+pub(crate) struct StepFailed {
+    pub(crate) error: WireError,
+    pub(crate) summary: Option<String>,
+    pub(crate) class: Option<Classification>,
+    pub(crate) decision: Option<Decision>,
+}
+
+impl From<WireError> for StepFailed {
+    fn from(error: WireError) -> Self {
+        StepFailed { error, summary: None, class: None, decision: None }
+    }
+}
+
+/// One flow step on the element behind `target` (a ref `Locate` gave out;
+/// `None`: the focused element), through the whole pipeline (steps 3–8,
+/// audited as tool `flow_run`) with the step's additions ([`StepGate`]).
+/// The caller holds the tab's lock for the whole run.
+pub(crate) async fn flow_step(
+    state: &AppState,
+    caller: &Caller,
+    tab: TabId,
+    target: Option<String>,
+    what: StepDo,
+    step: &StepGate,
+) -> Result<StepRun, StepFailed> {
+    let (action, secret) = match what {
+        StepDo::Click => (Action::Click, None),
+        StepDo::Fill(v) => check_value(state, &v).await?.into_action(false),
+        StepDo::Select(label) => (Action::SelectOption { values: vec![label] }, None),
+        StepDo::PressKey(key) => (Action::PressKey { key }, None),
+    };
+    let plan = Plan { tool: "flow_run", tab, target, action, form_field: false, intent: None, secret };
+    let audit = Audit::new(state, caller);
+    let p = prepare_with(state, &audit, plan, step).await?;
+    match execute(state, &audit, &p).await {
+        Ok(report) => Ok(StepRun {
+            summary: p.log_summary.clone(),
+            risk: report.risk.max(p.class.risk),
+            reasons: p.class.reasons.iter().chain(&report.reasons).fold(Vec::new(), |mut v, r| {
+                if !v.contains(r) {
+                    v.push(r.clone());
+                }
+                v
+            }),
+            decision: p.decision,
+            report,
+        }),
+        Err(error) => Err(StepFailed {
+            error,
+            summary: Some(p.log_summary.clone()),
+            class: Some(p.class.clone()),
+            decision: Some(p.decision),
+        }),
+    }
 }
 
 /// `browser_fill_form`: every field checked first, then typed in order, each

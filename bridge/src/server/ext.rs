@@ -568,6 +568,12 @@ async fn authenticated_loop(
                         state.spawn_handoff_audit(record);
                         true
                     }
+                    Ok(ExtToBridge::RecordStart { name, keep_text }) => state.record_start(&name, keep_text),
+                    Ok(ExtToBridge::Recorded { tab, step }) => state.record_step(tab, step),
+                    Ok(ExtToBridge::RecordStop {}) => {
+                        state.record_stop();
+                        true
+                    }
                     Ok(ExtToBridge::SecretRequest { request, origin }) => {
                         // Answered from its own task, through this
                         // connection's queue.

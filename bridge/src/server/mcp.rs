@@ -98,6 +98,12 @@ pub struct McpServer {
 }
 
 fn tools() -> Vec<Tool> {
+    let mut tools = browser_tools();
+    tools.extend(super::flows::tools());
+    tools
+}
+
+fn browser_tools() -> Vec<Tool> {
     vec![
         Tool::new(
             "browser_tabs",
@@ -729,7 +735,7 @@ impl McpServer {
                 then(parse::<UploadFileArgs>(args), |a| files::browser_upload_file(state, caller, a)).await
             }
             "browser_downloads" => then(parse::<DownloadsArgs>(args), |a| files::browser_downloads(state, a)).await,
-            _ => return None,
+            _ => return super::flows::dispatch(state, caller, name, args).await,
         })
     }
 }
@@ -857,6 +863,10 @@ mod tests {
                 "browser_upload_file",
                 "browser_downloads",
                 "browser_status",
+                "flow_list",
+                "flow_show",
+                "flow_run",
+                "flow_delete",
             ]
         );
         for t in tools() {

@@ -23,9 +23,11 @@ mod audit;
 mod conn;
 mod ext;
 mod files;
+mod flows;
 mod guard;
 mod handoff;
 mod mcp;
+mod record;
 mod results;
 
 use std::future::Future;
@@ -86,6 +88,8 @@ struct Inner {
     mcp_sessions: Arc<LocalSessionManager>,
     mcp_handlers: AtomicU64,
     started: Instant,
+    /// The person's recording in progress (`record.rs`).
+    recorder: record::Recorder,
 }
 
 /// The `PERMISSION_DENIED` message for a tab the agent did not open.
@@ -139,6 +143,7 @@ impl AppState {
                 mcp_sessions: Arc::new(LocalSessionManager::default()),
                 mcp_handlers: AtomicU64::new(0),
                 started: Instant::now(),
+                recorder: record::Recorder::default(),
             }),
         }
     }

@@ -9,6 +9,7 @@ mod actions;
 mod app_oneshot;
 mod cli;
 mod common;
+mod flows;
 mod logging;
 mod mcp;
 mod one_browser;

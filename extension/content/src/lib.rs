@@ -21,7 +21,9 @@ mod challenge;
 mod dom;
 mod facts;
 mod highlight;
+mod locate;
 mod name;
+mod record;
 mod refs;
 mod roles;
 mod snapshot;
@@ -65,6 +67,8 @@ pub fn handle_message(msg: JsValue) -> Promise {
             };
             Outcome::Ok(CommandResult::Highlighted { at })
         }
+        Ok(PageRequest::Record { on, keep_text }) => record::set(on, keep_text),
+        Ok(PageRequest::Locate { target }) => locate::locate(&target),
         Ok(PageRequest::Signals {}) => match challenge::gather() {
             Some(signals) => Outcome::Ok(CommandResult::Signals { signals: Box::new(signals) }),
             None => Outcome::Err(WireError::new(ErrorCode::Internal, "the page has no document")),

@@ -4,7 +4,7 @@
 //!
 //! Priority: YOLO (red `YOLO`), approvals waiting (orange count), tabs
 //! waiting for the person (purple `YOU`, with the count when several),
-//! STOP (`STOP`), Pause (`II`), else nothing.
+//! Record me on (red `REC`), STOP (`STOP`), Pause (`II`), else nothing.
 
 use std::cell::Cell;
 
@@ -18,6 +18,7 @@ use crate::util::obj;
 thread_local! {
     static CONTROL: Cell<ControlState> = Cell::new(ControlState::default());
     static HANDOFFS: Cell<usize> = const { Cell::new(0) };
+    static RECORDING: Cell<bool> = const { Cell::new(false) };
 }
 
 pub fn set_control(state: ControlState) {
@@ -30,8 +31,14 @@ pub fn set_handoffs(count: usize) {
     show();
 }
 
+/// "Record me" on or off (`crate::record`).
+pub fn set_recording(on: bool) {
+    RECORDING.with(|r| r.set(on));
+    show();
+}
+
 /// Text, colour and title for the inputs (pure).
-fn badge(state: ControlState, handoffs: usize) -> (String, &'static str, &'static str) {
+fn badge(state: ControlState, handoffs: usize, recording: bool) -> (String, &'static str, &'static str) {
     let title = "Chaperone";
     if state.yolo {
         ("YOLO".into(), "#d00000", "Chaperone — YOLO is on: actions run without asking")
@@ -40,6 +47,8 @@ fn badge(state: ControlState, handoffs: usize) -> (String, &'static str, &'stati
     } else if handoffs > 0 {
         let text = if handoffs == 1 { "YOU".to_string() } else { format!("YOU{handoffs}") };
         (text, "#6a1b9a", "Chaperone — a tab waits for you: open this popup")
+    } else if recording {
+        ("REC".into(), "#b00020", "Chaperone — Record me is on: what you do is saved as a flow")
     } else if state.stopped {
         ("STOP".into(), "#8a1f17", title)
     } else if state.paused {
@@ -50,7 +59,7 @@ fn badge(state: ControlState, handoffs: usize) -> (String, &'static str, &'stati
 }
 
 fn show() {
-    let (text, color, title) = badge(CONTROL.with(Cell::get), HANDOFFS.with(Cell::get));
+    let (text, color, title) = badge(CONTROL.with(Cell::get), HANDOFFS.with(Cell::get), RECORDING.with(Cell::get));
     spawn_local(async move {
         let _ = chrome::action_set_badge_background_color(&obj(&[("color", JsValue::from_str(color))])).await;
         let _ = chrome::action_set_badge_text(&obj(&[("text", JsValue::from_str(&text))])).await;

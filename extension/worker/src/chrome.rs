@@ -67,6 +67,8 @@ extern "C" {
     pub async fn windows_update(window_id: f64, props: &Object) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = get, catch)]
     pub async fn windows_get(window_id: f64) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = getLastFocused, catch)]
+    pub async fn windows_get_last_focused() -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = create, catch)]
     pub async fn windows_create(props: &Object) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = remove, catch)]

@@ -29,6 +29,8 @@ pub async fn run(command: Command) -> Outcome {
         // re-classification, the person's approval (crate::gate).
         Command::Act { tab, target, action, expect, gate } => crate::gate::act(tab, target, action, expect, gate).await,
         Command::Handoff { tab, reason } => handoff(tab, reason).await,
+        Command::Locate { tab, target } => locate(tab, target).await,
+        Command::AskPerson { gate } => crate::gate::ask_only(gate).await,
     };
     match result {
         Ok(r) => Outcome::Ok(r),
@@ -115,6 +117,18 @@ async fn handoff(tab: TabId, reason: String) -> CmdResult {
     let reason = shared::handoff::check_reason(&reason)?;
     let waited_ms = crate::handoff::hand_over(tab, shared::handoff::Trigger::Agent, None, Some(reason)).await?;
     Ok(CommandResult::HandedBack { waited_ms, tab: info(&get_tab(tab).await?) })
+}
+
+/// `Command::Locate`: a flow step's element on the live page. A challenge
+/// on the page hands the tab to the person first (the step waits and then
+/// looks again), as before an action.
+async fn locate(tab: TabId, target: shared::flow::Descriptor) -> CmdResult {
+    crate::tabs::require_web_page(tab).await?;
+    crate::handoff::clear_for_agent(tab).await?;
+    match ask_page(tab, &to_js(&PageRequest::Locate { target })).await? {
+        r @ CommandResult::Located { .. } => Ok(r),
+        _ => Err(wire(ErrorCode::Internal, "the page sent an invalid answer")),
+    }
 }
 
 async fn history(tab: TabId, step: HistoryStep) -> CmdResult {

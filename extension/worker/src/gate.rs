@@ -345,8 +345,27 @@ fn pending_view(gate: &Gate, q: Question) -> PendingView {
         url: q.url,
         shows: q.shows,
         goes_to: q.goes_to,
+        changed: q.changed.map(|c| *c),
         deadline: now_ms() + q.timeout_secs as f64 * 1000.0,
     }
+}
+
+/// `Command::AskPerson`: a question that is not a page action
+/// (`shared::gate::question_only`), answered in the approval window.
+pub async fn ask_only(gate: Gate) -> CmdResult {
+    ensure_loaded().await;
+    let request_seen = !STATE.with(|s| s.borrow_mut().seen.insert(gate.request));
+    let question = shared::gate::question_only(control_state(), &gate, request_seen)?;
+    let generation = STATE.with(|s| s.borrow().stop_generation);
+    let (risk, timeout) = (question.risk, question.timeout_secs);
+    let answer = ask_person(pending_view(&gate, question), timeout, None).await;
+    add_history(&gate.summary, risk, answer.history(), "");
+    let decided_by = shared::gate::answered(answer, timeout)?;
+    let stop_pressed_since = STATE.with(|s| s.borrow().stop_generation != generation);
+    if let Some(e) = shared::gate::halted(control_state(), stop_pressed_since) {
+        return Err(e);
+    }
+    Ok(CommandResult::Answered { decided_by })
 }
 
 // ------------------------------------------------------------------ Act

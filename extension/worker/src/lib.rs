@@ -19,6 +19,7 @@
 //! secret     conn, tabs
 //! upload     conn, tabs
 //! downloads  conn, tabs
+//! record     conn, tabs, messages, badge
 //! conn       refusals
 //! popup      ui, messages, refusals, handoff
 //! approval   ui, messages
@@ -46,6 +47,7 @@ mod gate;
 mod handoff;
 mod messages;
 mod popup;
+mod record;
 mod refusals;
 mod secret;
 mod tabs;
@@ -68,6 +70,7 @@ pub fn start_worker() {
     handoff::install_listeners();
     conn::set_handlers(conn::Handlers { connected: on_connected, frame: on_bridge_frame, closed: on_disconnected });
     spawn_local(gate::ensure_loaded());
+    spawn_local(record::ensure_loaded());
     conn::publish();
     spawn_local(async {
         let info = obj(&[("periodInMinutes", JsValue::from_f64(0.5))]);
@@ -163,6 +166,10 @@ fn own_page(sender: &JsValue) -> Option<Page> {
 /// extensions are refused before that.
 #[wasm_bindgen]
 pub fn on_runtime_message(msg: JsValue, sender: JsValue) -> Promise {
+    // Our content script's "Record me" reports: heard by `record` alone.
+    if record::is_content_script(&sender) {
+        return record::on_page_message(msg, sender);
+    }
     let Some(page) = own_page(&sender) else {
         return Promise::resolve(&error_reply("not allowed"));
     };
@@ -218,6 +225,16 @@ pub fn on_runtime_message(msg: JsValue, sender: JsValue) -> Promise {
         Message::TakeOver {} => {
             wasm_bindgen_futures::future_to_promise(async { Ok(ok_reply(handoff::take_over().await)) })
         }
+        Message::Record { on, name, keep_text } => wasm_bindgen_futures::future_to_promise(async move {
+            if !on {
+                record::stop().await;
+                return Ok(ok_reply(true));
+            }
+            Ok(match record::start(name, keep_text).await {
+                Ok(()) => ok_reply(true),
+                Err(e) => error_reply(&e),
+            })
+        }),
     }
 }
 

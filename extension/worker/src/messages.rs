@@ -19,7 +19,8 @@
 //!   place, [`Message::allowed_from`]: answers (`decide`) and the chime
 //!   setting from the approval window and the popup; STOP, Pause, Resume,
 //!   YOLO, clearing the history, dismissing the second-browser notices and
-//!   the hand-off buttons (Done, Abort, Take over) only from the popup; the connection status from any of our pages.
+//!   the hand-off buttons (Done, Abort, Take over) and "Record me" only
+//!   from the popup; the connection status from any of our pages.
 //!   Anything else is refused with `"not allowed from this page"`.
 
 use serde::{Deserialize, Serialize};
@@ -68,6 +69,16 @@ pub enum Message {
     /// they press Done (reply: [`Reply::Ok`], `done: false` when there is
     /// no web tab to take).
     TakeOver {},
+    /// "Record me" on (with the flow's name and "Also keep the text I
+    /// type") or off (reply: [`Reply::Ok`], or [`Reply::Error`] saying why
+    /// it cannot start; `crate::record`).
+    Record {
+        on: bool,
+        #[serde(default)]
+        name: String,
+        #[serde(default)]
+        keep_text: bool,
+    },
 }
 
 /// The two buttons of a hand-off card.
@@ -114,7 +125,8 @@ impl Message {
             | Message::ClearHistory {}
             | Message::DismissRefusals {}
             | Message::HandBack { .. }
-            | Message::TakeOver {} => page == Page::Popup,
+            | Message::TakeOver {}
+            | Message::Record { .. } => page == Page::Popup,
         }
     }
 
@@ -163,6 +175,9 @@ pub struct PendingView {
     /// is not the page itself; else empty.
     #[serde(default)]
     pub goes_to: String,
+    /// A flow step's changed target: recorded and live, side by side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed: Option<shared::replay::ChangedTarget>,
     /// Epoch ms.
     pub deadline: f64,
 }
@@ -178,6 +193,23 @@ pub struct HistoryEntry {
     /// (`shared::gate::Answer::history`, `shared::gate::YOLO_HISTORY`).
     pub decision: String,
     pub url: String,
+}
+
+/// The `chrome.storage.session` key of [`RecordState`].
+pub const RECORD_KEY: &str = "record";
+
+/// "Record me" as the popup shows it (`crate::record` keeps it; it
+/// survives a worker restart).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RecordState {
+    pub on: bool,
+    pub name: String,
+    pub keep_text: bool,
+    /// Steps reported to the bridge in this recording.
+    pub steps: u32,
+    /// Pages armed since the recording started (tests wait on it).
+    pub armed: u32,
 }
 
 #[cfg(test)]
@@ -204,6 +236,8 @@ mod tests {
             (r#"{"type":"hand_back","id":3,"answer":"done"}"#, &popup),
             (r#"{"type":"hand_back","id":3,"answer":"abort"}"#, &popup),
             (r#"{"type":"take_over"}"#, &popup),
+            (r#"{"type":"record","on":true,"name":"checkout","keep_text":false}"#, &popup),
+            (r#"{"type":"record","on":false}"#, &popup),
         ];
         for (json, allowed) in cases {
             let m = Message::parse(json).unwrap_or_else(|e| panic!("{json}: {e}"));

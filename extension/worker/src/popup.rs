@@ -1,7 +1,8 @@
 //! The toolbar popup (docs/design.md, "Policy, approvals and audit"): connection state, the tabs
 //! waiting for the person (a card each with Done and Abort; "Take over this tab"; the chime for a new
 //! one), pending requests (approve/deny), STOP, Pause/Resume, the YOLO switch (only this page can
-//! set it), the chime switch, the approval history (export, clear), and a
+//! set it), the chime switch, "Record me" (asks the flow's name; "Also keep the text I type";
+//! `crate::record`), the approval history (export, clear), and a
 //! warning when the bridge refused a second browser — another one while
 //! this browser was connected, or this one while another was
 //! (`crate::refusals`; dismissed here).
@@ -16,7 +17,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
 use crate::chrome;
-use crate::messages::{Control, HistoryEntry, Message, PageState, Settings};
+use crate::messages::{Control, HistoryEntry, Message, PageState, RECORD_KEY, RecordState, Settings};
 use crate::refusals::{Notice, Refusals};
 use crate::ui::{self, by_id, el, on, send, set_hidden, set_text};
 use crate::util::{from_js, get};
@@ -30,6 +31,8 @@ thread_local! {
     /// The storage listener lives as long as the popup page.
     static ON_CHANGED: RefCell<Option<ChangedListener>> = const { RefCell::new(None) };
     static HANDOFFS: RefCell<Shown> = RefCell::new(Shown::default());
+    /// Whether a recording is on (as last published by the worker).
+    static RECORDING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 pub fn start() {
@@ -39,6 +42,10 @@ pub fn start() {
             if !handoffs.is_undefined() {
                 render_handoffs(crate::handoff::parse(&get(&handoffs, "newValue")));
             }
+            let record = get(&changes, RECORD_KEY);
+            if !record.is_undefined() {
+                render_record(&from_js(&get(&record, "newValue")).unwrap_or_default());
+            }
             spawn_local(refresh());
         }
         Some("local") if !get(&changes, "history").is_undefined() => spawn_local(refresh_history()),
@@ -47,6 +54,7 @@ pub fn start() {
     chrome::storage_on_changed_add_listener(cb.as_ref().unchecked_ref());
     ON_CHANGED.with(|c| *c.borrow_mut() = Some(cb));
     wire_controls();
+    wire_record();
     ui::on_gate_change(|state| render_gate(&state));
     spawn_local(async {
         refresh().await;
@@ -63,6 +71,9 @@ pub fn start() {
         let items = chrome::storage_session_get(&JsValue::from_str(crate::handoff::KEY)).await;
         if let Ok(items) = items {
             render_handoffs(crate::handoff::parse(&get(&items, crate::handoff::KEY)));
+        }
+        if let Ok(items) = chrome::storage_session_get(&JsValue::from_str(RECORD_KEY)).await {
+            render_record(&from_js(&get(&items, RECORD_KEY)).unwrap_or_default());
         }
         // The "waiting for" times move on.
         loop {
@@ -162,6 +173,79 @@ fn wire_controls() {
                 send(&Message::Settings { settings: Settings { chime: Some(on) } }).await;
             });
         });
+    }
+}
+
+/// "Record me": switching it on asks for the flow's name first; "Start
+/// recording" sends it with "Also keep the text I type"; switching it off
+/// ends the recording (the bridge saves the flow).
+fn wire_record() {
+    let Some(switch) = by_id("record") else { return };
+    let input = switch.clone();
+    on(&switch, "change", move |_| {
+        let checked = get(&input, "checked").is_truthy();
+        let recording = RECORDING.with(std::cell::Cell::get);
+        if checked && !recording {
+            set_hidden("record-start-row", false);
+            set_text("record-status", "Name the flow, then press Start recording.");
+            if let Some(name) = by_id("record-name").and_then(|n| n.dyn_into::<web_sys::HtmlElement>().ok()) {
+                let _ = name.focus();
+            }
+        } else if !checked {
+            set_hidden("record-start-row", true);
+            if recording {
+                spawn_local(async {
+                    send(&Message::Record { on: false, name: String::new(), keep_text: false }).await;
+                });
+            } else {
+                set_text("record-status", "");
+            }
+        }
+    });
+    if let Some(start) = by_id("record-start") {
+        on(&start, "click", move |_| {
+            let name =
+                by_id("record-name").map(|n| get(&n, "value").as_string().unwrap_or_default()).unwrap_or_default();
+            let keep_text = by_id("record-keep-text").is_some_and(|k| get(&k, "checked").is_truthy());
+            spawn_local(async move {
+                let reply = send(&Message::Record { on: true, name, keep_text }).await;
+                if let Some(message) = get(&reply, "message").as_string() {
+                    set_text("record-status", &format!("Not recording: {message}"));
+                }
+            });
+        });
+    }
+}
+
+fn render_record(state: &RecordState) {
+    RECORDING.with(|r| r.set(state.on));
+    if let Some(b) = by_id("record") {
+        let _ = js_sys::Reflect::set(&b, &JsValue::from_str("checked"), &JsValue::from_bool(state.on));
+    }
+    if let Some(k) = by_id("record-keep-text") {
+        if state.on {
+            let _ = js_sys::Reflect::set(&k, &JsValue::from_str("checked"), &JsValue::from_bool(state.keep_text));
+            let _ = k.set_attribute("disabled", "");
+        } else {
+            let _ = k.remove_attribute("disabled");
+        }
+    }
+    if state.on {
+        set_hidden("record-start-row", true);
+        // The next recording is named afresh.
+        if let Some(n) = by_id("record-name") {
+            let _ = js_sys::Reflect::set(&n, &JsValue::from_str("value"), &JsValue::from_str(""));
+        }
+        let text = if state.keep_text { "keeping the text you type" } else { "not keeping the text you type" };
+        set_text(
+            "record-status",
+            &format!("Recording \u{201c}{}\u{201d}: {} steps so far, {text}.", state.name, state.steps),
+        );
+    } else if !state.name.is_empty() {
+        set_text(
+            "record-status",
+            &format!("Saved \u{201c}{}\u{201d} ({} steps) to the bridge.", state.name, state.steps),
+        );
     }
 }
 

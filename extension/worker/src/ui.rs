@@ -107,19 +107,27 @@ pub fn request_card(p: &PendingView) -> Element {
         }
         card.append_child(&ul).ok();
     }
-    let element = if p.role.is_empty() && p.name.is_empty() {
-        "Element: (the focused element or the page)".to_string()
-    } else {
-        format!("Element: {} \u{201c}{}\u{201d}", p.role, p.name)
-    };
-    card.append_child(&el("p", "element", Some(&element))).ok();
+    // A question about no page (flow_delete) has no element to name.
+    if !(p.url.is_empty() && p.role.is_empty() && p.name.is_empty()) {
+        let element = if p.role.is_empty() && p.name.is_empty() {
+            "Element: (the focused element or the page)".to_string()
+        } else {
+            format!("Element: {} \u{201c}{}\u{201d}", p.role, p.name)
+        };
+        card.append_child(&el("p", "element", Some(&element))).ok();
+    }
     if !p.shows.is_empty() {
         card.append_child(&el("p", "shows", Some(&format!("Shows on the page: \u{201c}{}\u{201d}", p.shows)))).ok();
     }
     if !p.goes_to.is_empty() {
         card.append_child(&el("p", "goes-to", Some(&format!("Goes to: {}", p.goes_to)))).ok();
     }
-    card.append_child(&el("p", "url", Some(&format!("Page: {}", p.url)))).ok();
+    if let Some(c) = &p.changed {
+        card.append_child(&changed_target(c)).ok();
+    }
+    if !p.url.is_empty() {
+        card.append_child(&el("p", "url", Some(&format!("Page: {}", p.url)))).ok();
+    }
     let secs = ((p.deadline - js_sys::Date::now()) / 1000.0).max(0.0).round();
     card.append_child(&el("p", "deadline", Some(&format!("Denied automatically in {secs} s without an answer")))).ok();
     let buttons = el("div", "buttons", None);
@@ -134,6 +142,34 @@ pub fn request_card(p: &PendingView) -> Element {
     buttons.append_child(&deny).ok();
     card.append_child(&buttons).ok();
     card
+}
+
+/// A flow step's changed target: what the person recorded beside what the
+/// page has now (`#changed-<id>`, columns `.recorded` and `.live`).
+fn changed_target(c: &shared::replay::ChangedTarget) -> Element {
+    let block = el("div", "changed", None);
+    block
+        .append_child(&el(
+            "p",
+            "changed-why",
+            Some("The recorded element was not found by its role and name; another one was found instead."),
+        ))
+        .ok();
+    let columns = el("div", "columns", None);
+    for (class, title, t, extra) in [
+        ("recorded", "Recorded", &c.recorded, None),
+        ("live", "Now on the page", &c.live, Some(format!("found by {}", c.via))),
+    ] {
+        let col = el("div", class, None);
+        col.append_child(&el("h3", "", Some(title))).ok();
+        col.append_child(&el("p", "target", Some(&format!("{} \u{201c}{}\u{201d}", t.role, t.name)))).ok();
+        if let Some(x) = extra {
+            col.append_child(&el("p", "via", Some(&x))).ok();
+        }
+        columns.append_child(&col).ok();
+    }
+    block.append_child(&columns).ok();
+    block
 }
 
 /// "1 min 20 s".

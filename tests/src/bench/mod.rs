@@ -12,6 +12,7 @@
 pub mod click;
 pub mod client;
 pub mod files;
+pub mod flows;
 pub mod pages;
 pub mod profile;
 pub mod report;

@@ -22,13 +22,14 @@ use bench::report::Suite;
 use bench::{Bench, Config};
 
 /// The suites, in the order they run. Add new ones here (e.g. `click`).
-const SUITES: &[&str] = &["snapshot", "click", "files"];
+const SUITES: &[&str] = &["snapshot", "click", "files", "flows"];
 
 async fn run_suite(name: &str, b: &mut Bench) -> Result<Suite> {
     match name {
         "snapshot" => bench::snapshot::run(b).await,
         "click" => bench::click::run(b).await,
         "files" => bench::files::run(b).await,
+        "flows" => bench::flows::run(b).await,
         other => bail!("unknown suite {other} (known: {})", SUITES.join(", ")),
     }
 }

@@ -319,7 +319,7 @@ pub fn browser_like() -> Responder {
             Command::Handoff { tab: t, .. } => {
                 CommandResult::HandedBack { waited_ms: 1500, tab: tab(*t, "http://127.0.0.1/") }
             }
-            Command::Resolve { .. } | Command::Act { .. } => {
+            Command::Resolve { .. } | Command::Act { .. } | Command::Locate { .. } | Command::AskPerson { .. } => {
                 return Some(Outcome::Err(shared::error::WireError::new(
                     shared::error::ErrorCode::PermissionDenied,
                     "no page actions in this fake",
@@ -439,6 +439,12 @@ pub struct PageConfig {
     pub text: Vec<String>,
     /// The page shows a security challenge (Screenshot is refused).
     pub challenge: bool,
+    /// `id` attributes of elements (ref → id), for `Locate`'s `id` locators.
+    pub ids: std::collections::HashMap<String, String>,
+    /// How many `Locate`s still find nothing before the page "loads".
+    pub locate_misses: u32,
+    /// Answer to `AskPerson` (the person's Deny, STOP…); `None`: approved.
+    pub ask_error: Option<WireError>,
 }
 
 impl Default for PageConfig {
@@ -457,6 +463,9 @@ impl Default for PageConfig {
             typed_secrets: Vec::new(),
             text: vec!["Welcome".into()],
             challenge: false,
+            ids: Default::default(),
+            locate_misses: 0,
+            ask_error: None,
         }
     }
 }
@@ -835,6 +844,79 @@ async fn page_answer(
         Command::Snapshot { .. } => {
             Some(Outcome::Err(WireError::new(ErrorCode::Internal, "no snapshots in the page fake")))
         }
+        Command::Locate { tab: t, target } => ok(CommandResult::Located { located: fake_locate(cfg, t, &target) }),
+        Command::AskPerson { .. } => {
+            let c = cfg.lock().unwrap();
+            match &c.ask_error {
+                Some(e) => Some(Outcome::Err(e.clone())),
+                None => ok(CommandResult::Answered { decided_by: DecidedBy::Human }),
+            }
+        }
+    }
+}
+
+/// `Locate` on the fake page: the element with the descriptor's role and
+/// name, else the one its first `id` locator names (through `ids`), decided
+/// by `shared::replay::choose` like the content script.
+fn fake_locate(cfg: &Mutex<PageConfig>, t: TabId, d: &shared::flow::Descriptor) -> shared::replay::Located {
+    use shared::replay::{ChangedTarget, Found, Located, Missing, TargetSummary};
+    let mut c = cfg.lock().unwrap();
+    let url = c.urls.get(&t).cloned().unwrap_or_default();
+    if c.locate_misses > 0 {
+        c.locate_misses -= 1;
+        return Located::Missing {
+            miss: shared::replay::Miss::NotFound,
+            seen: Box::new(Missing { url, ..Missing::default() }),
+        };
+    }
+    let mut refs: Vec<&String> = c.elements.keys().collect();
+    refs.sort();
+    let candidates: Vec<TargetSummary> = refs
+        .iter()
+        .map(|r| TargetSummary { role: c.elements[*r].facts.role.clone(), name: c.elements[*r].facts.name.clone() })
+        .collect();
+    let by_role_name = (0..refs.len()).filter(|&i| shared::replay::matches_recorded(d, &candidates[i])).collect();
+    let by_locator = d
+        .locators
+        .iter()
+        .map(|l| match l {
+            shared::flow::Locator::Id(id) => {
+                (0..refs.len()).filter(|&i| c.ids.get(refs[i].as_str()) == Some(id)).collect()
+            }
+            _ => Vec::new(),
+        })
+        .collect();
+    let found = Found { candidates: candidates.clone(), by_role_name, by_locator };
+    match shared::replay::choose(d, &found) {
+        Ok(choice) => {
+            let r = refs[choice.candidate].clone();
+            let el = &c.elements[&r];
+            Located::Found {
+                element_ref: r.clone(),
+                element: Box::new(ResolvedElement {
+                    facts: el.facts.clone(),
+                    fingerprint: el.fingerprint(&r),
+                    sensitive: el.sensitive.clone(),
+                    url: url.clone(),
+                }),
+                via: choice.via,
+                checked: None,
+                changed: choice.changed.then(|| ChangedTarget {
+                    recorded: TargetSummary { role: d.role.clone(), name: d.name.clone() },
+                    live: candidates[choice.candidate].clone(),
+                    via: "id".into(),
+                }),
+            }
+        }
+        Err(miss) => Located::Missing {
+            miss,
+            seen: Box::new(Missing {
+                by_locator: found.by_locator.iter().map(|h| h.len() as u32).collect(),
+                same_role: candidates.iter().filter(|s| s.role == d.role).cloned().collect(),
+                url,
+                ..Missing::default()
+            }),
+        },
     }
 }
 

@@ -1,0 +1,593 @@
+//! Chrome DevTools Recorder JSON (a `UserFlow`, the format of DevTools'
+//! Recorder panel and `@puppeteer/replay`) in and out. Pure conversions,
+//! no IO (docs/design.md, "Record me and flows").
+//!
+//! # Export ([`export`])
+//!
+//! `{title, steps}`: a flow's `navigate` steps become `navigate`, clicks
+//! and checkbox/radio changes `click`, fills and selections `change`, key
+//! presses `keyDown` + `keyUp`. Each element step's `selectors` are
+//! alternatives, each an array of one selector: `aria/Name[role="role"]`
+//! first (when the element has a name and a role), then CSS built from
+//! the locators (id, `name`, test id, `aria-label`, the CSS path), then
+//! `xpath/…` and `text/…`. A step followed by a step on another page
+//! carries an `assertedEvents` navigation, so a replayer waits for it.
+//! A parameter is written as the placeholder `{{name}}`, never as its
+//! default or a secret's value.
+//!
+//! # Import ([`import`])
+//!
+//! `navigate`, `click`, `change` and `keyDown` become steps; `keyUp`,
+//! `setViewport`, `scroll`, `hover`, `waitForElement` and `close` are
+//! dropped (replay waits for each element itself). `waitForExpression`,
+//! `customStep` and `emulateNetworkConditions` evaluate code or change the
+//! browser and are refused, all of them listed, and nothing is imported;
+//! so are `doubleClick` (not a step a flow has), steps in another frame
+//! or target, and unknown types. `aria/` selectors become the role and
+//! name of the descriptor, `#id` an id locator, other CSS and `pierce/`
+//! selectors CSS locators, `xpath/` and `text/` their own. A `change`
+//! whose value is `{{name}}` fills parameter `name`; one aimed at a
+//! sensitive field (`shared::record::descriptor_sensitivity`) never keeps
+//! its value: it becomes a secret parameter supplied at run time; other
+//! personal-looking values become parameters with the value as default
+//! (`shared::record::keep_value`). Errors name the step (1-based, as in
+//! the file).
+
+use serde_json::{Map, Value as Json, json};
+use shared::flow::{
+    Descriptor, Flow, Locator, MAX_LOCATORS, MAX_STEPS, Param, ParamKind, Step, StepAction, Value, is_valid_param_name,
+    step_url,
+};
+
+/// Why a Recorder file is refused (the message names the steps).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct RecorderError(pub String);
+
+/// Step types that evaluate code or change the browser: never imported.
+pub const REFUSED_STEP_TYPES: &[&str] = &["waitForExpression", "customStep", "emulateNetworkConditions"];
+/// Step types dropped on import: they change nothing a flow replays.
+pub const DROPPED_STEP_TYPES: &[&str] = &["keyUp", "setViewport", "scroll", "hover", "waitForElement", "close"];
+
+/// The placeholder a parameter is exported as.
+pub fn placeholder(param: &str) -> String {
+    format!("{{{{{param}}}}}")
+}
+
+/// The parameter a `{{name}}` placeholder names.
+fn parse_placeholder(s: &str) -> Option<&str> {
+    let name = s.trim().strip_prefix("{{")?.strip_suffix("}}")?.trim();
+    is_valid_param_name(name).then_some(name)
+}
+
+// ---------------------------------------------------------------------------
+// Export
+
+/// A flow as a Recorder `UserFlow`.
+pub fn export(flow: &Flow) -> Json {
+    let mut steps = Vec::new();
+    for (i, step) in flow.steps.iter().enumerate() {
+        let next_url = flow.steps.get(i + 1).map(|s| s.url.as_str());
+        let navigates = |to: Option<&str>| match to {
+            Some(to) if to != step.url => json!([{ "type": "navigation", "url": to, "title": "" }]),
+            _ => json!([]),
+        };
+        let value = |v: &Value| match v {
+            Value::Literal(s) => s.clone(),
+            Value::Param(p) => placeholder(p),
+        };
+        let selectors = || step.target.as_ref().map(selectors).unwrap_or_default();
+        let mut out = match &step.action {
+            StepAction::Navigate { url } => {
+                let mut s = json!({ "type": "navigate", "url": url });
+                s["assertedEvents"] = json!([{ "type": "navigation", "url": url, "title": step.title }]);
+                steps.push(s);
+                continue;
+            }
+            StepAction::Click | StepAction::Check { .. } => {
+                json!({ "type": "click", "selectors": selectors(), "offsetX": 1, "offsetY": 1 })
+            }
+            StepAction::Fill { value: v } | StepAction::Select { value: v } => {
+                json!({ "type": "change", "selectors": selectors(), "value": value(v) })
+            }
+            StepAction::PressKey { key } => {
+                steps.push(json!({ "type": "keyDown", "key": key }));
+                json!({ "type": "keyUp", "key": key })
+            }
+        };
+        let events = navigates(next_url);
+        if events.as_array().is_some_and(|a| !a.is_empty()) {
+            out["assertedEvents"] = events;
+        }
+        steps.push(out);
+    }
+    json!({ "title": flow.name, "steps": steps })
+}
+
+/// A descriptor's selectors, as Recorder alternatives (each an array of
+/// one selector): ARIA first, then CSS, XPath and text.
+pub fn selectors(d: &Descriptor) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    if let Some(aria) = aria_selector(d) {
+        out.push(aria);
+    }
+    let tag = if d.tag.chars().all(|c| c.is_ascii_alphanumeric()) { d.tag.as_str() } else { "" };
+    for l in &d.locators {
+        let s = match l {
+            Locator::Id(id) => format!("#{}", css_ident(id)),
+            Locator::Name(n) => format!("{tag}[name={}]", css_string(n)),
+            Locator::TestId { attr, value } => format!("[{}={}]", css_ident(attr), css_string(value)),
+            Locator::AriaLabel(v) => format!("{tag}[aria-label={}]", css_string(v)),
+            Locator::Css(css) => css.clone(),
+            Locator::XPath(x) => format!("xpath/{x}"),
+            Locator::Text(t) => format!("text/{t}"),
+        };
+        out.push(s);
+    }
+    out.into_iter().map(|s| vec![s]).collect()
+}
+
+/// `aria/Name[role="role"]`; `None` when there is no name, or the name or
+/// role would need escaping (the ARIA selector syntax has none).
+fn aria_selector(d: &Descriptor) -> Option<String> {
+    let plain = |s: &str| !s.is_empty() && !s.contains(['[', ']', '"', '\\', '\n', '\r']);
+    if !plain(&d.name) {
+        return None;
+    }
+    if d.role.is_empty() {
+        return Some(format!("aria/{}", d.name));
+    }
+    plain(&d.role).then(|| format!("aria/{}[role=\"{}\"]", d.name, d.role))
+}
+
+/// A CSS identifier, escaped (`CSS.escape`'s rules, enough for ids).
+fn css_ident(s: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        let leading_digit = c.is_ascii_digit() && (i == 0 || (i == 1 && s.starts_with('-')));
+        if leading_digit {
+            out.push_str(&format!("\\{:x} ", c as u32));
+        } else if c.is_ascii_alphanumeric() || c == '-' || c == '_' || !c.is_ascii() {
+            out.push(c);
+        } else if c.is_control() {
+            out.push_str(&format!("\\{:x} ", c as u32));
+        } else {
+            out.push('\\');
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A CSS string in double quotes.
+fn css_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => out.push_str(&format!("\\{:x} ", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+// ---------------------------------------------------------------------------
+// Import
+
+/// A Recorder `UserFlow` as a flow (named after its `title`; `created`
+/// left empty for the caller). Checked with `shared::record::check_flow`
+/// only by the caller; this refuses what the Recorder format allows and a
+/// flow does not.
+pub fn import(json: &Json) -> Result<Flow, RecorderError> {
+    let err = |m: String| RecorderError(m);
+    let obj = json.as_object().ok_or_else(|| err("a Recorder file is a JSON object {title, steps}".into()))?;
+    let title =
+        obj.get("title").and_then(Json::as_str).ok_or_else(|| err("the file has no \"title\" string".into()))?;
+    let steps =
+        obj.get("steps").and_then(Json::as_array).ok_or_else(|| err("the file has no \"steps\" array".into()))?;
+    if steps.len() > MAX_STEPS * 4 {
+        return Err(err(format!("the file has {} steps; a flow has at most {MAX_STEPS}", steps.len())));
+    }
+    // Every refused step first, so the person sees all of them at once.
+    let refused: Vec<String> = steps
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| {
+            let t = s.get("type").and_then(Json::as_str)?;
+            REFUSED_STEP_TYPES.contains(&t).then(|| format!("step {} ({t})", i + 1))
+        })
+        .collect();
+    if !refused.is_empty() {
+        return Err(err(format!(
+            "refused: {} would evaluate code or change the browser ({} are never imported); nothing was imported",
+            refused.join(", "),
+            REFUSED_STEP_TYPES.join(", ")
+        )));
+    }
+    let mut flow =
+        Flow { name: title.trim().to_string(), created: String::new(), steps: Vec::new(), params: Vec::new() };
+    let mut page: Option<String> = None;
+    for (i, raw) in steps.iter().enumerate() {
+        let at = |m: String| RecorderError(format!("step {}: {m}", i + 1));
+        let s = raw.as_object().ok_or_else(|| at("a step is a JSON object".into()))?;
+        let kind = s.get("type").and_then(Json::as_str).ok_or_else(|| at("a step has a \"type\" string".into()))?;
+        if s.get("target").and_then(Json::as_str).is_some_and(|t| t != "main") {
+            return Err(at("steps in other targets (pop-ups, other pages) are not supported".into()));
+        }
+        if s.get("frame").and_then(Json::as_array).is_some_and(|f| !f.is_empty()) {
+            return Err(at("steps in frames are not supported".into()));
+        }
+        if DROPPED_STEP_TYPES.contains(&kind) {
+            continue;
+        }
+        let step = match kind {
+            "navigate" => {
+                let url = s.get("url").and_then(Json::as_str).ok_or_else(|| at("navigate has no \"url\"".into()))?;
+                let url = shared::url::validate_navigation_url(url).map_err(|e| at(e.message))?;
+                page = Some(step_url(&url));
+                Step {
+                    action: StepAction::Navigate { url: step_url(&url) },
+                    target: None,
+                    url: step_url(&url),
+                    title: String::new(),
+                    risk: None,
+                }
+            }
+            "click" | "change" => {
+                let url = page.clone().ok_or_else(|| at("the flow must start with a navigate step".into()))?;
+                let target = descriptor(s).map_err(at)?;
+                let action = if kind == "click" {
+                    StepAction::Click
+                } else {
+                    let v = s
+                        .get("value")
+                        .and_then(Json::as_str)
+                        .ok_or_else(|| at("change has no \"value\" string".into()))?;
+                    let value = change_value(&target, v, &mut flow.params).map_err(at)?;
+                    if is_select(&target) { StepAction::Select { value } } else { StepAction::Fill { value } }
+                };
+                Step { action, target: Some(target), url, title: String::new(), risk: None }
+            }
+            "keyDown" => {
+                let url = page.clone().ok_or_else(|| at("the flow must start with a navigate step".into()))?;
+                let key = s.get("key").and_then(Json::as_str).ok_or_else(|| at("keyDown has no \"key\"".into()))?;
+                let key = if key == "\r" || key == "\n" || key == "NumpadEnter" { "Enter" } else { key };
+                if !shared::record::STEP_KEYS.contains(&key) {
+                    return Err(at(format!(
+                        "key {:?} is not supported (only {})",
+                        key.chars().take(20).collect::<String>(),
+                        shared::record::STEP_KEYS.join(", ")
+                    )));
+                }
+                Step {
+                    action: StepAction::PressKey { key: key.to_string() },
+                    target: None,
+                    url,
+                    title: String::new(),
+                    risk: None,
+                }
+            }
+            "doubleClick" => return Err(at("doubleClick is not supported".into())),
+            other => {
+                return Err(at(format!("unknown step type {:?}", other.chars().take(40).collect::<String>())));
+            }
+        };
+        // A navigation the step asserts: the page the next steps are on.
+        if let Some(to) = asserted_navigation(s) {
+            let to =
+                shared::url::validate_navigation_url(to).map_err(|e| at(format!("assertedEvents: {}", e.message)))?;
+            page = Some(step_url(&to));
+        }
+        if let Err(p) = shared::record::check_flow(&Flow { steps: vec![step.clone()], ..flow.clone() })
+            && p.step.is_some()
+        {
+            return Err(at(p.message));
+        }
+        flow.steps.push(step);
+    }
+    if flow.steps.is_empty() {
+        return Err(err("the file has no step a flow can replay".into()));
+    }
+    Ok(flow)
+}
+
+fn asserted_navigation(s: &Map<String, Json>) -> Option<&str> {
+    s.get("assertedEvents")?
+        .as_array()?
+        .iter()
+        .filter(|e| e.get("type").and_then(Json::as_str) == Some("navigation"))
+        .find_map(|e| e.get("url")?.as_str().filter(|u| !u.is_empty()))
+}
+
+/// The descriptor a step's `selectors` describe.
+fn descriptor(s: &Map<String, Json>) -> Result<Descriptor, String> {
+    let list = s.get("selectors").and_then(Json::as_array).ok_or("the step has no \"selectors\" array")?;
+    let mut d = Descriptor::default();
+    for sel in list {
+        // An array is a chain of ancestors; the last one names the element.
+        let one = match sel {
+            Json::String(s) => s.as_str(),
+            Json::Array(chain) => chain.last().and_then(Json::as_str).ok_or("a selector chain holds strings")?,
+            _ => return Err("a selector is a string or an array of strings".into()),
+        };
+        if let Some(aria) = one.strip_prefix("aria/") {
+            if d.name.is_empty() && d.role.is_empty() {
+                let (name, role) = parse_aria(aria);
+                d.name = name;
+                d.role = role;
+            }
+            continue;
+        }
+        let locator = if let Some(x) = one.strip_prefix("xpath/") {
+            Locator::XPath(x.to_string())
+        } else if let Some(t) = one.strip_prefix("text/") {
+            Locator::Text(t.to_string())
+        } else if let Some(p) = one.strip_prefix("pierce/") {
+            Locator::Css(p.to_string())
+        } else if let Some(id) = plain_id(one) {
+            Locator::Id(id.to_string())
+        } else {
+            Locator::Css(one.to_string())
+        };
+        if d.locators.len() < MAX_LOCATORS && !d.locators.contains(&locator) {
+            d.locators.push(locator);
+        }
+        if d.tag.is_empty() {
+            d.tag = leading_tag(one).to_string();
+        }
+    }
+    if d.name.is_empty() && d.locators.is_empty() {
+        return Err("the step's selectors name no element".into());
+    }
+    shared::limits::truncate_chars(&mut d.name, shared::limits::MAX_NAME_CHARS);
+    Ok(d)
+}
+
+/// `Name[role="button"]` → (`Name`, `button`); `Name` → (`Name`, "").
+fn parse_aria(s: &str) -> (String, String) {
+    if let Some(open) = s.rfind("[role=") {
+        let role = s[open + 6..].trim_end_matches(']').trim_matches(['"', '\'']);
+        return (s[..open].trim().to_string(), role.to_string());
+    }
+    (s.trim().to_string(), String::new())
+}
+
+/// `#ident` with nothing CSS-special after it.
+fn plain_id(s: &str) -> Option<&str> {
+    let id = s.strip_prefix('#')?;
+    (!id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')).then_some(id)
+}
+
+/// The tag a CSS selector's last compound starts with (`form > select#s` → `select`).
+fn leading_tag(css: &str) -> &str {
+    let last = css.rsplit([' ', '>', '+', '~']).next().unwrap_or("");
+    let end = last.find(|c: char| !c.is_ascii_alphanumeric()).unwrap_or(last.len());
+    &last[..end]
+}
+
+fn is_select(d: &Descriptor) -> bool {
+    d.tag.eq_ignore_ascii_case("select") || d.role == "combobox" && d.tag.is_empty()
+}
+
+/// A `change` step's value in the flow: its placeholder's parameter, a
+/// secret parameter for a sensitive field, or what `keep_value` keeps.
+fn change_value(target: &Descriptor, v: &str, params: &mut Vec<Param>) -> Result<Value, String> {
+    let sensitive = shared::record::descriptor_sensitivity(target).is_some();
+    if let Some(name) = parse_placeholder(v) {
+        let kind = if sensitive {
+            ParamKind::Secret
+        } else {
+            shared::record::field_kind(target, "").unwrap_or(ParamKind::Text)
+        };
+        if let Some(p) = params.iter().find(|p| p.name == name) {
+            if sensitive && p.kind != ParamKind::Secret {
+                return Err(format!("parameter {name:?} fills a sensitive field and another one that is not"));
+            }
+        } else {
+            if params.len() >= shared::flow::MAX_PARAMS {
+                return Err(format!("a flow has at most {} parameters", shared::flow::MAX_PARAMS));
+            }
+            params.push(Param { name: name.to_string(), kind, default: None });
+        }
+        return Ok(Value::Param(name.to_string()));
+    }
+    if v.chars().count() > shared::flow::MAX_VALUE_CHARS {
+        return Err(format!("value is over {} characters", shared::flow::MAX_VALUE_CHARS));
+    }
+    if is_select(target) {
+        return shared::record::keep_choice(target, "", sensitive, v, true, params);
+    }
+    shared::record::keep_value(target, "", sensitive, Some(v), true, params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Recorder file as a person writes it by hand, in the documented
+    /// schema.
+    fn hand_written() -> Json {
+        json!({
+            "title": "Order boots",
+            "steps": [
+                { "type": "setViewport", "width": 1280, "height": 800, "deviceScaleFactor": 1,
+                  "isMobile": false, "hasTouch": false, "isLandscape": false },
+                { "type": "navigate", "url": "http://127.0.0.1:8080/flowshop/",
+                  "assertedEvents": [{ "type": "navigation", "url": "http://127.0.0.1:8080/flowshop/", "title": "Shop" }] },
+                { "type": "change", "selectors": [["aria/Search[role=\"searchbox\"]"], ["#q"]], "value": "boots" },
+                { "type": "keyDown", "key": "Enter",
+                  "assertedEvents": [{ "type": "navigation", "url": "http://127.0.0.1:8080/flowshop/results.html?q=boots" }] },
+                { "type": "keyUp", "key": "Enter" },
+                { "type": "click", "selectors": [["aria/Trail boots[role=\"link\"]"], ["a.product:nth-of-type(1)"]],
+                  "offsetX": 3, "offsetY": 4 },
+                { "type": "waitForElement", "selectors": ["#size"] },
+                { "type": "change", "selectors": [["select#size"]], "value": "M" },
+                { "type": "change", "selectors": [["aria/E-mail"], ["input[name=\"email\"]"]], "value": "ada@example.org" },
+                { "type": "change", "selectors": [["#password"]], "value": "hunter2" },
+                { "type": "change", "selectors": [["aria/Street"]], "value": "{{street}}" },
+                { "type": "scroll", "x": 0, "y": 400 },
+                { "type": "click", "selectors": [["aria/Place order[role=\"button\"]"], ["xpath//html/body/form/button"], ["text/Place order"]] }
+            ]
+        })
+    }
+
+    #[test]
+    fn a_hand_written_file_imports() {
+        let flow = import(&hand_written()).unwrap();
+        assert_eq!(flow.name, "Order boots");
+        let actions: Vec<&StepAction> = flow.steps.iter().map(|s| &s.action).collect();
+        assert_eq!(
+            actions,
+            [
+                &StepAction::Navigate { url: "http://127.0.0.1:8080/flowshop/".into() },
+                &StepAction::Fill { value: Value::Literal("boots".into()) },
+                &StepAction::PressKey { key: "Enter".into() },
+                &StepAction::Click,
+                &StepAction::Select { value: Value::Literal("M".into()) },
+                &StepAction::Fill { value: Value::Param("e_mail".into()) },
+                &StepAction::Fill { value: Value::Param("password".into()) },
+                &StepAction::Fill { value: Value::Param("street".into()) },
+                &StepAction::Click,
+            ]
+        );
+        let search = flow.steps[1].target.as_ref().unwrap();
+        assert_eq!((search.role.as_str(), search.name.as_str()), ("searchbox", "Search"));
+        assert_eq!(search.locators, [Locator::Id("q".into())]);
+        // The page after the asserted navigation, without its query string.
+        assert_eq!(flow.steps[3].url, "http://127.0.0.1:8080/flowshop/results.html");
+        let order = flow.steps[8].target.as_ref().unwrap();
+        assert_eq!(
+            order.locators,
+            [Locator::XPath("/html/body/form/button".into()), Locator::Text("Place order".into())]
+        );
+        let param = |n: &str| flow.params.iter().find(|p| p.name == n).unwrap().clone();
+        assert_eq!(
+            param("e_mail"),
+            Param { name: "e_mail".into(), kind: ParamKind::Email, default: Some("ada@example.org".into()) }
+        );
+        // The password in the file is never kept: a secret supplied at run time.
+        assert_eq!(param("password"), Param { name: "password".into(), kind: ParamKind::Secret, default: None });
+        assert_eq!(param("street").default, None);
+        assert!(!serde_json::to_string(&flow).unwrap().contains("hunter2"));
+        let mut checked = flow.clone();
+        checked.created = "2026-12-01T21:00:00Z".into();
+        assert_eq!(shared::record::check_flow(&checked), Ok(()));
+    }
+
+    #[test]
+    fn refused_step_types_are_all_listed() {
+        let mut file = hand_written();
+        let steps = file["steps"].as_array_mut().unwrap();
+        steps.insert(3, json!({ "type": "waitForExpression", "expression": "fetch('/steal')" }));
+        steps.push(json!({ "type": "customStep", "name": "x", "parameters": {} }));
+        steps.push(json!({ "type": "emulateNetworkConditions", "download": 1, "upload": 1, "latency": 1 }));
+        let e = import(&file).unwrap_err().0;
+        for want in [
+            "step 4 (waitForExpression)",
+            "step 15 (customStep)",
+            "step 16 (emulateNetworkConditions)",
+            "nothing was imported",
+        ] {
+            assert!(e.contains(want), "{e} should say {want:?}");
+        }
+    }
+
+    #[test]
+    fn malformed_files_name_the_step() {
+        let nav = json!({ "type": "navigate", "url": "https://a.example/" });
+        for (steps, want) in [
+            (json!([{ "type": "click", "selectors": [["#a"]] }]), "step 1: the flow must start with a navigate step"),
+            (json!([nav.clone(), { "type": "click" }]), "step 2: the step has no \"selectors\" array"),
+            (json!([nav.clone(), { "type": "click", "selectors": [[1]] }]), "step 2: a selector chain holds strings"),
+            (json!([nav.clone(), { "type": "change", "selectors": [["#a"]] }]), "step 2: change has no \"value\""),
+            (json!([nav.clone(), { "type": "teleport" }]), "step 2: unknown step type \"teleport\""),
+            (json!([nav.clone(), { "type": "doubleClick", "selectors": [["#a"]] }]), "step 2: doubleClick"),
+            (json!([nav.clone(), { "type": "keyDown", "key": "F12" }]), "step 2: key \"F12\" is not supported"),
+            (json!([{ "type": "navigate", "url": "javascript:alert(1)" }]), "step 1: only http:// and https://"),
+            (json!([{ "type": "navigate", "url": "file:///etc/passwd" }]), "step 1: only http:// and https://"),
+            (json!([nav.clone(), { "type": "click", "selectors": [["#a"]], "frame": [0] }]), "step 2: steps in frames"),
+            (
+                json!([nav.clone(), { "type": "click", "selectors": [["#a"]], "target": "popup" }]),
+                "step 2: steps in other targets",
+            ),
+            (json!([nav.clone(), "click"]), "step 2: a step is a JSON object"),
+            (
+                json!([nav.clone(), { "type": "click", "selectors": [[format!("#{}", "a".repeat(400))]] }]),
+                "step 2: a locator is empty or over",
+            ),
+            (
+                json!([nav.clone(), { "type": "setViewport" }]).as_array().unwrap()[1..].to_vec().into(),
+                "no step a flow can replay",
+            ),
+        ] {
+            let e = import(&json!({ "title": "t", "steps": steps })).unwrap_err().0;
+            assert!(e.contains(want), "{e} should say {want:?}");
+        }
+        assert!(import(&json!({ "steps": [] })).unwrap_err().0.contains("title"));
+        assert!(import(&json!([1])).is_err());
+    }
+
+    #[test]
+    fn export_writes_aria_first_placeholders_and_navigations() {
+        let flow = import(&hand_written()).unwrap();
+        let out = export(&flow);
+        assert_eq!(out["title"], "Order boots");
+        let steps = out["steps"].as_array().unwrap();
+        let types: Vec<&str> = steps.iter().map(|s| s["type"].as_str().unwrap()).collect();
+        assert_eq!(
+            types,
+            ["navigate", "change", "keyDown", "keyUp", "click", "change", "change", "change", "change", "click"]
+        );
+        assert_eq!(steps[1]["selectors"], json!([["aria/Search[role=\"searchbox\"]"], ["#q"]]));
+        // The key press leads to the results page: the replayer waits for it.
+        assert_eq!(steps[3]["assertedEvents"][0]["url"], "http://127.0.0.1:8080/flowshop/results.html");
+        assert_eq!(steps[6]["value"], "{{e_mail}}", "a parameter, never its default");
+        assert_eq!(steps[7]["value"], "{{password}}");
+        let text = out.to_string();
+        assert!(!text.contains("ada@example.org") && !text.contains("hunter2"));
+        assert_eq!(steps[9]["selectors"][0], json!(["aria/Place order[role=\"button\"]"]));
+        // Round trip: the same steps and parameters come back.
+        let back = import(&out).unwrap();
+        assert_eq!(
+            back.steps.iter().map(|s| &s.action).collect::<Vec<_>>(),
+            flow.steps.iter().map(|s| &s.action).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            back.params.iter().map(|p| (&p.name, p.kind)).collect::<Vec<_>>(),
+            flow.params.iter().map(|p| (&p.name, p.kind)).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn css_from_locators_is_escaped() {
+        let d = Descriptor {
+            role: "textbox".into(),
+            name: "Name \"quoted\"".into(),
+            tag: "input".into(),
+            locators: vec![
+                Locator::Id("1st.field".into()),
+                Locator::Name("a\"b".into()),
+                Locator::TestId { attr: "data-testid".into(), value: "x".into() },
+                Locator::AriaLabel("Full name".into()),
+                Locator::Css("form > input:nth-of-type(2)".into()),
+            ],
+            ..Descriptor::default()
+        };
+        assert_eq!(
+            selectors(&d),
+            [
+                vec!["#\\31 st\\.field".to_string()],
+                vec!["input[name=\"a\\\"b\"]".to_string()],
+                vec!["[data-testid=\"x\"]".to_string()],
+                vec!["input[aria-label=\"Full name\"]".to_string()],
+                vec!["form > input:nth-of-type(2)".to_string()],
+            ],
+            "no aria selector for a name with quotes"
+        );
+    }
+}

@@ -1,0 +1,250 @@
+//! "Record me" end to end (docs/design.md, "Record me and flows"): the
+//! person switches recording on in the popup, uses the flow shop
+//! (`fixtures/sites/flowshop/`) with trusted CDP `Input.*` clicks, typing
+//! and keys in a headed Chromium, switches it off, and the bridge has
+//! saved the flow in SQLite: the expected steps and descriptors,
+//! parameters for the address fields, no typed value with "Also keep the
+//! text I type" off, typed values (never the password or the API token)
+//! with it on. The password and token canaries appear nowhere in the
+//! home (database, WAL, logs), the daemon's output or an export; 1,000
+//! synthetic events a page dispatches while the person records are not
+//! recorded and no real step is lost.
+//!
+//! One stack for the whole scenario.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tests::leaks::{Needles, canary};
+use tests::{CdpSession, Human, Stack};
+
+/// The flow `name` as `chaperone flow show NAME --json` prints it, once
+/// the bridge has saved it (≤ 10 s).
+async fn saved_flow(s: &Stack, name: &str) -> Value {
+    let found = tests::poll(Duration::from_secs(10), Duration::from_millis(200), || async {
+        let out = s.daemon.cli(&["flow", "show", name, "--json"], "").ok()?;
+        (out.code == 0).then(|| serde_json::from_str::<Value>(&out.stdout).expect("flow show prints JSON"))
+    })
+    .await;
+    found.unwrap_or_else(|| panic!("flow {name:?} was not saved: {}", s.daemon.stderr_tail(30)))
+}
+
+fn kinds(flow: &Value) -> Vec<String> {
+    flow["steps"].as_array().unwrap().iter().map(|s| s["action"]["kind"].as_str().unwrap().to_string()).collect()
+}
+
+fn param<'a>(flow: &'a Value, name: &str) -> &'a Value {
+    flow["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("no parameter {name}: {}", flow["params"]))
+}
+
+/// Waits until the person's tab shows `path` and is loaded and armed.
+async fn arrive(human: &Human, page: &CdpSession, path: &str, armed_before: u64) -> u64 {
+    let at = tests::poll(Duration::from_secs(10), Duration::from_millis(50), || async {
+        let v = page.evaluate("[location.pathname, document.readyState]").await.ok()?;
+        (v[0].as_str()?.ends_with(path) && v[1] == "complete").then_some(())
+    })
+    .await;
+    assert!(at.is_some(), "the tab did not reach {path}");
+    human.wait_armed(armed_before).await.expect("the new page records")
+}
+
+async fn armed(human: &Human) -> u64 {
+    human.record_state().await.expect("record state")["armed"].as_u64().unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_person_records_a_flow_and_only_what_they_did_is_kept() {
+    let s = Stack::start().await.expect("start the stack");
+    let mut human = Human::new(&s.browser.cdp);
+    let shop = s.server.url("/flowshop/");
+    // The person's own tab (not one the agent opened), then the popup.
+    // The popup in a window of its own, so the shop tab stays the active
+    // tab of its window, as when the person uses the toolbar popup.
+    let page = s.browser.cdp.new_page("about:blank").await.expect("the person's tab");
+    page.call("Page.enable", json!({})).await.unwrap();
+    human.popup_window().await.expect("open the popup");
+    page.call("Page.bringToFront", json!({})).await.unwrap();
+
+    // ---- a purchase, "Also keep the text I type" off.
+    human.start_recording("checkout", false).await.expect("start recording");
+    let badge = human.wait_badge("REC").await;
+    assert!(badge.is_ok(), "the badge shows REC while recording: {badge:?}");
+    let a = armed(&human).await;
+    page.navigate(&format!("{shop}index.html")).await.unwrap();
+    let a = arrive(&human, &page, "/flowshop/index.html", a).await;
+    page.click_and_type("#q", "teapot").await.unwrap();
+    page.press_key("Enter").await.unwrap();
+    let a = arrive(&human, &page, "/flowshop/results.html", a).await;
+    page.click_selector("#hit-teapot").await.unwrap();
+    let a = arrive(&human, &page, "/flowshop/product.html", a).await;
+    // Choosing a size with the keyboard, as a person can: Small, then Medium.
+    page.evaluate("document.getElementById('size').focus()").await.unwrap();
+    page.press_key("ArrowDown").await.unwrap();
+    page.press_key("ArrowDown").await.unwrap();
+    page.click_selector("#continue").await.unwrap();
+    let a = arrive(&human, &page, "/flowshop/address.html", a).await;
+    for (field, text) in [
+        ("#fullname", "Ada Lovelace"),
+        ("#email", "ada@example.org"),
+        ("#phone", "+44 20 7946 0958"),
+        ("#street", "12 Baker Street"),
+        ("#postcode", "NW1 6XE"),
+        ("#city", "London"),
+    ] {
+        page.click_and_type(field, text).await.unwrap();
+    }
+    page.click_selector("#express").await.unwrap();
+    page.click_selector("#review").await.unwrap();
+    arrive(&human, &page, "/flowshop/review.html", a).await;
+    human.stop_recording().await.expect("stop recording");
+
+    let flow = saved_flow(&s, "checkout").await;
+    assert_eq!(
+        kinds(&flow),
+        [
+            "navigate",
+            "fill",
+            "press_key",
+            "click",
+            "select",
+            "click",
+            "fill",
+            "fill",
+            "fill",
+            "fill",
+            "fill",
+            "fill",
+            "check",
+            "click"
+        ],
+        "{flow:#}"
+    );
+    let steps = flow["steps"].as_array().unwrap();
+    assert_eq!(steps[0]["action"]["url"], json!(format!("{shop}index.html")));
+    let search = &steps[1]["target"];
+    assert_eq!(search["role"], "searchbox");
+    assert_eq!(search["name"], "Search products");
+    assert_eq!(search["label"], "Search products");
+    assert_eq!(search["input_type"], "search");
+    assert_eq!(search["locators"][0], json!({"by": "id", "value": "q"}));
+    assert_eq!(search["locators"][1], json!({"by": "name", "value": "q"}));
+    let last = search["locators"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["by"], "css", "the CSS path comes last: {search}");
+    let hit = &steps[3]["target"];
+    assert_eq!((hit["role"].as_str(), hit["name"].as_str()), (Some("link"), Some("Blue teapot")));
+    assert!(
+        hit["locators"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"by": "test_id", "value": {"attr": "data-testid", "value": "hit-teapot"}})),
+        "{hit}"
+    );
+    // The page's own option label is kept; the query string is not.
+    assert_eq!(steps[4]["action"]["value"], json!({"literal": "Medium"}));
+    assert_eq!(steps[4]["target"]["label"], "Size", "the label without the options' text");
+    assert_eq!(steps[3]["url"], json!(format!("{shop}results.html")));
+    assert_eq!(steps[12]["action"], json!({"kind": "check", "checked": true}));
+    assert_eq!(steps[12]["target"]["name"], "Express");
+    assert_eq!(
+        (steps[13]["target"]["role"].as_str(), steps[13]["target"]["name"].as_str()),
+        (Some("button"), Some("Continue to review"))
+    );
+    // Every typed value is a parameter without a default.
+    for (i, (name, kind)) in [
+        ("full_name", "text"),
+        ("e_mail", "email"),
+        ("phone", "phone"),
+        ("street", "address"),
+        ("postcode", "address"),
+        ("city", "address"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        assert_eq!(steps[6 + i]["action"]["value"], json!({"param": name}), "{}", steps[6 + i]);
+        assert_eq!(param(&flow, name)["kind"], kind);
+        assert!(param(&flow, name).get("default").is_none(), "no value kept: {}", param(&flow, name));
+    }
+    assert!(param(&flow, "search_products").get("default").is_none());
+    let text = flow.to_string();
+    for typed in ["Ada Lovelace", "ada@example.org", "7946", "Baker", "NW1 6XE", "London"] {
+        assert!(!text.contains(typed), "{typed:?} was kept with the text off: {text}");
+    }
+
+    // ---- "Also keep the text I type" on, on the settings page, while
+    // the page dispatches 1,000 synthetic clicks and inputs in a second.
+    let password = canary();
+    let token = canary();
+    human.start_recording("settings", true).await.expect("start recording with the text kept");
+    let a = armed(&human).await;
+    page.navigate(&format!("{shop}settings.html")).await.unwrap();
+    arrive(&human, &page, "/flowshop/settings.html", a).await;
+    page.evaluate(
+        "window.__synthetic = 0; (async () => { const save = document.getElementById('save'); \
+         const display = document.getElementById('display'); \
+         for (let i = 0; i < 1000; i++) { \
+           const t = i % 2 ? save : display; \
+           t.dispatchEvent(new MouseEvent('click', {bubbles: true, composed: true})); \
+           display.dispatchEvent(new InputEvent('input', {bubbles: true})); \
+           display.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true})); \
+           window.__synthetic++; if (i % 10 === 9) await new Promise(r => setTimeout(r, 10)); } })(); true",
+    )
+    .await
+    .unwrap();
+    page.click_and_type("#display", "Ada L").await.unwrap();
+    page.click_and_type("#api_token", &token).await.unwrap();
+    page.click_and_type("#current", &password).await.unwrap();
+    let synthetic = tests::poll(Duration::from_secs(10), Duration::from_millis(50), || async {
+        page.evaluate("window.__synthetic").await.ok()?.as_u64().filter(|n| *n == 1000)
+    })
+    .await;
+    assert!(synthetic.is_some(), "the page dispatched its 1,000 synthetic events");
+    page.click_selector("#save").await.unwrap();
+    let saved = tests::poll(Duration::from_secs(5), Duration::from_millis(50), || async {
+        page.evaluate("document.getElementById('status').textContent")
+            .await
+            .ok()?
+            .as_str()?
+            .contains("saved")
+            .then_some(())
+    })
+    .await;
+    assert!(saved.is_some(), "the person's Save went through");
+    human.stop_recording().await.expect("stop recording");
+
+    let flow = saved_flow(&s, "settings").await;
+    assert_eq!(kinds(&flow), ["navigate", "fill", "fill", "fill", "click"], "exactly the person's steps: {flow:#}");
+    let steps = flow["steps"].as_array().unwrap();
+    assert_eq!(steps[1]["action"]["value"], json!({"param": "display_name"}));
+    assert_eq!(param(&flow, "display_name")["default"], "Ada L", "the kept text");
+    for (i, name) in [(2, "api_token"), (3, "current_password")] {
+        assert_eq!(steps[i]["action"]["value"], json!({"param": name}), "{}", steps[i]);
+        assert_eq!(param(&flow, name)["kind"], "secret");
+        assert!(param(&flow, name).get("default").is_none());
+    }
+
+    // ---- the canaries are nowhere: flow, exports, database and WAL, logs,
+    // the daemon's output.
+    let recorder = s.daemon.cli(&["flow", "export", "settings", "--format", "recorder"], "").unwrap();
+    assert_eq!(recorder.code, 0, "{}", recorder.stderr);
+    let exported: Value = serde_json::from_str(&recorder.stdout).expect("the export is JSON");
+    assert_eq!(exported["title"], "settings");
+    assert!(exported["steps"][1]["selectors"][0][0].as_str().unwrap().starts_with("aria/Display name"));
+    let chaperone = s.daemon.cli(&["flow", "export", "settings"], "").unwrap();
+    for secret in [&password, &token] {
+        let needles = Needles::for_secret(secret);
+        let mut hits = needles.find("flow", flow.to_string().as_bytes());
+        hits.extend(needles.find("recorder export", recorder.stdout.as_bytes()));
+        hits.extend(needles.find("chaperone export", chaperone.stdout.as_bytes()));
+        hits.extend(needles.find("daemon output", s.daemon.output().as_bytes()));
+        let (tree, files) = needles.find_in_tree(s.daemon.home());
+        assert!(files.iter().any(|f| f.ends_with("chaperone.db")), "the database was searched: {files:?}");
+        hits.extend(tree);
+        assert!(hits.is_empty(), "a typed secret leaked: {hits:?}");
+    }
+}
