@@ -91,7 +91,6 @@ pub async fn serve_logging(
     // Read when an action that names a secret runs; `chaperone secret set`
     // may add one while the daemon is up.
     config.secrets = Some(std::sync::Arc::new(crate::secrets::SecretStore::open(home)?));
-    config.flows = Some(crate::flows::FlowStore::open(&home.db())?);
     let pid = std::process::id();
     home.write_daemon_json(&DaemonInfo {
         pid,

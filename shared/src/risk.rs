@@ -1222,7 +1222,7 @@ pub const LOOK_ALIKES: &[LookAlike] = &[
             "ตะกร้า", // th
             "รถเข็น", // th
         ],
-        unless_words: &[],
+        unless_words: WEIGHTY_OBJECTS,
         needs_search_context: false,
         needs_search_form: false,
         risk: RiskLevel::Medium,
@@ -1249,7 +1249,7 @@ pub const LOOK_ALIKES: &[LookAlike] = &[
             "피드에서",
             "从视图",
         ],
-        unless_words: &[],
+        unless_words: WEIGHTY_OBJECTS,
         needs_search_context: false,
         needs_search_form: false,
         risk: RiskLevel::Low,
@@ -1289,6 +1289,53 @@ pub const LOOK_ALIKES: &[LookAlike] = &[
         risk: RiskLevel::Low,
         why: "submits a site search",
     },
+];
+
+/// Objects that keep a destructive name high even when a look-alike's
+/// harmless words appear too: a hostile page cannot lower "Delete account"
+/// by labelling it "Delete account from view" or "Remove account from cart".
+pub const WEIGHTY_OBJECTS: &[&str] = &[
+    "account",
+    "accounts",
+    "profile",
+    "workspace",
+    "organization",
+    "organisation",
+    "team",
+    "project",
+    "repository",
+    "everything",
+    "all",
+    "permanently",
+    "forever",
+    "data",
+    "konto",
+    "profil",
+    "endgültig",
+    "dauerhaft",
+    "compte",
+    "définitivement",
+    "cuenta",
+    "perfil",
+    "conta",
+    "profilo",
+    "profiel",
+    "аккаунт*",
+    "учетн*",
+    "профил*",
+    "акаунт*",
+    "обліков*",
+    "hesab*",
+    "tài khoản",
+    "akun",
+    "účet",
+    "アカウント",
+    "账户",
+    "帳戶",
+    "账号",
+    "帳號",
+    "계정",
+    "حساب",
 ];
 
 /// Words that make a search object worth keeping: a look-alike on search

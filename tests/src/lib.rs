@@ -28,6 +28,7 @@ mod daemon;
 mod expect;
 pub mod ext_socket;
 mod fixtures;
+pub mod flowshop;
 mod human;
 pub mod leaks;
 mod mcp;

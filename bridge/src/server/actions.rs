@@ -198,6 +198,12 @@ fn check_controls(state: &AppState) -> Result<(), WireError> {
     Ok(())
 }
 
+/// [`check_controls`] for a flow run: STOP or Pause stop it before any step
+/// (navigations included).
+pub(crate) fn controls_allow(state: &AppState) -> Result<(), WireError> {
+    check_controls(state)
+}
+
 /// The per-risk decisions in force on `url`'s origin (site overrides applied).
 fn effective_policy(state: &AppState, url: &str) -> RiskDecisions {
     let p = &state.config().policy;

@@ -436,6 +436,10 @@ async fn run_step(
     step: &Step,
     bound: &BTreeMap<String, Bound>,
 ) -> StepReport {
+    // STOP or Pause: no step runs, a navigation neither.
+    if let Err(e) = actions::controls_allow(state) {
+        return failed(step, e);
+    }
     if let StepAction::Navigate { url } = &step.action {
         return navigate(state, caller, tab, step, url).await;
     }

@@ -219,6 +219,23 @@ async fn parameters_are_checked_before_anything_runs() {
 }
 
 #[tokio::test]
+async fn stop_in_the_popup_stops_a_run_before_its_first_step() {
+    let s = setup("stop", shop_page()).await;
+    s.flows.save(&order_flow(), false).unwrap();
+    let stopped = shared::action::ControlState { stopped: true, ..Default::default() };
+    s.fake.set_control(&s._bridge, stopped).await;
+    let r = call_tool(&s.client, "flow_run", json!({"name": "order", "params": {"email": "a@b.example"}})).await;
+    let st = steps(&r);
+    assert_eq!(st[0]["error"]["code"], "STOPPED", "{st:?}");
+    assert_eq!(st[1]["outcome"], "not_run");
+    assert!(
+        !s.fake.commands().iter().any(|c| matches!(c, Command::Navigate { .. } | Command::Act { .. })),
+        "nothing reached the page: {:?}",
+        s.fake.commands()
+    );
+}
+
+#[tokio::test]
 async fn a_refused_step_stops_the_run_and_says_why() {
     let mut page = shop_page();
     page.act_error = Some(WireError::new(ErrorCode::ApprovalDenied, "the person denied this action; it did not run"));

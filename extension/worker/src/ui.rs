@@ -107,12 +107,15 @@ pub fn request_card(p: &PendingView) -> Element {
         }
         card.append_child(&ul).ok();
     }
-    let element = if p.role.is_empty() && p.name.is_empty() {
-        "Element: (the focused element or the page)".to_string()
-    } else {
-        format!("Element: {} \u{201c}{}\u{201d}", p.role, p.name)
-    };
-    card.append_child(&el("p", "element", Some(&element))).ok();
+    // A question about no page (flow_delete) has no element to name.
+    if !(p.url.is_empty() && p.role.is_empty() && p.name.is_empty()) {
+        let element = if p.role.is_empty() && p.name.is_empty() {
+            "Element: (the focused element or the page)".to_string()
+        } else {
+            format!("Element: {} \u{201c}{}\u{201d}", p.role, p.name)
+        };
+        card.append_child(&el("p", "element", Some(&element))).ok();
+    }
     if !p.shows.is_empty() {
         card.append_child(&el("p", "shows", Some(&format!("Shows on the page: \u{201c}{}\u{201d}", p.shows)))).ok();
     }

@@ -11,6 +11,7 @@
 
 pub mod click;
 pub mod client;
+pub mod flows;
 pub mod pages;
 pub mod profile;
 pub mod report;

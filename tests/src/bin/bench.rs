@@ -22,12 +22,13 @@ use bench::report::Suite;
 use bench::{Bench, Config};
 
 /// The suites, in the order they run. Add new ones here (e.g. `click`).
-const SUITES: &[&str] = &["snapshot", "click"];
+const SUITES: &[&str] = &["snapshot", "click", "flows"];
 
 async fn run_suite(name: &str, b: &mut Bench) -> Result<Suite> {
     match name {
         "snapshot" => bench::snapshot::run(b).await,
         "click" => bench::click::run(b).await,
+        "flows" => bench::flows::run(b).await,
         other => bail!("unknown suite {other} (known: {})", SUITES.join(", ")),
     }
 }

@@ -10,110 +10,12 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tests::flowshop::{import, new_params, order_only, purchase};
 use tests::{CdpSession, Human, ShownRequest, Stack};
 
 use super::page_at;
 
 const SHOW_WITHIN: Duration = Duration::from_secs(20);
-
-fn target(role: &str, name: &str, locators: Value) -> Value {
-    json!({ "role": role, "name": name, "locators": locators })
-}
-
-fn id(v: &str) -> Value {
-    json!({ "by": "id", "value": v })
-}
-
-fn css(v: &str) -> Value {
-    json!({ "by": "css", "value": v })
-}
-
-fn step(base: &str, page: &str, action: Value, target: Option<Value>) -> Value {
-    let mut s = json!({ "action": action, "url": format!("{base}{page}"), "title": "Flow Shop" });
-    if let Some(t) = target {
-        s["target"] = t;
-    }
-    s
-}
-
-fn fill(param: &str) -> Value {
-    json!({ "kind": "fill", "value": { "param": param } })
-}
-
-/// The whole purchase as the person recorded it on `/flowshop/`: search,
-/// open the product, choose a size, fill the address, reach and press the
-/// order button. Address fields are parameters without defaults.
-fn purchase(base: &str) -> Value {
-    let click = json!({ "kind": "click" });
-    let field =
-        |label: &str, name: &str| target("textbox", label, json!([id(name), json!({"by": "name", "value": name})]));
-    json!({
-        "name": "purchase",
-        "created": "2026-12-01T21:00:00Z",
-        "params": [
-            { "name": "fullname", "kind": "text" },
-            { "name": "email", "kind": "email" },
-            { "name": "phone", "kind": "phone" },
-            { "name": "street", "kind": "address" },
-            { "name": "postcode", "kind": "address" },
-            { "name": "city", "kind": "address" },
-        ],
-        "steps": [
-            step(base, "index.html", json!({ "kind": "navigate", "url": format!("{base}index.html") }), None),
-            step(base, "index.html", json!({ "kind": "fill", "value": { "literal": "teapot" } }),
-                Some(target("searchbox", "Search products", json!([id("q"), css("#search > input")])))),
-            step(base, "index.html", click.clone(), Some(target("button", "Search", json!([id("go")])))),
-            step(base, "results.html", click.clone(),
-                Some(target("link", "Blue teapot", json!([id("hit-teapot"), {"by": "test_id", "value": {"attr": "data-testid", "value": "hit-teapot"}}])))),
-            step(base, "product.html", json!({ "kind": "select", "value": { "literal": "Medium" } }),
-                Some(target("combobox", "Size", json!([id("size")])))),
-            step(base, "product.html", click.clone(), Some(target("link", "Continue to delivery", json!([id("continue")])))),
-            step(base, "address.html", fill("fullname"), Some(field("Full name", "fullname"))),
-            step(base, "address.html", fill("email"), Some(field("E-mail", "email"))),
-            step(base, "address.html", fill("phone"), Some(field("Phone", "phone"))),
-            step(base, "address.html", fill("street"), Some(field("Street", "street"))),
-            step(base, "address.html", fill("postcode"), Some(field("Postcode", "postcode"))),
-            step(base, "address.html", fill("city"), Some(field("City", "city"))),
-            step(base, "address.html", json!({ "kind": "check", "checked": true }), Some(target("radio", "Express", json!([id("express")])))),
-            step(base, "address.html", json!({ "kind": "check", "checked": true }), Some(target("checkbox", "Gift wrap", json!([id("gift")])))),
-            step(base, "address.html", click.clone(), Some(target("button", "Continue to review", json!([id("review")])))),
-            step(base, "review.html", click, Some(target("button", "Place order", json!([id("place"), css("main > button")])))),
-        ],
-    })
-}
-
-/// Straight to the review page and its order button.
-fn order_only(base: &str, name: &str) -> Value {
-    json!({
-        "name": name,
-        "created": "2026-12-01T21:00:00Z",
-        "steps": [
-            step(base, "review.html", json!({ "kind": "navigate", "url": format!("{base}review.html") }), None),
-            step(base, "review.html", json!({ "kind": "click" }),
-                Some(target("button", "Place order", json!([id("place"), css("main > button")])))),
-        ],
-    })
-}
-
-/// `chaperone flow import` of `flow` under `name`.
-fn import(s: &Stack, flow: &Value, name: &str) {
-    let dir = tests::temp_dir("flow-file");
-    let file = dir.path().join("flow.json");
-    std::fs::write(&file, serde_json::to_string_pretty(flow).unwrap()).unwrap();
-    let out = s.daemon.cli(&["flow", "import", file.to_str().unwrap(), "--name", name], "").expect("run the CLI");
-    assert_eq!(out.code, 0, "import {name}: {}{}", out.stdout, out.stderr);
-}
-
-fn new_params() -> Value {
-    json!({
-        "fullname": "Ada Replay",
-        "email": "ada@replay.example",
-        "phone": "+43 1 234 5678",
-        "street": "Neue Gasse 5",
-        "postcode": "8010",
-        "city": "Graz",
-    })
-}
 
 /// Waits for a request other than `not` in the approval window.
 async fn next_request(human: &Human, not: Option<u64>) -> (CdpSession, ShownRequest) {
@@ -125,6 +27,26 @@ async fn next_request(human: &Human, not: Option<u64>) -> (CdpSession, ShownRequ
         }
         assert!(started.elapsed() < SHOW_WITHIN, "no new request after {not:?}");
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Runs a tool call while the person answers; a call that ends while the
+/// person still waits for a request fails the test with its result.
+async fn with_person<P>(
+    call: impl std::future::Future<Output = anyhow::Result<tests::ToolResult>>,
+    person: impl std::future::Future<Output = P>,
+) -> (tests::ToolResult, P) {
+    tokio::pin!(call);
+    tokio::pin!(person);
+    tokio::select! {
+        p = &mut person => (call.await.expect("the call answers"), p),
+        r = &mut call => {
+            let r = r.expect("the call answers");
+            match tokio::time::timeout(Duration::from_secs(3), person).await {
+                Ok(p) => (r, p),
+                Err(_) => panic!("the call ended before the person was asked: {}", r.text()),
+            }
+        }
     }
 }
 
@@ -173,8 +95,7 @@ async fn flows_replay_with_every_step_checked_on_the_live_page() {
         assert!(!second.text.contains("Recorded"), "not a changed target: {}", second.text);
         human.approve(&win, second.request).await.expect("approve the order");
     };
-    let (r, ()) = tokio::join!(run, person);
-    let r = r.expect("flow_run answers");
+    let (r, ()) = with_person(run, person).await;
     assert!(!r.is_error(), "{}", r.text());
     let st = steps(&r);
     assert_eq!(st.len(), 16);
@@ -211,8 +132,7 @@ async fn flows_replay_with_every_step_checked_on_the_live_page() {
         human.deny(&win, req.request).await.expect("deny");
         (req, both)
     };
-    let (r, (req, both)) = tokio::join!(run, person);
-    let r = r.expect("flow_run answers");
+    let (r, (req, both)) = with_person(run, person).await;
     assert!(
         both[0].as_str().unwrap().contains("Recorded")
             && both[0].as_str().unwrap().contains("button \u{201c}Place order\u{201d}"),
@@ -245,8 +165,7 @@ async fn flows_replay_with_every_step_checked_on_the_live_page() {
         human.approve(&win, req.request).await.expect("approve");
         live
     };
-    let (r, live) = tokio::join!(run, person);
-    let r = r.expect("flow_run answers");
+    let (r, live) = with_person(run, person).await;
     assert!(live.as_str().unwrap().contains("Subscribe to newsletter"), "{live}");
     assert!(!r.is_error(), "{}", r.text());
     assert_eq!(steps(&r)[1]["decided_by"], "human");
@@ -267,16 +186,48 @@ async fn flows_replay_with_every_step_checked_on_the_live_page() {
     assert!(message.contains("id \"place\": 0"), "{message}");
     assert!(r.text().starts_with(shared::untrusted::NOTICE), "{}", r.text());
 
+    // ---- a Chrome DevTools Recorder file written by hand (the documented
+    // `UserFlow` schema) imports and runs: `aria/` selectors become the
+    // role and name, `{{email}}` a parameter.
+    let shop = base("flowshop");
+    let recorder = json!({
+        "title": "Address from Recorder",
+        "steps": [
+            { "type": "setViewport", "width": 1200, "height": 800, "deviceScaleFactor": 1, "isMobile": false, "hasTouch": false, "isLandscape": true },
+            { "type": "navigate", "url": format!("{shop}address.html") },
+            { "type": "change", "value": "{{email}}", "selectors": [["aria/E-mail[role=\"textbox\"]"], ["#email"]] },
+            { "type": "click", "selectors": [["aria/Express[role=\"radio\"]"], ["#express"]], "offsetX": 5, "offsetY": 5 },
+            { "type": "click", "selectors": [["aria/Continue to review[role=\"button\"]"], ["#review"]], "offsetX": 5, "offsetY": 5 },
+        ],
+    });
+    import(&s, &recorder, "from-recorder");
+    let run = s.mcp.call("flow_run", json!({ "name": "from-recorder", "params": { "email": "rec@replay.example" } }));
+    let person = async {
+        let (win, req) = next_request(&human, None).await;
+        assert!(req.text.contains("Continue to review"), "{}", req.text);
+        human.approve(&win, req.request).await.expect("approve the form");
+    };
+    let (r, ()) = with_person(run, person).await;
+    assert!(!r.is_error(), "{}", r.text());
+    let st = steps(&r);
+    assert_eq!(st.len(), 4, "setViewport is dropped: {st:?}");
+    assert!(st[1..].iter().all(|s| s["via"] == "role and name"), "{st:?}");
+    let review = page_starting(&s, &format!("{shop}review.html?")).await;
+    let url = review.evaluate("location.search").await.unwrap();
+    assert!(url.as_str().unwrap().contains("email=rec%40replay.example"), "{url}");
+    assert!(url.as_str().unwrap().contains("speed=express"), "{url}");
+
     // ---- flow_delete asks the person; approved, the flow is gone.
     let del = s.mcp.call("flow_delete", json!({ "name": "order-missing" }));
     let person = async {
         let (win, req) = next_request(&human, None).await;
         assert!(req.text.contains("delete the flow \"order-missing\""), "{}", req.text);
+        assert!(!req.text.contains("Element:"), "no page element to name: {}", req.text);
         human.approve(&win, req.request).await.expect("approve the deletion");
     };
-    let (r, ()) = tokio::join!(del, person);
-    assert!(!r.expect("flow_delete answers").is_error());
+    let (r, ()) = with_person(del, person).await;
+    assert!(!r.is_error(), "{}", r.text());
     let list = s.mcp.ok("flow_list", json!({})).await;
     let names: Vec<&str> = list.data()["flows"].as_array().unwrap().iter().filter_map(|f| f["name"].as_str()).collect();
-    assert_eq!(names, ["order-changed", "order-delete", "purchase-relaid"]);
+    assert_eq!(names, ["from-recorder", "order-changed", "order-delete", "purchase-relaid"]);
 }
