@@ -31,6 +31,8 @@ pub struct ServeConfig {
     pub secrets: Option<Arc<SecretStore>>,
     /// How long a hand-off waits for the person (`human_timeout_secs`).
     pub human_timeout_secs: u32,
+    /// The person's flows (`flow_*` tools, recordings; `None`: no flows).
+    pub flows: Option<crate::flows::FlowStore>,
 }
 
 impl ServeConfig {
@@ -43,6 +45,7 @@ impl ServeConfig {
             audit: None,
             secrets: None,
             human_timeout_secs: shared::limits::DEFAULT_HUMAN_TIMEOUT_SECS,
+            flows: None,
         }
     }
 }

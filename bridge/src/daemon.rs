@@ -88,6 +88,7 @@ pub async fn serve_logging(
     config.policy = policy;
     config.human_timeout_secs = file.human_timeout_secs();
     config.audit = Some(audit);
+    config.flows = Some(crate::flows::FlowStore::open(&home.db())?);
     // Read when an action that names a secret runs; `chaperone secret set`
     // may add one while the daemon is up.
     config.secrets = Some(std::sync::Arc::new(crate::secrets::SecretStore::open(home)?));
