@@ -33,7 +33,7 @@ pub struct ServeConfig {
     pub human_timeout_secs: u32,
     /// `[uploads]` and `[downloads]` (docs/design.md, "Files").
     pub files: FilesPolicy,
-    /// The person's flows (`flow_*` tools; `None`: no flows).
+    /// The person's flows (`flow_*` tools, recordings; `None`: no flows).
     pub flows: Option<crate::flows::FlowStore>,
 }
 

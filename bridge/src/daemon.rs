@@ -89,6 +89,7 @@ pub async fn serve_logging(
     config.human_timeout_secs = file.human_timeout_secs();
     config.files = file.files(home.root().join("downloads").join("default"));
     config.audit = Some(audit);
+    config.flows = Some(crate::flows::FlowStore::open(&home.db())?);
     // Read when an action that names a secret runs; `chaperone secret set`
     // may add one while the daemon is up.
     config.secrets = Some(std::sync::Arc::new(crate::secrets::SecretStore::open(home)?));

@@ -91,8 +91,15 @@ pub fn export(flow: &Flow) -> Json {
                 json!({ "type": "change", "selectors": selectors(), "value": value(v) })
             }
             StepAction::PressKey { key } => {
-                steps.push(json!({ "type": "keyDown", "key": key }));
-                json!({ "type": "keyUp", "key": key })
+                // The key press navigates on keyDown: a replayer waits there.
+                let mut down = json!({ "type": "keyDown", "key": key });
+                let events = navigates(next_url);
+                if events.as_array().is_some_and(|a| !a.is_empty()) {
+                    down["assertedEvents"] = events;
+                }
+                steps.push(down);
+                steps.push(json!({ "type": "keyUp", "key": key }));
+                continue;
             }
         };
         let events = navigates(next_url);
@@ -544,8 +551,9 @@ mod tests {
             ["navigate", "change", "keyDown", "keyUp", "click", "change", "change", "change", "change", "click"]
         );
         assert_eq!(steps[1]["selectors"], json!([["aria/Search[role=\"searchbox\"]"], ["#q"]]));
-        // The key press leads to the results page: the replayer waits for it.
-        assert_eq!(steps[3]["assertedEvents"][0]["url"], "http://127.0.0.1:8080/flowshop/results.html");
+        // The key press leads to the results page: the replayer waits for it on keyDown.
+        assert_eq!(steps[2]["assertedEvents"][0]["url"], "http://127.0.0.1:8080/flowshop/results.html");
+        assert!(steps[3].get("assertedEvents").is_none());
         assert_eq!(steps[6]["value"], "{{e_mail}}", "a parameter, never its default");
         assert_eq!(steps[7]["value"], "{{password}}");
         let text = out.to_string();

@@ -176,6 +176,10 @@ async fn the_person_records_a_flow_and_only_what_they_did_is_kept() {
         assert!(!text.contains(typed), "{typed:?} was kept with the text off: {text}");
     }
 
+    // ---- the export loads and replays in @puppeteer/replay, parameters
+    // filled in by hand for its placeholders.
+    puppeteer_replays(&s, &shop);
+
     // ---- "Also keep the text I type" on, on the settings page, while
     // the page dispatches 1,000 synthetic clicks and inputs in a second.
     let password = canary();
@@ -247,4 +251,50 @@ async fn the_person_records_a_flow_and_only_what_they_did_is_kept() {
         hits.extend(tree);
         assert!(hits.is_empty(), "a typed secret leaked: {hits:?}");
     }
+}
+
+/// `@puppeteer/replay` (npm, installed once under `target/npm`) replays the
+/// Recorder export of "checkout" on the flow shop, up to the review page.
+fn puppeteer_replays(s: &Stack, shop: &str) {
+    let npm_dir = tests::workspace_root().join("target/npm");
+    if !npm_dir.join("node_modules/@puppeteer/replay").exists() {
+        std::fs::create_dir_all(&npm_dir).unwrap();
+        let status = std::process::Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--silent", "@puppeteer/replay@3", "puppeteer-core@24"])
+            .current_dir(&npm_dir)
+            .status()
+            .expect("run npm");
+        assert!(status.success(), "npm install @puppeteer/replay");
+    }
+    let out = s.daemon.cli(&["flow", "export", "checkout", "--format", "recorder"], "").unwrap();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("{{street}}"), "parameters are placeholders: {}", out.stdout);
+    let mut text = out.stdout.clone();
+    for (name, value) in [
+        ("search_products", "teapot"),
+        ("full_name", "Grace Hopper"),
+        ("e_mail", "grace@example.org"),
+        ("phone", "+1 555 0100"),
+        ("street", "1 Navy Way"),
+        ("postcode", "20001"),
+        ("city", "Arlington"),
+    ] {
+        text = text.replace(&format!("{{{{{name}}}}}"), value);
+    }
+    let dir = tests::temp_dir("recorder-export");
+    let file = dir.path().join("checkout.json");
+    std::fs::write(&file, &text).unwrap();
+    let script = tests::workspace_root().join("tests/replay-check.mjs");
+    std::fs::copy(&script, npm_dir.join("replay-check.mjs")).unwrap();
+    let run = std::process::Command::new("node")
+        .arg(npm_dir.join("replay-check.mjs"))
+        .arg(&file)
+        .arg(tests::browser_path())
+        .output()
+        .expect("run node");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "@puppeteer/replay failed: {stdout}{}", String::from_utf8_lossy(&run.stderr));
+    let last: Value = serde_json::from_str(stdout.trim().lines().last().unwrap_or("{}")).unwrap_or_default();
+    assert!(last["url"].as_str().unwrap_or("").starts_with(&format!("{shop}review.html")), "{stdout}");
+    assert_eq!(last["summary"], "Deliver to Grace Hopper, 1 Navy Way, 20001 Arlington", "{stdout}");
 }
