@@ -318,6 +318,10 @@ pub struct UploadFileArgs {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DownloadsArgs {
     /// Only the downloads of this tab.
+    #[serde(default)]
+    pub tab: Option<TabId>,
+}
+
 /// `flow_list`: the person's saved flows.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
