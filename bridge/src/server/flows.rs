@@ -586,7 +586,7 @@ async fn navigate(state: &AppState, caller: &Caller, tab: TabId, step: &Step, ur
     let url = match shared::url::validate_navigation_url(url).and_then(|u| state.check_site(&u).map(|()| u)) {
         Ok(u) => u,
         Err(e) => {
-            nav_audit(state, caller, tab, url, &e).await;
+            nav_audit(state, caller, tab, url, Some(&e)).await;
             report.decision = Some("deny".into());
             report.error = Some(e);
             return report;
@@ -604,7 +604,7 @@ async fn navigate(state: &AppState, caller: &Caller, tab: TabId, step: &Step, ur
     };
     match landed {
         Ok(now) => {
-            nav_audit_ok(state, caller, tab, &now).await;
+            nav_audit(state, caller, tab, &now, None).await;
             report.outcome = StepOutcome::Done;
             report.decision = Some("allow".into());
             report.decided_by = Some(DecidedBy::Policy);
@@ -613,7 +613,7 @@ async fn navigate(state: &AppState, caller: &Caller, tab: TabId, step: &Step, ur
             report.error = None;
         }
         Err(e) => {
-            nav_audit(state, caller, tab, &url, &e).await;
+            nav_audit(state, caller, tab, &url, Some(&e)).await;
             report.decision = Some(if e.code == ErrorCode::PermissionDenied { "deny" } else { "allow" }.into());
             report.error = Some(e);
         }
@@ -623,8 +623,11 @@ async fn navigate(state: &AppState, caller: &Caller, tab: TabId, step: &Step, ur
 
 const NAV_REASON: &str = "navigation and tab actions are low risk";
 
-async fn nav_audit_ok(state: &AppState, caller: &Caller, tab: TabId, url: &str) {
+/// The audit row of a flow's navigation step: `error` is `None` when it
+/// loaded.
+async fn nav_audit(state: &AppState, caller: &Caller, tab: TabId, url: &str, error: Option<&WireError>) {
     let reasons = [NAV_REASON.to_string()];
+    let denied = error.is_some_and(|e| e.code == ErrorCode::PermissionDenied);
     Audit::new(state, caller)
         .record(Row {
             tool: "flow_run",
@@ -633,27 +636,9 @@ async fn nav_audit_ok(state: &AppState, caller: &Caller, tab: TabId, url: &str) 
             url: Some(url),
             risk: Some(RiskLevel::Low),
             reasons: &reasons,
-            decision: Some("allow"),
+            decision: Some(if denied { "deny" } else { "allow" }),
             decided_by: Some(DecidedBy::Policy),
-            outcome: "ok",
-        })
-        .await;
-}
-
-async fn nav_audit(state: &AppState, caller: &Caller, tab: TabId, url: &str, e: &WireError) {
-    let reasons = [NAV_REASON.to_string()];
-    let decision = if e.code == ErrorCode::PermissionDenied { "deny" } else { "allow" };
-    Audit::new(state, caller)
-        .record(Row {
-            tool: "flow_run",
-            tab: Some(tab),
-            summary: "navigate",
-            url: Some(url),
-            risk: Some(RiskLevel::Low),
-            reasons: &reasons,
-            decision: Some(decision),
-            decided_by: Some(DecidedBy::Policy),
-            outcome: e.code.as_str(),
+            outcome: error.map_or("ok", |e| e.code.as_str()),
         })
         .await;
 }

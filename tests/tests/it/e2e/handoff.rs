@@ -266,7 +266,8 @@ fn the_extension_cannot_disguise_the_browser() {
     for banned in [
         "declarativeNetRequest",
         "declarativeNetRequestWithHostAccess",
-        "webRequest",
+        // `webRequest` alone only observes in MV3 (downloads use it to tell
+        // which tab a response came from); blocking or rewriting needs this:
         "webRequestBlocking",
         "debugger",
         "proxy",
