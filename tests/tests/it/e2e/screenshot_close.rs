@@ -12,29 +12,6 @@ use super::new_tab;
 
 const SHOW_WITHIN: Duration = Duration::from_secs(20);
 
-/// Standard base64 (with padding) to bytes.
-fn base64_decode(s: &str) -> Vec<u8> {
-    let val = |c: u8| match c {
-        b'A'..=b'Z' => c - b'A',
-        b'a'..=b'z' => c - b'a' + 26,
-        b'0'..=b'9' => c - b'0' + 52,
-        b'+' => 62,
-        b'/' => 63,
-        _ => panic!("not base64: {c:?}"),
-    };
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for c in s.bytes().filter(|c| *c != b'=') {
-        acc = (acc << 6) | u32::from(val(c));
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    out
-}
-
 /// Every audit row of the daemon (`chaperone audit --json`).
 fn audit_rows(s: &Stack) -> Vec<Value> {
     let out = std::process::Command::new(tests::chaperone_bin())
@@ -63,7 +40,8 @@ async fn screenshots_and_closing_the_persons_tab() {
         .unwrap_or_else(|| panic!("no image block: {}", r.raw))
         .clone();
     assert_eq!(image["mimeType"], json!("image/png"));
-    let png = base64_decode(image["data"].as_str().expect("image data"));
+    let png =
+        shared::files::base64_decode(image["data"].as_str().expect("image data")).expect("the image data is base64");
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG: {:?}", &png[..png.len().min(16)]);
     assert!(png.len() > 200, "a suspiciously small PNG: {} bytes", png.len());
     assert_eq!(r.data()["tab"], json!(agent_tab));
