@@ -282,6 +282,27 @@ async fn six_invalid_frames_close_an_authenticated_socket() {
 }
 
 #[tokio::test]
+async fn six_malformed_recorded_steps_close_the_socket() {
+    // Well-formed frames whose step breaks the recording rules (a page that
+    // is not http(s)) count as invalid frames: a flood of forged reports
+    // ends the connection, while good steps keep it open.
+    let b = Bridge::start().await;
+    let mut ws = authenticated_ws(&b).await;
+    ws.send(Message::text(r#"{"type":"record_start","name":"forged","keep_text":false}"#)).await.unwrap();
+    let good = r#"{"type":"recorded","tab":9,"step":{"action":{"kind":"click"},"target":{"role":"button","name":"Add to cart","tag":"button"},"url":"https://shop.example/cart"}}"#;
+    let bad = r#"{"type":"recorded","tab":9,"step":{"action":{"kind":"click"},"target":{"role":"button","name":"Add to cart","tag":"button"},"url":"javascript:alert(1)"}}"#;
+    for _ in 0..5 {
+        ws.send(Message::text(bad)).await.unwrap();
+        ws.send(Message::text(good)).await.unwrap();
+    }
+    send_json(&mut ws, &ExtToBridge::Ping { seq: 8 }).await;
+    assert_eq!(next_frame(&mut ws).await, BridgeToExt::Pong { seq: 8 }, "five bad steps: still open");
+    ws.send(Message::text(bad)).await.unwrap();
+    let got = read_until_closed(&mut ws, Duration::from_secs(3)).await;
+    assert_eq!(got.close, Some(CloseCode::Policy));
+}
+
+#[tokio::test]
 async fn at_most_ten_unauthenticated_sockets() {
     let b = Bridge::start().await;
     let mut waiting = Vec::new();
