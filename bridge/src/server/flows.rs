@@ -215,7 +215,7 @@ fn step_line(step: &Step) -> String {
         StepAction::Navigate { url } => format!("navigate to {}", shared::snapshot::display_url(url)),
         StepAction::Click => format!("click{target}"),
         StepAction::Fill { value: v } => format!("fill{target} with {}", value(v, true)),
-        StepAction::Select { value: v } => format!("select {} in{target}", value(v, false)),
+        StepAction::Select { value: v, .. } => format!("select {} in{target}", value(v, false)),
         StepAction::Check { checked } => format!("{}{target}", if *checked { "check" } else { "uncheck" }),
         StepAction::PressKey { key } => format!("press {key} on{target}"),
     }
@@ -451,7 +451,7 @@ async fn run_step(
             Ok(Bound::Secret(n)) => StepDo::Fill(ValueSource::Secret(SecretRef { secret: n })),
             Err(e) => return failed(step, e),
         },
-        StepAction::Select { value } => match value_of(value, bound) {
+        StepAction::Select { value, .. } => match value_of(value, bound) {
             Ok(Bound::Text(t)) => StepDo::Select(t),
             Ok(Bound::Secret(_)) => {
                 return failed(step, err(ErrorCode::InvalidRequest, "a secret cannot choose an option"));
