@@ -43,7 +43,8 @@ pub fn of_select(el: &Element, full: bool, max_chars: usize, masked: bool) -> Op
     if n == 0 {
         return None;
     }
-    let selected = dom::prop_f64(el, "selectedIndex").map_or(-1, |i| i as i64);
+    // Compared as f64: an f64 → i64 conversion is one wasm2js cannot lower.
+    let selected = dom::prop_f64(el, "selectedIndex").unwrap_or(-1.0);
     let cap = limit(full);
     let mut out = Choices { scope_lists_more: !full, ..Choices::default() };
     let mut group_el: Option<Element> = None;
@@ -68,10 +69,10 @@ pub fn of_select(el: &Element, full: bool, max_chars: usize, masked: bool) -> Op
             cut = true;
             break;
         }
-        let is_current = i64::from(i) == selected;
+        let is_current = f64::from(i) == selected;
         // The last place waits for the current option when it comes later.
         let last = out.items.len() + 1 == cap;
-        if last && !is_current && selected > i64::from(i) {
+        if last && !is_current && selected > f64::from(i) {
             continue;
         }
         let label = label_of(&o, "label");
