@@ -99,6 +99,21 @@ impl Mcp {
         Ok(())
     }
 
+    /// A second handle on this same session (its own HTTP client, the same
+    /// `Mcp-Session-Id`), for a request while another one is in flight.
+    pub fn same_session(&self) -> Mcp {
+        Mcp {
+            http: self.http.clone(),
+            url: self.url.clone(),
+            token: self.token.clone(),
+            session: self.session.clone(),
+            protocol_version: self.protocol_version.clone(),
+            next_id: AtomicU64::new(1_000_000 + self.next_id.load(Ordering::Relaxed)),
+            server_info: self.server_info.clone(),
+            received: Vec::new(),
+        }
+    }
+
     /// Ends the session (`DELETE /mcp`), as a client that is done does.
     pub async fn close(&mut self) -> Result<()> {
         let Some(session) = self.session.take() else { bail!("no session to end") };
