@@ -18,7 +18,7 @@ use super::report::{Check, Row, Suite};
 use super::stats::{Stats, percentile};
 
 /// Sessions at once.
-pub const SESSIONS: usize = 8;
+pub const SESSIONS: usize = pages::SESSION_PAGES;
 /// Calls each session makes.
 pub const ACTIONS: usize = 200;
 
@@ -37,7 +37,7 @@ pub async fn run(b: &mut Bench) -> Result<Suite> {
     let token = b.daemon.mcp_token.clone();
     let started = Instant::now();
     let runs = (0..SESSIONS).map(|n| {
-        let url = format!("{}?session={n}", b.url(&pages::sessions_path()));
+        let url = b.url(&pages::sessions_path(n));
         let token = token.clone();
         async move { one_session(port, &token, n, &url).await }
     });
