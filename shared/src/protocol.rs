@@ -41,6 +41,16 @@ pub enum ExtToBridge {
     /// [`BridgeToExt::Secret`] or [`BridgeToExt::SecretRefused`] (see
     /// `crate::action`'s module docs).
     SecretRequest { request: u64, origin: String },
+    /// The gate of the `Act` with gate id `request` asks the person now;
+    /// nothing of it has run. Sent before the question is shown, so a
+    /// connection lost while it waits lets the bridge answer
+    /// `APPROVAL_DENIED` ("nothing ran") instead of `EFFECT_UNKNOWN`.
+    Asking { request: u64 },
+    /// The person approved the `Act` with gate id `request`; the worker
+    /// runs it only after the bridge's [`BridgeToExt::Proceed`] with `go`
+    /// (at most `COMMAND_TIMEOUT_MS`; none → nothing runs). From then on a
+    /// lost connection is `EFFECT_UNKNOWN` to the agent.
+    Proceeding { request: u64 },
     /// The tabs waiting for the person now (sent on every change, and
     /// after the welcome): what `browser_status` lists and what the MCP
     /// progress notifications of waiting calls say. Informational: only
@@ -214,6 +224,13 @@ pub enum BridgeToExt {
     Secret {
         request: u64,
         value: crate::action::SecretText,
+    },
+    /// The answer to [`ExtToBridge::Proceeding`]: `go` only while that
+    /// `Act` still waits in the bridge, once; otherwise it must not run
+    /// (the agent has already been told it did not).
+    Proceed {
+        request: u64,
+        go: bool,
     },
     /// No value for an [`ExtToBridge::SecretRequest`] (no such `Act` waits
     /// on this connection, the value was already sent, the origin is not

@@ -116,7 +116,7 @@ use shared::tools::{
 
 use super::AppState;
 use super::audit::{Audit, Caller, Row};
-use super::ext::SecretGrant;
+use super::ext::{ActStage, SecretGrant};
 use super::results::untrusted_result;
 
 const STALE_HINT: &str = "take a new browser_snapshot and use its refs";
@@ -723,6 +723,7 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
         sites: s.sites.clone(),
         origin: gate.origin.clone(),
     });
+    let request = gate.request;
     let command = Command::Act {
         tab: p.plan.tab,
         target: p.plan.target.clone(),
@@ -735,13 +736,24 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
     let wait = Duration::from_secs(u64::from(policy.approval_timeout_secs))
         + state.human_wait()
         + Duration::from_millis(COMMAND_TIMEOUT_MS);
+    state.hub().act_sent(request);
     let sent = match grant {
         Some(grant) => state.hub().call_granting(command, wait, grant).await,
         None => state.hub().call(command, wait).await,
     };
+    let stage = state.hub().act_finished(request);
     let answer = match sent {
         Ok(CommandResult::Acted { report }) => Ok(report),
         Ok(_) => Err(unexpected()),
+        // The person was still being asked when the answer was lost: the
+        // extension runs nothing it has not been told to go on with.
+        Err(e) if lost_answer(&e) && stage == Some(ActStage::Asking) => Err(err(
+            ErrorCode::ApprovalDenied,
+            format!(
+                "{} while the person was being asked; the approval is void and nothing ran",
+                e.message.trim_end_matches('.')
+            ),
+        )),
         Err(e) if p.plan.changes_state() && lost_answer(&e) => Err(err(
             ErrorCode::EffectUnknown,
             format!(

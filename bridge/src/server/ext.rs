@@ -144,8 +144,25 @@ struct HubInner {
     pending: HashMap<u64, Pending>,
     /// Secret grants by gate request id.
     grants: HashMap<u64, Grant>,
+    /// Where each `Act` waiting in the bridge is, by gate request id
+    /// ([`ActStage`]).
+    acts: HashMap<u64, ActStage>,
     refused_total: u64,
     refused_recent: VecDeque<RefusedBrowser>,
+}
+
+/// How far an `Act` got in the extension, as its frames said: what the
+/// agent is told when the connection is lost before the answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ActStage {
+    /// Sent; the extension said nothing more (it may have run).
+    Sent,
+    /// The person was being asked (`ExtToBridge::Asking`) and had not
+    /// approved: nothing ran.
+    Asking,
+    /// Approved and told to go (`BridgeToExt::Proceed { go: true }`): it
+    /// may have run.
+    Proceeding,
 }
 
 /// The authenticated extension connection (one at a time), the
@@ -321,6 +338,36 @@ impl ExtHub {
             Some(tx) => tx.send(frame).await.is_ok(),
             None => false,
         }
+    }
+
+    /// An `Act` with gate id `request` is about to be sent.
+    pub(crate) fn act_sent(&self, request: u64) {
+        self.lock().acts.insert(request, ActStage::Sent);
+    }
+
+    /// The extension asks the person about `request`.
+    fn act_asking(&self, request: u64) {
+        if let Some(stage @ ActStage::Sent) = self.lock().acts.get_mut(&request) {
+            *stage = ActStage::Asking;
+        }
+    }
+
+    /// The person approved `request`: may it run? Only while its call
+    /// still waits here, once.
+    fn act_proceeding(&self, request: u64) -> bool {
+        match self.lock().acts.get_mut(&request) {
+            Some(stage) if *stage != ActStage::Proceeding => {
+                *stage = ActStage::Proceeding;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The call of `request` ended: where it had got (`None` if unknown).
+    /// A late `Proceeding` for it gets `go: false`.
+    pub(crate) fn act_finished(&self, request: u64) -> Option<ActStage> {
+        self.lock().acts.remove(&request)
     }
 
     /// Makes `version`'s socket the connection, unless one is live: then
@@ -582,6 +629,18 @@ async fn authenticated_loop(
                     Ok(ExtToBridge::Recorded { tab, step }) => state.record_step(tab, step),
                     Ok(ExtToBridge::RecordStop {}) => {
                         state.record_stop();
+                        true
+                    }
+                    Ok(ExtToBridge::Asking { request }) => {
+                        state.hub().act_asking(request);
+                        true
+                    }
+                    Ok(ExtToBridge::Proceeding { request }) => {
+                        let go = state.hub().act_proceeding(request);
+                        tracing::debug!(connection = number, request, go, "approved act may proceed");
+                        if !send(socket, &BridgeToExt::Proceed { request, go }).await {
+                            return;
+                        }
                         true
                     }
                     Ok(ExtToBridge::SecretRequest { request, origin }) => {

@@ -21,7 +21,10 @@
 //!   headless: `SECURITY_CHALLENGE`) and then resolves and decides again;
 //!   when it asks, the
 //!   person answers in the approval window, the element outlined on its
-//!   page (`shared::gate::answered`); `shared::gate::halted`; a secret's
+//!   page (`shared::gate::answered`), the bridge told before the question
+//!   and asked for its go after an approval (`crate::proceed`: a lost
+//!   connection while asking is `APPROVAL_DENIED`, never a silent
+//!   approval); `shared::gate::halted`; a secret's
 //!   value (`crate::secret::reveal`, only now); `halted` again; then the
 //!   content script acts, only while the element still has exactly the
 //!   facts that were classified and shown.
@@ -497,9 +500,13 @@ pub async fn act(
         GateStep::Ask { class, question } => {
             let (risk, timeout) = (question.risk, question.timeout_secs);
             let on = (!no_element).then_some((tab, target.as_deref()));
+            crate::proceed::asking(gate.request);
             let answer = ask_person(pending_view(&gate, question, Some(tab)), timeout, on).await;
             add_history(&gate.summary, risk, answer.history(), &url);
-            (class, shared::gate::answered(answer, timeout)?)
+            let decided_by = shared::gate::answered(answer, timeout)?;
+            // Approved: runs only once the bridge knows it may have run.
+            crate::proceed::go_ahead(gate.request).await?;
+            (class, decided_by)
         }
     };
 

@@ -48,6 +48,7 @@ mod gate;
 mod handoff;
 mod messages;
 mod popup;
+mod proceed;
 mod record;
 mod refusals;
 mod secret;
@@ -101,6 +102,7 @@ fn on_bridge_frame(generation: u64, frame: BridgeToExt) {
         }
         BridgeToExt::Secret { request, value } => secret::answer(generation, request, Ok(value)),
         BridgeToExt::SecretRefused { request, error } => secret::answer(generation, request, Err(error)),
+        BridgeToExt::Proceed { request, go } => proceed::answer(generation, request, go),
         BridgeToExt::SecondBrowserRefused { refused, .. } => refusals::other_browser_refused(refused),
         BridgeToExt::UploadChunk { upload, file, data, last } => upload::chunk(generation, upload, file, data, last),
         BridgeToExt::UploadRefused { upload, error } => upload::refused(generation, upload, error),
@@ -114,6 +116,7 @@ fn on_bridge_frame(generation: u64, frame: BridgeToExt) {
 /// Connection `generation` closed: secrets it was to bring never come.
 fn on_disconnected(generation: u64) {
     secret::connection_closed(generation);
+    proceed::connection_closed(generation);
     upload::connection_closed(generation);
     downloads::connection_closed(generation);
 }
