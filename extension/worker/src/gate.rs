@@ -66,6 +66,8 @@ const CLOSE_DELAY_MS: u32 = 1_500;
 
 struct Pending {
     view: PendingView,
+    /// The tab the request is about (`None`: a question without a tab).
+    tab: Option<TabId>,
     /// Resolves the waiting `Act` with an answer string ([`answer_of`]).
     resolve: Function,
 }
@@ -217,6 +219,8 @@ pub async fn clear_history() {
 const APPROVE: &str = "approve";
 const DENY: &str = "deny";
 const STOP: &str = "stop";
+/// The request's tab was closed while it waited.
+const TAB_CLOSED: &str = "tab_closed";
 
 fn answer_of(v: Option<&str>) -> Answer {
     match v {
@@ -224,6 +228,43 @@ fn answer_of(v: Option<&str>) -> Answer {
         Some(STOP) => Answer::Stopped,
         _ => Answer::Denied,
     }
+}
+
+/// Registers the `tabs.onRemoved` listener once for the worker's lifetime:
+/// a request about a tab that is closed is withdrawn at once (its `Act`
+/// ends `NOT_FOUND`, nothing ran), not left to its approval timeout.
+pub fn install_listeners() {
+    thread_local! {
+        static ON_TAB_REMOVED: RefCell<Option<Closure<dyn FnMut(JsValue)>>> = const { RefCell::new(None) };
+    }
+    ON_TAB_REMOVED.with(|c| {
+        if c.borrow().is_some() {
+            return;
+        }
+        let cb = Closure::<dyn FnMut(JsValue)>::new(|id: JsValue| {
+            if let Some(tab) = id.as_f64().map(|t| t as TabId) {
+                tab_closed(tab);
+            }
+        });
+        chrome::tabs_on_removed_add_listener(cb.as_ref().unchecked_ref());
+        *c.borrow_mut() = Some(cb);
+    });
+}
+
+fn tab_closed(tab: TabId) {
+    let ended: Vec<Pending> = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let (ended, kept) = std::mem::take(&mut s.pending).into_iter().partition(|p| p.tab == Some(tab));
+        s.pending = kept;
+        ended
+    });
+    if ended.is_empty() {
+        return;
+    }
+    for p in ended {
+        let _ = p.resolve.call1(&JsValue::NULL, &JsValue::from_str(TAB_CLOSED));
+    }
+    changed();
 }
 
 /// STOP: deny everything pending, refuse everything until Resume.
@@ -298,27 +339,48 @@ pub fn decide(request: u64, approve: bool) -> bool {
 /// Waits for the person's answer about one request, with the element
 /// outlined on its page (`on`: the tab and target, `None` for a tab
 /// action) and the window placed beside it.
-async fn ask_person(view: PendingView, timeout_secs: u32, on: Option<(TabId, Option<&str>)>) -> Answer {
+/// `NOT_FOUND` when the tab is closed while the person is asked.
+async fn ask_person(
+    view: PendingView,
+    timeout_secs: u32,
+    on: Option<(TabId, Option<&str>)>,
+) -> Result<Answer, WireError> {
     let place = match on {
         Some((tab, target)) => window::outline(tab, target, true).await,
         None => None,
     };
-    let answer = wait_for_person(view, timeout_secs, place).await;
-    if let Some((tab, target)) = on {
-        window::outline(tab, target, false).await;
+    let answer = wait_for_person(view, timeout_secs, place, on.map(|(tab, _)| tab)).await;
+    match (answer, on) {
+        (None, Some((tab, _))) => Err(wire(
+            ErrorCode::NotFound,
+            format!("no tab {tab}: it was closed while the person was asked; the action did not run"),
+        )),
+        (None, None) => Ok(Answer::Denied),
+        (Some(answer), on) => {
+            if let Some((tab, target)) = on {
+                window::outline(tab, target, false).await;
+            }
+            Ok(answer)
+        }
     }
-    answer
 }
 
-async fn wait_for_person(view: PendingView, timeout_secs: u32, place: Option<ScreenPlace>) -> Answer {
+/// The person's answer; `None` when the request's tab was closed.
+async fn wait_for_person(
+    view: PendingView,
+    timeout_secs: u32,
+    place: Option<ScreenPlace>,
+    tab: Option<TabId>,
+) -> Option<Answer> {
     let request = view.request;
     let promise = Promise::new(&mut |resolve, _reject| {
-        STATE.with(|s| s.borrow_mut().pending.push(Pending { view: view.clone(), resolve }));
+        STATE.with(|s| s.borrow_mut().pending.push(Pending { view: view.clone(), tab, resolve }));
     });
     changed();
     spawn_local(window::show(place, nothing_pending));
     let r = with_timeout(promise, timeout_secs * 1000).await;
-    match r {
+    Some(match r {
+        Ok(Some(v)) if v.as_string().as_deref() == Some(TAB_CLOSED) => return None,
         Ok(Some(v)) => answer_of(v.as_string().as_deref()),
         Ok(None) | Err(_) => {
             // Withdraw the request: a late click does nothing.
@@ -333,7 +395,7 @@ async fn wait_for_person(view: PendingView, timeout_secs: u32, place: Option<Scr
             }
             Answer::Timeout
         }
-    }
+    })
 }
 
 /// The request as the pages show it.
@@ -365,7 +427,7 @@ pub async fn ask_only(gate: Gate) -> CmdResult {
     let question = shared::gate::question_only(control_state(), &gate, request_seen)?;
     let generation = STATE.with(|s| s.borrow().stop_generation);
     let (risk, timeout) = (question.risk, question.timeout_secs);
-    let answer = ask_person(pending_view(&gate, question, None), timeout, None).await;
+    let answer = ask_person(pending_view(&gate, question, None), timeout, None).await?;
     add_history(&gate.summary, risk, answer.history(), "");
     let decided_by = shared::gate::answered(answer, timeout)?;
     let stop_pressed_since = STATE.with(|s| s.borrow().stop_generation != generation);
@@ -501,7 +563,7 @@ pub async fn act(
             let (risk, timeout) = (question.risk, question.timeout_secs);
             let on = (!no_element).then_some((tab, target.as_deref()));
             crate::proceed::asking(gate.request);
-            let answer = ask_person(pending_view(&gate, question, Some(tab)), timeout, on).await;
+            let answer = ask_person(pending_view(&gate, question, Some(tab)), timeout, on).await?;
             add_history(&gate.summary, risk, answer.history(), &url);
             let decided_by = shared::gate::answered(answer, timeout)?;
             // Approved: runs only once the bridge knows it may have run.

@@ -70,6 +70,7 @@ const RECONNECT_ALARM: &str = "chaperone-reconnect";
 pub fn start_worker() {
     tabs::install_listeners();
     window::install_listeners();
+    gate::install_listeners();
     handoff::install_listeners();
     conn::set_handlers(conn::Handlers { connected: on_connected, frame: on_bridge_frame, closed: on_disconnected });
     spawn_local(gate::ensure_loaded());

@@ -9,6 +9,7 @@ mod approvals;
 mod bad_input;
 mod challenges;
 mod choices;
+mod crashes;
 mod csp;
 mod files;
 mod flows;
