@@ -7,6 +7,7 @@
 
 mod approvals;
 mod bad_input;
+mod bridge_kill;
 mod challenges;
 mod choices;
 mod crashes;
