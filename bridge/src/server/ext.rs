@@ -693,6 +693,22 @@ mod tests {
         Command::TabsList { tabs: Vec::new() }
     }
 
+    #[test]
+    fn an_act_goes_ahead_once_and_only_while_its_call_waits() {
+        let hub = ExtHub::new();
+        assert!(!hub.act_proceeding(7), "no call waits for 7: no go");
+        hub.act_sent(7);
+        hub.act_asking(7);
+        assert_eq!(hub.lock().acts.get(&7), Some(&ActStage::Asking));
+        assert!(hub.act_proceeding(7));
+        assert!(!hub.act_proceeding(7), "a second go for one approval");
+        hub.act_asking(7);
+        assert_eq!(hub.act_finished(7), Some(ActStage::Proceeding), "an Asking after the go does not undo it");
+        assert!(!hub.act_proceeding(7), "the call ended: a late approval does not run");
+        hub.act_sent(8);
+        assert_eq!(hub.act_finished(8), Some(ActStage::Sent));
+    }
+
     #[tokio::test]
     async fn a_grant_is_claimed_once_by_its_connection_while_its_call_waits() {
         let hub = Arc::new(ExtHub::new());
