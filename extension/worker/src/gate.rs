@@ -234,8 +234,9 @@ fn answer_of(v: Option<&str>) -> Answer {
 /// a request about a tab that is closed is withdrawn at once (its `Act`
 /// ends `NOT_FOUND`, nothing ran), not left to its approval timeout.
 pub fn install_listeners() {
+    type Listener = Closure<dyn FnMut(JsValue)>;
     thread_local! {
-        static ON_TAB_REMOVED: RefCell<Option<Closure<dyn FnMut(JsValue)>>> = const { RefCell::new(None) };
+        static ON_TAB_REMOVED: RefCell<Option<Listener>> = const { RefCell::new(None) };
     }
     ON_TAB_REMOVED.with(|c| {
         if c.borrow().is_some() {
