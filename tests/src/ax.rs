@@ -15,7 +15,6 @@ use anyhow::{Context, Result};
 use serde_json::{Value, json};
 
 use crate::cdp::{AxNode, CdpSession};
-use crate::expect::parse_line;
 
 /// Chromium's role strings that differ from ours (ARIA / HTML-AAM names),
 /// in one table: `(chromium, ours)`.
@@ -351,12 +350,11 @@ fn marker_in(line: &str) -> Option<usize> {
     None
 }
 
-/// The element lines with a ref, in order.
+/// The elements with a ref, in order (a line, or a part of a row line).
 pub fn our_lines(snapshot: &str) -> Vec<OurLine> {
-    snapshot
-        .lines()
-        .filter_map(|l| {
-            let p = parse_line(l)?;
+    crate::expect::elements(snapshot)
+        .into_iter()
+        .filter_map(|(p, text)| {
             let r = p.tokens.iter().find(|t| {
                 t.strip_prefix('[').and_then(|t| t.strip_suffix(']')).is_some_and(shared::tools::is_valid_ref)
             })?;
@@ -364,8 +362,8 @@ pub fn our_lines(snapshot: &str) -> Vec<OurLine> {
                 role: p.role.clone(),
                 name: p.name.clone().unwrap_or_default(),
                 element_ref: r[1..r.len() - 1].to_string(),
-                marker: marker_in(l),
-                line: l.trim().to_string(),
+                marker: marker_in(&text),
+                line: text,
             })
         })
         .collect()

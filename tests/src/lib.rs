@@ -38,7 +38,7 @@ mod stdio;
 pub use browser::{Browser, BrowserOptions};
 pub use cdp::{AxNode, Cdp, CdpSession, TargetInfo};
 pub use daemon::{CliOutput, Daemon, wait_for_extension, wait_for_extension_within};
-pub use expect::{Expectation, Expectations, ParsedLine, parse_line, ref_lines, ref_of};
+pub use expect::{Expectation, Expectations, ParsedLine, elements, parse_line, ref_lines, ref_of};
 pub use ext_socket::{ExtFrames, Rogue};
 pub use fixtures::{FixtureServer, download_bytes};
 pub use human::{Human, ShownRequest};
