@@ -80,10 +80,10 @@ pub const FOCUSABLE_WIDGET_ROLES: &[&str] = &[
     "rowheader",
 ];
 
-/// Chromium nodes whose whole subtree is left out: a collapsed `<select>`'s
-/// popup (its options are not on screen; our snapshot shows the select's
-/// value instead).
-pub const SKIP_SUBTREE: &[&str] = &["MenuListPopup"];
+/// Chromium nodes whose whole subtree is left out. None since the snapshot
+/// lists a drop-down `<select>`'s options (its `MenuListPopup`) on the
+/// select's `options:` line ([`our_lines`] reads them as `option`s).
+pub const SKIP_SUBTREE: &[&str] = &[];
 
 /// Chromium nodes whose descendants are left out: the user-agent shadow
 /// parts of native inputs (the hour/minute spinbuttons and picker button
@@ -350,23 +350,50 @@ fn marker_in(line: &str) -> Option<usize> {
     None
 }
 
-/// The elements with a ref, in order (a line, or a part of a row line).
+/// The elements with a ref, in order (a line, or a part of a row line);
+/// each choice of an `options:` line after one becomes an `option` line
+/// with that element's ref (a select's options are Chromium's
+/// `MenuListOption`s). `suggestions:` lines (a datalist) are not counted:
+/// Chromium shows them only while the suggestions pop up.
 pub fn our_lines(snapshot: &str) -> Vec<OurLine> {
-    crate::expect::elements(snapshot)
-        .into_iter()
-        .filter_map(|(p, text)| {
-            let r = p.tokens.iter().find(|t| {
+    let by_line = crate::expect::elements_by_line(snapshot);
+    let mut parts = by_line.into_iter().peekable();
+    let mut out: Vec<OurLine> = Vec::new();
+    let mut last_ref: Option<String> = None;
+    for (n, l) in snapshot.lines().enumerate() {
+        if let Some(c) = crate::expect::parse_choices(l) {
+            if let (false, Some(r)) = (c.suggestions, &last_ref) {
+                for choice in c.choices {
+                    out.push(OurLine {
+                        role: "option".into(),
+                        name: choice.label,
+                        element_ref: r.clone(),
+                        marker: None,
+                        line: l.trim().to_string(),
+                    });
+                }
+            }
+            continue;
+        }
+        last_ref = None;
+        while let Some((_, p, text)) = parts.next_if(|(at, _, _)| *at == n) {
+            let Some(r) = p.tokens.iter().find(|t| {
                 t.strip_prefix('[').and_then(|t| t.strip_suffix(']')).is_some_and(shared::tools::is_valid_ref)
-            })?;
-            Some(OurLine {
+            }) else {
+                continue;
+            };
+            let element_ref = r[1..r.len() - 1].to_string();
+            last_ref = Some(element_ref.clone());
+            out.push(OurLine {
                 role: p.role.clone(),
                 name: p.name.clone().unwrap_or_default(),
-                element_ref: r[1..r.len() - 1].to_string(),
+                element_ref,
                 marker: marker_in(&text),
                 line: text,
-            })
-        })
-        .collect()
+            });
+        }
+    }
+    out
 }
 
 /// How Chromium's interactive nodes were paired with our lines:
@@ -475,6 +502,18 @@ mod tests {
         let al = align(&a, &our_lines(snap));
         assert!(al.by_marker);
         assert_eq!(al.pairs, vec![Some(1), Some(2), Some(0)]);
+    }
+
+    #[test]
+    fn options_lines_count_as_options_of_their_select() {
+        let snap = "- combobox \"Size\" [e4]: \"M\"\n  options: \"S\", *\"M\"; group \"Big\": \"L\" disabled\n- combobox \"City\" [e5]\n  suggestions: \"Oslo\"\n";
+        let ours = our_lines(snap);
+        let got: Vec<(&str, &str, &str)> =
+            ours.iter().map(|o| (o.role.as_str(), o.name.as_str(), o.element_ref.as_str())).collect();
+        assert_eq!(
+            got,
+            [("combobox", "Size", "e4"), ("option", "S", "e4"), ("option", "M", "e4"), ("option", "L", "e4"), ("combobox", "City", "e5")]
+        );
     }
 
     #[test]

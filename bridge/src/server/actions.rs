@@ -435,7 +435,10 @@ async fn prepare_with(state: &AppState, audit: &Audit<'_>, plan: Plan, step: &St
         record_refusal(audit, &plan, &summary, Some(&url), None, &e).await;
         return Err(e);
     }
-    if let Err(e) = check_sensitive(&plan, sensitive).and_then(|()| check_file_input(&plan, element.as_ref())) {
+    if let Err(e) = check_sensitive(&plan, sensitive)
+        .and_then(|()| check_file_input(&plan, element.as_ref()))
+        .and_then(|()| check_options(&plan, element.as_ref()))
+    {
         record_refusal(audit, &plan, &summary, Some(&url), None, &e).await;
         return Err(e);
     }
@@ -536,6 +539,25 @@ fn check_file_input(plan: &Plan, element: Option<&ResolvedElement>) -> Result<()
             "files go only into a file input (<input type=file>); give the ref of one from browser_snapshot",
         )),
         _ => Ok(()),
+    }
+}
+
+/// `browser_select_option` with a value no enabled option of the select
+/// has: refused before anything is dispatched (nobody is asked about a
+/// choice that cannot be made), saying which options there are
+/// (`shared::action::missing_option_message`, redacted: labels are page
+/// text).
+fn check_options(plan: &Plan, element: Option<&ResolvedElement>) -> Result<(), WireError> {
+    let (Action::SelectOption { values }, Some(e)) = (&plan.action, element) else { return Ok(()) };
+    if e.facts.options.is_empty() {
+        return Ok(());
+    }
+    match values.iter().find(|v| shared::risk::chosen_option(&e.facts.options, v).is_none()) {
+        Some(missing) => {
+            let msg = shared::action::missing_option_message(&e.facts.options, missing, plan.target.as_deref());
+            Err(err(ErrorCode::InvalidRequest, shared::redact::redact_text(&msg)))
+        }
+        None => Ok(()),
     }
 }
 

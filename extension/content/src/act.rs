@@ -511,7 +511,10 @@ fn select(el: &Element, values: &[String]) -> Result<(), WireError> {
     for want in values {
         match shared::risk::chosen_option(&seen, want) {
             Some(i) => chosen.push(i as u32),
-            None => return Err(err(ErrorCode::InvalidRequest, format!("no enabled option \"{want}\" in this list"))),
+            None => {
+                let msg = shared::action::missing_option_message(&seen, want, Some(&crate::refs::ref_for(el)));
+                return Err(err(ErrorCode::InvalidRequest, msg));
+            }
         }
     }
     focus(el);

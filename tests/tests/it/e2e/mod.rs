@@ -8,6 +8,7 @@
 mod approvals;
 mod bad_input;
 mod challenges;
+mod choices;
 mod csp;
 mod files;
 mod flows;
