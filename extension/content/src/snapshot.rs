@@ -245,8 +245,9 @@ struct Walker<'a> {
     consuming: u32,
     /// > 0 inside a listed element already marked offscreen.
     offscreen: u32,
-    /// > 0 inside a box clipped to nothing (visually hidden): only controls
-    /// get lines, marked [`State::VisuallyHidden`]; no text is collected.
+    /// Visually hidden boxes open around the element (clipped to nothing):
+    /// only controls get lines, marked [`State::VisuallyHidden`]; no text
+    /// is collected.
     clipped: u32,
     /// The element a scoped snapshot was asked for: its choices are listed
     /// in full.
