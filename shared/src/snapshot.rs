@@ -19,8 +19,11 @@
 //! A list item or table row ([`ROW_ROLES`]) whose content is only leaf
 //! lines one level down (at most [`MAX_ROW_PARTS`] parts, none with
 //! options) is one *row line*: its own line, then each child after
-//! [`ROW_SEPARATOR`], written as it would be on its own line without
-//! indentation and dash (a text block as `text "…"`). The row line right
+//! [`ROW_SEPARATOR`] (`|`), written as it would be on its own line without
+//! indentation and dash (a text block as `text "…"`). A list item that has
+//! only its text (the first text block of an item moves onto the item,
+//! `- listitem: "…"`) starts its row line with that quoted text alone,
+//! without `listitem:`. The row line right
 //! below a row line of the same shape (same depth, same roles part by part)
 //! leaves out the role word of each part that has a name or text — the
 //! row above says it — so a long list of alike rows costs little more than
@@ -28,16 +31,17 @@
 //!
 //! ```text
 //! - list (2000 items)
-//!  - listitem: "Order 1 · shipped to Berlin" | link "Item 1" [e10] | button "Edit" [e11] | button "Delete" [e12]
-//!  - listitem: "Order 2 · pending to Lyon" | "Item 2" [e13] | "Edit" [e14] | "Delete" [e15]
+//!  - "Order 1 · shipped to Berlin"|link "Item 1" [e10]|button "Edit" [e11]|button "Delete" [e12]
+//!  - "Order 2 · pending to Lyon"|"Item 2" [e13]|"Edit" [e14]|"Delete" [e15]
 //! - table "Orders" (3 rows × 2 cols)
-//!  - row | columnheader "Order" | columnheader "Total"
-//!  - row | cell "A-1" | cell "12 €"
-//!  - row | "A-2" | "9 €"
+//!  - row|columnheader "Order"|columnheader "Total"
+//!  - row|cell "A-1"|cell "12 €"
+//!  - row|"A-2"|"9 €"
 //! ```
 //!
-//! So a part that starts with a quote takes the role of the same part of
-//! the row above; every part keeps its name, ref, states and value (a
+//! So in a row line the first part, when it is a quoted string, is a list
+//! item's text, and any later part that starts with a quote takes the role
+//! of the same part of the row above; every part keeps its name, ref, states and value (a
 //! ref is never without its name). A short row that starts a page is
 //! written in full, so each page reads on its own. Quotes escape `"`, `\`
 //! and line breaks, so no page text can end a part, a line or a row.
@@ -466,7 +470,7 @@ const MAX_INDENT: u16 = 40;
 pub const ROW_ROLES: &[&str] = &["listitem", "row"];
 
 /// Between the parts of a row line.
-pub const ROW_SEPARATOR: &str = " | ";
+pub const ROW_SEPARATOR: &str = "|";
 
 /// A row line holds at most this many parts (the row and its children)…
 const MAX_ROW_PARTS: usize = 16;
@@ -694,6 +698,19 @@ fn render_line_with(node: &Node, out: &mut String, redact: bool) {
     render_part(node, out, redact, Part::Line);
 }
 
+/// A list item with its text as its value and nothing else of its own.
+fn is_plain_item(n: &Node) -> bool {
+    n.role == "listitem"
+        && n.name.is_empty()
+        && n.element_ref.is_none()
+        && n.states.is_empty()
+        && n.desc.is_none()
+        && n.level.is_none()
+        && n.items.is_none()
+        && n.table_size.is_none()
+        && n.choices.is_none()
+}
+
 /// How a node is written ([`render_part`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Part {
@@ -710,7 +727,17 @@ enum Part {
 /// parts after it (a row line).
 fn write_line(nodes: &[Node], ditto: bool, redact: bool, out: &mut String) {
     let Some((first, parts)) = nodes.split_first() else { return };
-    render_line_with(first, out, redact);
+    match &first.value {
+        // A list item that only has text starts its row line with it.
+        Some(v) if !parts.is_empty() && is_plain_item(first) => {
+            for _ in 0..first.depth.min(MAX_INDENT) {
+                out.push(' ');
+            }
+            out.push_str("- ");
+            quote(&if redact { redact_text(v) } else { v.clone() }, out);
+        }
+        _ => render_line_with(first, out, redact),
+    }
     for p in parts {
         out.push_str(ROW_SEPARATOR);
         render_part(p, out, redact, if ditto { Part::Ditto } else { Part::Row });
@@ -1294,15 +1321,15 @@ mod tests {
         assert_eq!(
             rendered_body(&snap),
             "- list (3 items)\n\
-             \x20- listitem: \"Order 1\" | link \"Item 1\" [e10] | button \"Delete\" [e11] | checkbox [e12]\n\
-             \x20- listitem: \"Order 2\" | \"Item 2\" [e20] | \"Delete\" [e21] | checkbox [e22] checked\n\
-             \x20- listitem: \"Order 3\" | \"Item 3\" [e30] | \"Delete\" [e31] | checkbox [e32]\n\
+             \x20- \"Order 1\"|link \"Item 1\" [e10]|button \"Delete\" [e11]|checkbox [e12]\n\
+             \x20- \"Order 2\"|\"Item 2\" [e20]|\"Delete\" [e21]|checkbox [e22] checked\n\
+             \x20- \"Order 3\"|\"Item 3\" [e30]|\"Delete\" [e31]|checkbox [e32]\n\
              - list\n\
              \x20- listitem\n\
              \x20 - link \"Deep\" [e90]\n\
              \x20  - \"inside\"\n\
-             \x20- row | text \"a\" | cell \"b\"\n\
-             \x20- row | \"c\" | cell\n\
+             \x20- row|text \"a\"|cell \"b\"\n\
+             \x20- row|\"c\"|cell\n\
              - \"Footer\"\n"
         );
     }
@@ -1323,8 +1350,8 @@ mod tests {
         for p in 1..=pages {
             let r = render(&snap, RenderOptions { max_chars: 300, page: p });
             let rows: Vec<&str> = r.text.lines().filter(|l| l.starts_with(" - listitem")).collect();
-            assert!(rows[0].contains("| link \"Item") && rows[0].contains("| button \"Delete\""), "page {p}: {}", r.text);
-            assert!(rows[1..].iter().all(|l| l.contains("| \"Item") && l.contains("| \"Delete\"")), "{}", r.text);
+            assert!(rows[0].contains("|link \"Item") && rows[0].contains("|button \"Delete\""), "page {p}: {}", r.text);
+            assert!(rows[1..].iter().all(|l| l.contains("|\"Item") && l.contains("|\"Delete\"")), "{}", r.text);
             items += rows.len();
         }
         assert_eq!(items, 40);

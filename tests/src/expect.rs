@@ -92,8 +92,9 @@ pub struct ParsedLine {
 
 /// Parses `  - role "name" [e1] checked: "value"` (a text block, `- "…"`,
 /// has role `text`). `None` for lines that are not element lines (headers,
-/// notices). A row line (`- listitem | link "A" [e1] | …`) gives its first
-/// element; [`elements`] gives them all.
+/// notices). A row line (`- row|cell "A"|…`) gives its first element
+/// ([`elements`] gives them all; a row line that starts with a quoted
+/// string is a list item with that text, which this reads as `text`).
 pub fn parse_line(line: &str) -> Option<ParsedLine> {
     let rest = line.trim_start().strip_prefix("- ")?;
     let first = split_parts(rest).into_iter().next()?;
@@ -185,6 +186,15 @@ pub fn elements_by_line(snapshot: &str) -> Vec<(usize, ParsedLine, String)> {
         let short = parts[1..].iter().any(|p| p.starts_with('"')) && above.len() == parts.len();
         let mut roles = Vec::new();
         for (i, part) in parts.iter().enumerate() {
+            // A row line that starts with a quoted string is a list item with that text.
+            if i == 0
+                && let Some((v, _)) = parse_quoted(part.trim_start())
+            {
+                roles.push("listitem".to_string());
+                let p = ParsedLine { role: "listitem".into(), name: None, tokens: Vec::new(), value: Some(v) };
+                out.push((n, p, part.trim().to_string()));
+                continue;
+            }
             let ditto = (short && i > 0).then(|| above[i].as_str());
             if let Some(p) = parse_part(part, ditto) {
                 roles.push(p.role.clone());
