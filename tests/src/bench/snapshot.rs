@@ -568,8 +568,20 @@ async fn side_by_side(b: &mut Bench, ours: &[Ours], rows: &mut Vec<Row>, checks:
     let mut out = Vec::new();
     let mut table = Vec::new();
     for o in ours {
-        pw.call("browser_navigate", json!({ "url": o.url })).await?;
-        let first = pw.call("browser_snapshot", json!({})).await?;
+        // A page Playwright MCP fails on is reported, the others still measured.
+        let first = match pw.call("browser_navigate", json!({ "url": o.url })).await {
+            Ok(_) => pw.call("browser_snapshot", json!({})).await,
+            Err(e) => Err(e),
+        };
+        let first = match first {
+            Ok(f) => f,
+            Err(e) => {
+                println!("  Playwright MCP, {}: FAILED: {e:#}", o.case);
+                rows.push(failed_row(&format!("Playwright MCP {version}: {}", o.case), &e));
+                out.push(json!({ "case": o.case, "error": format!("{e:#}") }));
+                continue;
+            }
+        };
         let first_ms = first.elapsed.as_secs_f64() * 1000.0;
         let (warmup, runs) = if first_ms > SLOW_MS {
             (b.config.warmup.min(1), b.config.runs.min(5))
