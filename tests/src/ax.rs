@@ -80,10 +80,14 @@ pub const FOCUSABLE_WIDGET_ROLES: &[&str] = &[
     "rowheader",
 ];
 
-/// Chromium nodes whose whole subtree is left out. None since the snapshot
-/// lists a drop-down `<select>`'s options (its `MenuListPopup`) on the
-/// select's `options:` line ([`our_lines`] reads them as `option`s).
+/// Chromium nodes whose whole subtree is left out (none at present).
 pub const SKIP_SUBTREE: &[&str] = &[];
+
+/// Chromium nodes left out themselves, their children kept: a drop-down
+/// `<select>`'s popup, an unnamed `listbox` no snapshot shows; its options
+/// count, against the select's `options:` line ([`our_lines`] reads its
+/// choices as `option`s).
+pub const SKIP_NODE: &[&str] = &["MenuListPopup"];
 
 /// Chromium nodes whose descendants are left out: the user-agent shadow
 /// parts of native inputs (the hour/minute spinbuttons and picker button
@@ -263,7 +267,7 @@ fn walk_frame<'a>(
                     states: states_of(n),
                 });
                 let role = our_role(&chromium_role);
-                if is_interactive(&role, n) {
+                if is_interactive(&role, n) && !SKIP_NODE.contains(&chromium_role.as_str()) {
                     interactive.push(AxInteractive {
                         n: 0,
                         chromium_role: chromium_role.clone(),

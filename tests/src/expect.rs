@@ -397,6 +397,8 @@ pub struct Choice {
     pub disabled: bool,
     /// The `group "…"` it is listed under.
     pub group: Option<String>,
+    /// Listed after `…`: options before it were left out.
+    pub gap: bool,
 }
 
 /// A parsed `options:` or `suggestions:` line: the choices and the `+N
@@ -419,12 +421,14 @@ pub fn parse_choices(line: &str) -> Option<ChoiceLine> {
     };
     let mut out = ChoiceLine { suggestions, ..ChoiceLine::default() };
     let mut group = None;
+    let mut gap = false;
     loop {
         rest = rest.trim_start_matches([',', ';', ' ']);
         if rest.is_empty() {
             break;
         }
         if let Some(r) = rest.strip_prefix("…") {
+            gap = true;
             rest = r;
         } else if let Some(r) = rest.strip_prefix("group ") {
             let (g, r) = parse_quoted(r)?;
@@ -444,7 +448,8 @@ pub fn parse_choices(line: &str) -> Option<ChoiceLine> {
                 Some(r) => (true, r),
                 None => (false, r),
             };
-            out.choices.push(Choice { label, selected, disabled, group: group.clone() });
+            out.choices.push(Choice { label, selected, disabled, group: group.clone(), gap });
+            gap = false;
             rest = r;
         }
     }
@@ -562,6 +567,7 @@ mod tests {
         assert_eq!(labels, ["None", "Tea \"green\"", "Coffee", "Soup"]);
         assert!(c.choices[1].selected && !c.choices[0].selected);
         assert!(c.choices[2].disabled && c.choices[2].group.as_deref() == Some("Hot"));
+        assert!(c.choices[3].gap && !c.choices[2].gap);
         assert_eq!(parse_choices(r#"suggestions: "A""#).unwrap().choices.len(), 1);
         assert!(parse_choices("- button \"x\"").is_none());
         let snap = format!("{SNAP}  options: *\"France\", \"Italy\"\n");

@@ -17,6 +17,7 @@ pub mod pages;
 pub mod playwright;
 pub mod profile;
 pub mod report;
+pub mod sessions;
 pub mod snapshot;
 pub mod stats;
 

@@ -24,6 +24,7 @@ mod screenshot_close;
 mod second_browser;
 mod secret_sites;
 mod secrets;
+mod sessions;
 mod site_deny;
 mod stable_refs;
 mod stdio;
