@@ -1,6 +1,7 @@
 //! Deeply nested JSON (100,000 `[`) on every decoder a local program can
 //! reach — `/mcp`, `/ext`, the native-messaging host, the stdio MCP
-//! proxy — is refused cleanly: a 400, an invalid frame, an error reply.
+//! proxy — is refused cleanly: a 400 with a JSON-RPC parse error, an
+//! invalid frame, an error reply.
 //! Never a stack overflow (which would abort the whole daemon), and the
 //! bridge answers the next good request.
 //!
@@ -41,6 +42,8 @@ async fn deeply_nested_json_on_mcp_is_a_400_and_the_bridge_goes_on() {
     let b = Bridge::start().await;
     let auth = [bearer(&b)];
     let bodies = [
+        ("not JSON", "not json".to_string()),
+        ("not a JSON-RPC message", "{}".to_string()),
         ("unclosed arrays", deep_array()),
         ("closed arrays", deep_closed("[", "]")),
         ("objects", deep_closed("{\"a\":", "}")),
@@ -55,7 +58,10 @@ async fn deeply_nested_json_on_mcp_is_a_400_and_the_bridge_goes_on() {
     for (what, body) in &bodies {
         let r = raw_http(b.addr, "POST", "/mcp", &mcp_headers(&b.host(), &auth), body).await;
         assert_eq!(r.status, 400, "{what}: {}\n{}", r.head, r.body);
-        assert!(!r.body.contains("recursion") || r.body.len() < 300, "{what}: a short answer: {}", r.body);
+        let err: serde_json::Value = serde_json::from_str(r.body.trim()).unwrap_or_else(|e| panic!("{what}: {e}: {}", r.body));
+        assert_eq!(err["error"]["code"], -32700, "{what}: a JSON-RPC parse error: {err}");
+        assert_eq!(err["id"], serde_json::Value::Null, "{what}: {err}");
+        assert!(!r.body.contains("recursion"), "{what}: serde's detail stays in the log: {}", r.body);
     }
     // Still serving: a good initialize is answered.
     let r = raw_http(b.addr, "POST", "/mcp", &mcp_headers(&b.host(), &auth), INITIALIZE).await;
@@ -72,8 +78,14 @@ async fn deeply_nested_tool_arguments_are_refused_and_the_session_goes_on() {
     for _ in 0..100 {
         deep = serde_json::json!({ "a": deep });
     }
-    for tool in ["browser_click", "browser_navigate", "browser_fill_form", "flow_run"] {
-        let r = call_tool(&c, tool, serde_json::json!({ "ref": deep, "url": deep, "fields": deep, "name": deep })).await;
+    let calls = [
+        ("browser_click", serde_json::json!({ "ref": deep })),
+        ("browser_navigate", serde_json::json!({ "url": deep })),
+        ("browser_fill_form", serde_json::json!({ "fields": [{ "ref": "e1", "value": deep }] })),
+        ("flow_run", serde_json::json!({ "name": "x", "params": { "p": deep } })),
+    ];
+    for (tool, args) in calls {
+        let r = call_tool(&c, tool, args).await;
         assert_tool_error(&r, "INVALID_REQUEST");
     }
     let r = call_tool(&c, "browser_status", serde_json::json!({})).await;
