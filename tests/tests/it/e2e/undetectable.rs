@@ -89,9 +89,11 @@ async fn assert_page_saw_nothing(page: &CdpSession, when: &str, allowed_events: 
         .filter(|e| {
             let t = e["type"].as_str().unwrap_or("");
             let on_button = allowed_events.contains(&t) && e["target"] == "more";
-            let browser = BROWSER_EVENTS.contains(&t)
-                && e["trusted"] == true
-                && (e["target"] == "window" || e["target"] == "#document");
+            // The real pointer and the browser's own events: trusted, which no
+            // script (ours included) can make.
+            let browser = e["trusted"] == true
+                && (POINTER_EVENTS.contains(&t)
+                    || (WINDOW_EVENTS.contains(&t) && (e["target"] == "window" || e["target"] == "#document")));
             !(on_button || browser)
         })
         .collect();
@@ -99,9 +101,36 @@ async fn assert_page_saw_nothing(page: &CdpSession, when: &str, allowed_events: 
     r
 }
 
-/// What the browser itself tells a page when tabs come and go (trusted,
-/// on the window or the document): not ours.
-const BROWSER_EVENTS: &[&str] = &["visibilitychange", "blur", "focus", "focusin", "focusout", "resize"];
+/// What the browser itself tells a page (trusted, on the window or the
+/// document): tabs coming and going, and the first sensor readings that
+/// follow adding a `devicemotion`/`deviceorientation` listener. Not ours: a
+/// `focus()` call on an element would target the element.
+const WINDOW_EVENTS: &[&str] = &[
+    "visibilitychange",
+    "blur",
+    "focus",
+    "focusin",
+    "focusout",
+    "resize",
+    "devicemotion",
+    "deviceorientation",
+    "deviceorientationabsolute",
+];
+
+/// The real pointer moving over or out of the page (trusted).
+const POINTER_EVENTS: &[&str] = &[
+    "pointerover",
+    "pointerout",
+    "pointerenter",
+    "pointerleave",
+    "pointermove",
+    "pointerrawupdate",
+    "mouseover",
+    "mouseout",
+    "mouseenter",
+    "mouseleave",
+    "mousemove",
+];
 
 /// The click's own events (`extension/content/src/act.rs`): pointer and
 /// mouse events on the button, its focus, the click.
@@ -149,7 +178,8 @@ async fn a_page_finds_no_trace_of_the_extension_before_or_after_a_snapshot_and_a
     let same_origin = s.url("/detect/index.expect.txt");
 
     // A tab the person opened before the agent did anything.
-    let person = s.browser.cdp.new_page(&url).await.expect("the person's tab");
+    // (Another URL, so that `page_at` below finds the agent's tab.)
+    let person = s.browser.cdp.new_page(&format!("{url}?person")).await.expect("the person's tab");
     let mut person_events = s.browser.cdp.events();
     person.call("Runtime.enable", json!({})).await.unwrap();
     person.evaluate("detector.start()").await.unwrap();
