@@ -167,8 +167,6 @@ async fn a_page_finds_no_trace_of_the_extension_before_or_after_a_snapshot_and_a
     let mut s = Stack::start().await.expect("start the stack");
     let root = tests::extension_dir();
     let manifest: Value = serde_json::from_str(&std::fs::read_to_string(root.join("manifest.json")).unwrap()).unwrap();
-    assert!(manifest.get("web_accessible_resources").is_none(), "the manifest exposes files: {manifest:#}");
-    assert!(manifest.get("externally_connectable").is_none(), "pages may message the extension: {manifest:#}");
     let files = extension_files(&root);
     for f in ["manifest.json", "background.js", "content.js", "worker/worker_bg.wasm"] {
         assert!(files.iter().any(|x| x == f), "{f} is not in the built extension: {files:?}");
@@ -226,4 +224,9 @@ async fn a_page_finds_no_trace_of_the_extension_before_or_after_a_snapshot_and_a
     assert_page_saw_nothing(&person, "in the person's tab", &[]).await;
     let noise = console_noise(&mut person_events, &person.session_id);
     assert!(noise.is_empty(), "console output in the person's tab: {noise:#?}");
+
+    // And the reason, in the manifest.
+    assert!(manifest.get("web_accessible_resources").is_none(), "the manifest exposes files: {manifest:#}");
+    assert!(manifest.get("content_scripts").is_none(), "content scripts declared: {manifest:#}");
+    assert!(manifest.get("externally_connectable").is_none(), "pages may message the extension: {manifest:#}");
 }
