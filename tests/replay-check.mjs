@@ -16,8 +16,9 @@ try {
   // The flow's last click navigates and nothing follows it to wait on.
   await new Promise((r) => setTimeout(r, 1000));
   await page.waitForFunction(() => document.readyState === 'complete', { timeout: 10000 });
-  const summary = await page.evaluate(() => document.getElementById('summary')?.textContent ?? '');
-  console.log(JSON.stringify({ url: page.url(), summary }));
+  const [summary, size] = await page.evaluate(() =>
+    ['summary', 'size-chosen'].map((id) => document.getElementById(id)?.textContent ?? ''));
+  console.log(JSON.stringify({ url: page.url(), summary, size }));
 } finally {
   await browser.close();
 }

@@ -32,10 +32,28 @@ CREATE TABLE IF NOT EXISTS audit (
 CREATE INDEX IF NOT EXISTS audit_time ON audit(time_unix);
 ";
 
+/// Columns added after the first schema, with their type: added to an
+/// older table when it opens (rows already there keep `NULL`).
+const ADDED_COLUMNS: &[(&str, &str)] = &[("client", "TEXT")];
+
+/// Adds the [`ADDED_COLUMNS`] an older `audit` table lacks.
+fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info('audit')")?;
+    let have = stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
+    for (name, kind) in ADDED_COLUMNS {
+        if !have.iter().any(|h| h == name) {
+            conn.execute_batch(&format!("ALTER TABLE audit ADD COLUMN {name} {kind};"))?;
+        }
+    }
+    Ok(())
+}
+
 /// What a caller records; `id` and `time` are assigned by the store.
 #[derive(Debug, Clone, Default)]
 pub struct NewEntry {
     pub session: String,
+    /// The session's client label, if an MCP session caused the row.
+    pub client: Option<String>,
     pub tab: Option<i64>,
     pub tool: String,
     pub summary: String,
@@ -66,6 +84,7 @@ impl AuditStore {
         conn.pragma_update(None, "synchronous", "FULL").map_err(db)?;
         conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(db)?;
         conn.execute_batch(SCHEMA).map_err(db)?;
+        migrate(&conn).map_err(db)?;
         Ok(AuditStore { conn: Arc::new(Mutex::new(conn)), path: path.to_path_buf() })
     }
 
@@ -81,8 +100,8 @@ impl AuditStore {
         let reasons = serde_json::to_string(&reasons).unwrap_or_else(|_| "[]".into());
         let conn = self.lock()?;
         conn.execute(
-            "INSERT INTO audit (time, time_unix, session, tab, tool, summary, url, risk, reasons, decision, decided_by, outcome)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            "INSERT INTO audit (time, time_unix, session, tab, tool, summary, url, risk, reasons, decision, decided_by, outcome, client)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             params![
                 crate::time::rfc3339(now),
                 now as i64,
@@ -96,6 +115,7 @@ impl AuditStore {
                 e.decision.as_deref().map(redact_text),
                 e.decided_by.map(DecidedBy::as_str),
                 e.outcome.as_deref().map(redact_text),
+                e.client.as_deref().map(redact_text),
             ],
         )
         .map_err(|e| Error::Server(format!("audit write: {e}")))?;
@@ -115,7 +135,7 @@ impl AuditStore {
         let conn = self.lock()?;
         let mut stmt = conn
             .prepare(
-                "SELECT id, time, session, tab, tool, summary, url, risk, reasons, decision, decided_by, outcome
+                "SELECT id, time, session, tab, tool, summary, url, risk, reasons, decision, decided_by, outcome, client
                  FROM audit WHERE time_unix >= ?1 ORDER BY id",
             )
             .map_err(|e| Error::Server(format!("audit read: {e}")))?;
@@ -136,6 +156,7 @@ impl AuditStore {
                     decision: r.get(9)?,
                     decided_by: decided_by.as_deref().and_then(DecidedBy::parse),
                     outcome: r.get(11)?,
+                    client: r.get(12)?,
                 })
             })
             .map_err(|e| Error::Server(format!("audit read: {e}")))?;
@@ -185,6 +206,7 @@ mod tests {
         let id = store
             .record(&NewEntry {
                 session: "s1".into(),
+                client: Some("claude\u{202E}code".into()),
                 tab: Some(7),
                 tool: "browser_click".into(),
                 summary: "click button \"Pay\" with Bearer abc.def.ghi".into(),
@@ -205,6 +227,7 @@ mod tests {
         assert_eq!(r.decided_by, Some(DecidedBy::Human));
         assert_eq!(r.outcome.as_deref(), Some("navigated"));
         assert_eq!(r.reasons, vec!["name matches \"pay\"".to_string()]);
+        assert_eq!(r.client.as_deref(), Some("claude\u{202E}code"), "stored as given; labels are sanitised before");
         drop(store);
         let raw = std::fs::read(&path).unwrap();
         let wal = std::fs::read(dir.join("chaperone.db-wal")).unwrap_or_default();
@@ -231,6 +254,46 @@ mod tests {
         let rows = store.list(None).unwrap();
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].summary, "y");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn an_old_table_gets_the_client_column_and_keeps_its_rows() {
+        let dir = std::env::temp_dir().join(format!("chaperone-audit-migrate-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("old.db");
+        {
+            // The table as it was before `client` existed.
+            let old = Connection::open(&path).unwrap();
+            old.execute_batch(&SCHEMA.replace("CREATE TABLE IF NOT EXISTS", "CREATE TABLE")).unwrap();
+            old.execute(
+                "INSERT INTO audit (time, time_unix, session, tool, summary) VALUES ('t', 1, 'mcp:old', 'browser_click', 'x')",
+                [],
+            )
+            .unwrap();
+        }
+        for _ in 0..2 {
+            // Opening twice: the migration runs once.
+            let store = AuditStore::open(&path).unwrap();
+            drop(store);
+        }
+        let store = AuditStore::open(&path).unwrap();
+        store
+            .record(&NewEntry {
+                session: "mcp:new".into(),
+                client: Some("cursor".into()),
+                tool: "t".into(),
+                summary: "y".into(),
+                ..Default::default()
+            })
+            .unwrap();
+        let rows = store.list(None).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!((rows[0].session.as_str(), rows[0].client.as_deref()), ("mcp:old", None));
+        assert_eq!((rows[1].session.as_str(), rows[1].client.as_deref()), ("mcp:new", Some("cursor")));
+        let json = serde_json::to_value(&rows[0]).unwrap();
+        assert!(json.get("client").is_none(), "{json}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -214,7 +214,7 @@ pub fn describe(flow: &Flow) -> String {
             StepAction::Navigate { url } => format!("navigate {url}"),
             StepAction::Click => "click".to_string(),
             StepAction::Fill { value: v } => format!("fill {}", value(v)),
-            StepAction::Select { value: v } => format!("select {}", value(v)),
+            StepAction::Select { value: v, .. } => format!("select {}", value(v)),
             StepAction::Check { checked } => format!("check {checked}"),
             StepAction::PressKey { key } => format!("press {key}"),
         };

@@ -2,6 +2,8 @@
 //! command. Each JSON-RPC line on stdin is POSTed to the daemon's `/mcp`
 //! (streamable HTTP, Bearer mcp-token); every JSON-RPC message in the
 //! answer (plain JSON or an SSE stream) is written to stdout as one line.
+//! When stdin ends, the session is ended with `DELETE /mcp` (the daemon
+//! then releases its tabs to the person).
 
 use std::sync::Arc;
 
@@ -83,9 +85,25 @@ pub async fn run(port: u16, token: String) -> Result<(), Error> {
     }
     tasks.close();
     tasks.wait().await;
+    end_session(&up).await;
     drop(tx);
     let _ = writer.await;
     Ok(())
+}
+
+/// Input ended: `DELETE /mcp` ends the session, so the daemon releases its
+/// tabs to the person at once (a failure only costs a debug line: the
+/// session then ends when rmcp's keep-alive expires).
+async fn end_session(up: &Upstream) {
+    let Some(session) = up.session.lock().await.clone() else { return };
+    let mut req = up.http.delete(&up.url).bearer_auth(&up.token).header("Mcp-Session-Id", session);
+    if let Some(p) = up.protocol.lock().await.as_deref() {
+        req = req.header("MCP-Protocol-Version", p);
+    }
+    match req.timeout(std::time::Duration::from_secs(5)).send().await {
+        Ok(r) => tracing::debug!(status = r.status().as_u16(), "session ended"),
+        Err(e) => tracing::debug!(error = %e, "ending the session failed"),
+    }
 }
 
 async fn forward(up: &Upstream, msg: Value, tx: &mpsc::Sender<String>) {

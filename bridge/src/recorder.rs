@@ -5,8 +5,9 @@
 //! # Export ([`export`])
 //!
 //! `{title, steps}`: a flow's `navigate` steps become `navigate`, clicks
-//! and checkbox/radio changes `click`, fills and selections `change`, key
-//! presses `keyDown` + `keyUp`. Each element step's `selectors` are
+//! and checkbox/radio changes `click`, fills and selections `change` (a
+//! selection by the option's `value` attribute when it was recorded, as
+//! Recorder replayers select by value), key presses `keyDown` + `keyUp`. Each element step's `selectors` are
 //! alternatives, each an array of one selector: `aria/Name[role="role"]`
 //! first (when the element has a name and a role), then CSS built from
 //! the locators (id, `name`, test id, `aria-label`, the CSS path), then
@@ -87,7 +88,11 @@ pub fn export(flow: &Flow) -> Json {
             StepAction::Click | StepAction::Check { .. } => {
                 json!({ "type": "click", "selectors": selectors(), "offsetX": 1, "offsetY": 1 })
             }
-            StepAction::Fill { value: v } | StepAction::Select { value: v } => {
+            // A Recorder replayer selects by the option's value attribute.
+            StepAction::Select { value: Value::Literal(_), option: Some(o) } => {
+                json!({ "type": "change", "selectors": selectors(), "value": o })
+            }
+            StepAction::Fill { value: v } | StepAction::Select { value: v, .. } => {
                 json!({ "type": "change", "selectors": selectors(), "value": value(v) })
             }
             StepAction::PressKey { key } => {
@@ -264,7 +269,14 @@ pub fn import(json: &Json) -> Result<Flow, RecorderError> {
                         .and_then(Json::as_str)
                         .ok_or_else(|| at("change has no \"value\" string".into()))?;
                     let value = change_value(&target, v, &mut flow.params).map_err(at)?;
-                    if is_select(&target) { StepAction::Select { value } } else { StepAction::Fill { value } }
+                    if is_select(&target) {
+                        // Recorder files choose by value; replay matches a
+                        // value or a label (`shared::risk::chosen_option`).
+                        let option = matches!(value, Value::Literal(_)).then(|| v.to_string());
+                        StepAction::Select { value, option }
+                    } else {
+                        StepAction::Fill { value }
+                    }
                 };
                 Step { action, target: Some(target), url, title: String::new(), risk: None }
             }
@@ -485,7 +497,7 @@ mod tests {
                 &StepAction::Fill { value: Value::Literal("boots".into()) },
                 &StepAction::PressKey { key: "Enter".into() },
                 &StepAction::Click,
-                &StepAction::Select { value: Value::Literal("M".into()) },
+                &StepAction::Select { value: Value::Literal("M".into()), option: Some("M".into()) },
                 &StepAction::Fill { value: Value::Param("e_mail".into()) },
                 &StepAction::Fill { value: Value::Param("password".into()) },
                 &StepAction::Fill { value: Value::Param("street".into()) },

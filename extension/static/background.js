@@ -27,5 +27,11 @@ chrome.downloads.onDeterminingFilename.addListener((item, suggest) => {
 });
 chrome.downloads.onChanged.addListener((delta) => ready.then((w) => w.on_download_changed(delta)));
 chrome.alarms.onAlarm.addListener((alarm) => ready.then((w) => w.on_alarm(alarm.name)));
+// A page finishing its load wakes a worker nothing else would start (after
+// the extension was reloaded, e.g. when incognito access changes, no alarm
+// is left): it connects again.
+chrome.tabs.onUpdated.addListener((_id, change) => {
+  if (change.status === 'complete') ready.then((w) => w.on_wake('tab'));
+});
 chrome.runtime.onStartup.addListener(() => ready.then((w) => w.on_wake('startup')));
 chrome.runtime.onInstalled.addListener(() => ready.then((w) => w.on_wake('installed')));

@@ -311,6 +311,90 @@ pub struct ControlState {
     pub pending: u32,
 }
 
+/// Why `browser_select_option` cannot choose `want` from `options` (no
+/// enabled option has that value or label: [`crate::risk::chosen_option`])
+/// and what it can choose: the options nearest to what was asked (same
+/// letters ignoring case, a prefix of one another, a long common start),
+/// then the list in order, within [`MAX_ERROR_MESSAGE_CHARS`]; `+N more`
+/// names the snapshot scoped to `element_ref` that lists them all. The
+/// bridge says this before anything is dispatched; the content script, if
+/// the list changed since, says it too.
+///
+/// [`MAX_ERROR_MESSAGE_CHARS`]: crate::limits::MAX_ERROR_MESSAGE_CHARS
+pub fn missing_option_message(options: &[crate::risk::OptionFacts], want: &str, element_ref: Option<&str>) -> String {
+    use crate::snapshot::quote;
+    let budget = crate::limits::MAX_ERROR_MESSAGE_CHARS;
+    let mut msg = String::new();
+    let disabled = options.iter().any(|o| o.disabled && (o.value == want || o.label == want.trim()));
+    if disabled {
+        msg.push_str("option ");
+        quote(want, &mut msg);
+        msg.push_str(" is disabled");
+    } else {
+        msg.push_str("no option ");
+        quote(want, &mut msg);
+        msg.push_str(" in this list");
+    }
+    let enabled: Vec<&crate::risk::OptionFacts> = options.iter().filter(|o| !o.disabled && !o.label.is_empty()).collect();
+    if enabled.is_empty() {
+        msg.push_str("; it has no option that can be chosen");
+        return msg;
+    }
+    let w = want.trim().to_lowercase();
+    let closeness = |label: &str| -> usize {
+        let l = label.to_lowercase();
+        let common = l.chars().zip(w.chars()).take_while(|(a, b)| a == b).count();
+        if l == w {
+            1_000
+        } else if !w.is_empty() && (l.starts_with(&w) || w.starts_with(&l)) {
+            500 + common
+        } else if w.chars().count() >= 3 && (l.contains(&w) || w.contains(&l)) {
+            300 + common
+        } else if common >= 3 {
+            common
+        } else {
+            0
+        }
+    };
+    let mut near: Vec<(usize, usize)> =
+        enabled.iter().enumerate().map(|(i, o)| (closeness(&o.label), i)).filter(|(c, _)| *c > 0).collect();
+    near.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut piece = String::new();
+    let fits = |msg: &str, piece: &str, reserve: usize| msg.chars().count() + piece.chars().count() + reserve <= budget;
+    const RESERVE: usize = 70; // " (+N more: browser_snapshot scope=eN lists them all)"
+    let mut first = true;
+    for (_, i) in near.iter().take(3) {
+        piece.clear();
+        piece.push_str(if first { "; nearest: " } else { ", " });
+        quote(&enabled[*i].label, &mut piece);
+        if !fits(&msg, &piece, RESERVE) {
+            break;
+        }
+        msg.push_str(&piece);
+        first = false;
+    }
+    let mut listed = 0;
+    for (k, o) in enabled.iter().enumerate() {
+        piece.clear();
+        piece.push_str(if k == 0 { "; options: " } else { ", " });
+        quote(&o.label, &mut piece);
+        if !fits(&msg, &piece, RESERVE) {
+            break;
+        }
+        msg.push_str(&piece);
+        listed += 1;
+    }
+    let more = enabled.len() - listed;
+    if more > 0 {
+        msg.push_str(&format!(" (+{more} more"));
+        if let Some(r) = element_ref {
+            msg.push_str(&format!(": browser_snapshot scope={r} lists them all"));
+        }
+        msg.push(')');
+    }
+    msg
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -422,4 +506,28 @@ mod tests {
             serde_json::from_str::<Action>(r#"{"kind":"type_secret","name":"A","submit":false,"text":"x"}"#).is_err()
         );
     }
+
+    #[test]
+    fn a_missing_option_names_the_nearest_ones_and_the_list_within_bounds() {
+        use crate::risk::OptionFacts;
+        let opt = |l: &str| OptionFacts { value: l.to_lowercase(), label: l.into(), disabled: false };
+        let mut options: Vec<OptionFacts> = ["Afghanistan", "Norway", "Sweden", "Switzerland", "Swaziland"]
+            .iter()
+            .map(|l| opt(l))
+            .chain((0..240).map(|i| opt(&format!("Country {i}"))))
+            .collect();
+        options.push(OptionFacts { disabled: true, ..opt("Same day") });
+        let m = missing_option_message(&options, "Swedenland", Some("e3"));
+        assert!(m.starts_with("no option \"Swedenland\" in this list; nearest: \"Sweden\""), "{m}");
+        assert!(m.contains("; options: \"Afghanistan\", \"Norway\""), "{m}");
+        assert!(m.ends_with("more: browser_snapshot scope=e3 lists them all)"), "{m}");
+        assert!(m.chars().count() <= crate::limits::MAX_ERROR_MESSAGE_CHARS, "{} chars: {m}", m.chars().count());
+        let d = missing_option_message(&options, "Same day", None);
+        assert!(d.starts_with("option \"Same day\" is disabled"), "{d}");
+        assert!(!d.contains("scope="), "{d}");
+        let small = missing_option_message(&options[..2], "x\"\n- button", Some("e1"));
+        assert_eq!(small, "no option \"x\\\"\\n- button\" in this list; options: \"Afghanistan\", \"Norway\"");
+        assert!(missing_option_message(&[], "a", None).ends_with("no option that can be chosen"));
+    }
+
 }

@@ -73,6 +73,11 @@ pub struct AuditEntry {
     pub time: String,
     /// MCP session (or `cli`).
     pub session: String,
+    /// The session's client (`shared::sessions::client_label` of its
+    /// `clientInfo.name`); absent on rows written before it was recorded
+    /// and on rows no MCP session caused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
     pub tab: Option<i64>,
     /// Tool name, e.g. `browser_click`.
     pub tool: String,

@@ -98,6 +98,12 @@ pub enum StepAction {
     /// Choose an option of a `<select>` by its visible label.
     Select {
         value: Value,
+        /// The chosen option's `value` attribute, when the label is a
+        /// literal: tools that select by value (the DevTools Recorder
+        /// format) need it. Never kept for a parameter (it would give the
+        /// choice away).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        option: Option<String>,
     },
     /// A checkbox or radio set to `checked`.
     Check {

@@ -33,6 +33,7 @@ pub mod redact;
 pub mod replay;
 pub mod risk;
 pub mod sensitive;
+pub mod sessions;
 pub mod snapshot;
 pub mod tools;
 pub mod untrusted;

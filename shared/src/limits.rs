@@ -14,6 +14,11 @@ pub const HEARTBEAT_SECS: u64 = 20;
 pub const MAX_NAME_CHARS: usize = 120;
 /// Text blocks are cut to this many characters.
 pub const MAX_TEXT_CHARS: usize = 300;
+/// Options of a drop-down `<select>`, or suggestions of an input's
+/// `<datalist>`, listed on its `options:` line in a snapshot; the rest are
+/// counted (`+N more`) and listed by a snapshot scoped to the element (up
+/// to `shared::risk::MAX_OPTIONS_SEEN`, the options an agent can choose).
+pub const MAX_OPTIONS_SHOWN: usize = 25;
 /// Default `max_chars` of a snapshot.
 pub const DEFAULT_SNAPSHOT_CHARS: usize = 20_000;
 /// Error messages are cut to this many characters.

@@ -65,6 +65,9 @@ pub enum ExtToBridge {
     Recorded { tab: TabId, step: crate::record::RecordedStep },
     /// "Record me" switched off: the bridge saves the flow.
     RecordStop {},
+    /// The person pressed "Let <client> use this tab" in the popup: their
+    /// tab `tab` becomes session `session`'s (`crate::sessions::give`).
+    GiveTab { tab: TabId, session: crate::sessions::SessionKey },
 }
 
 impl ExtToBridge {
@@ -245,6 +248,14 @@ pub enum BridgeToExt {
     Download {
         id: u64,
         verdict: crate::files::DownloadVerdict,
+    },
+    /// Every open MCP session and its tabs (`crate::sessions`), sent after
+    /// the welcome when there are any and on every change: each session's
+    /// tabs in its own tab group, the popup's agent list. A tab in no
+    /// session's list is the person's (ungrouped by the extension if it
+    /// grouped it).
+    Sessions {
+        sessions: Vec<crate::sessions::SessionInfo>,
     },
 }
 

@@ -113,7 +113,13 @@ fn check_step(flow: &Flow, step: &Step) -> Result<(), String> {
             }
             None
         }
-        StepAction::Fill { value } | StepAction::Select { value } => Some(value),
+        StepAction::Select { value: Value::Param(_), option: Some(_) } => {
+            return Err("a chosen option's value is kept only with a literal choice".into());
+        }
+        StepAction::Select { option: Some(o), .. } if o.chars().count() > MAX_VALUE_CHARS => {
+            return Err("option value is too long".into());
+        }
+        StepAction::Fill { value } | StepAction::Select { value, .. } => Some(value),
     };
     let needs_target = !matches!(step.action, StepAction::Navigate { .. } | StepAction::PressKey { .. });
     if needs_target && step.target.is_none() {
@@ -517,9 +523,12 @@ pub enum RecordedAction {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         text: Option<Typed>,
     },
-    /// An option of a `<select>` chosen, by its visible label.
+    /// An option of a `<select>` chosen, by its visible label, and the
+    /// option's `value` attribute (page-defined, not typed).
     Select {
         label: String,
+        #[serde(default)]
+        option: String,
     },
     Check {
         checked: bool,
@@ -636,16 +645,17 @@ impl Recording {
                 .map_err(|_| PushError::Full)?;
                 StepAction::Fill { value }
             }
-            RecordedAction::Select { label } => {
+            RecordedAction::Select { label, option } => {
                 let field = target.as_ref().ok_or_else(|| PushError::Malformed("a select has no target".into()))?;
-                if label.chars().count() > MAX_VALUE_CHARS {
+                if label.chars().count() > MAX_VALUE_CHARS || option.chars().count() > MAX_VALUE_CHARS {
                     return Err(PushError::Malformed("label is too long".into()));
                 }
                 self.drop_last_fill_of(field);
                 let value =
                     keep_choice(field, &raw.autocomplete, raw.sensitive, &label, self.keep_text, &mut self.params)
                         .map_err(|_| PushError::Full)?;
-                StepAction::Select { value }
+                let option = matches!(value, Value::Literal(_)).then_some(option);
+                StepAction::Select { value, option }
             }
         };
         if self.steps.len() >= MAX_STEPS {
@@ -664,7 +674,7 @@ impl Recording {
     /// last step filled (or chose in) replaces it, and the parameter it made.
     fn drop_last_fill_of(&mut self, field: &Descriptor) {
         let Some(last) = self.steps.last() else { return };
-        let (StepAction::Fill { value } | StepAction::Select { value }) = &last.action else { return };
+        let (StepAction::Fill { value } | StepAction::Select { value, .. }) = &last.action else { return };
         if last.target.as_ref() != Some(field) {
             return;
         }

@@ -324,7 +324,7 @@ pub fn bind(
     let mut out = BTreeMap::new();
     let mut missing = Vec::new();
     for step in &flow.steps {
-        let (StepAction::Fill { value: Value::Param(n) } | StepAction::Select { value: Value::Param(n) }) =
+        let (StepAction::Fill { value: Value::Param(n) } | StepAction::Select { value: Value::Param(n), .. }) =
             &step.action
         else {
             continue;
@@ -598,7 +598,7 @@ mod tests {
             assert_eq!(bind(&f, &params, &secrets), Err(want.clone()), "{want:?}");
             assert!(!want.message().contains("CANARY"));
         }
-        let bad = flow(vec![], vec![StepAction::Select { value: Value::Param("size".into()) }]);
+        let bad = flow(vec![], vec![StepAction::Select { value: Value::Param("size".into()), option: None }]);
         assert_eq!(bind(&bad, &m(&[]), &m(&[])), Err(BindError::Undeclared("size".into())));
         assert_eq!(format!("{:?}", Bound::Text("CANARY-x".into())), "Text(8 chars)");
     }

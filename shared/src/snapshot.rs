@@ -4,6 +4,36 @@
 //! The content script walks the DOM and sends a flat list of [`Node`]s in
 //! document order (depth gives the structure). The bridge renders them to
 //! lines such as `- button "Delete account" [e12]` and paginates.
+//!
+//! # Choices
+//!
+//! A drop-down `<select>` (role `combobox`) carries its options, and an
+//! input with a `<datalist>` its suggestions ([`Choices`]); they are
+//! rendered on one line of their own right under the element's line, one
+//! step deeper, as part of the same node (pages never split the two):
+//!
+//! ```text
+//! - combobox "Delivery" [e9]: "Standard (3–5 days)"
+//!   options: "Pick up in store"; group "Standard": "Economy", *"Standard (3–5 days)"; group "Express": "Same day" disabled
+//! - combobox "Country" [e10]: "Sweden"
+//!   options: "Afghanistan", "Åland Islands", …, *"Sweden" (+225 more: browser_snapshot scope=e10 lists them all)
+//! - combobox "City" [e11]
+//!   suggestions: "Stockholm", "Göteborg"
+//! ```
+//!
+//! Labels are quoted like names (cut to the name limit, credentials
+//! redacted), in document order, separated by `, `; `*` marks the current
+//! choice (never in a sensitive field, whose value is masked), ` disabled`
+//! an option that cannot be chosen; an `<optgroup>` opens with `group
+//! "label": ` after a `; `. Hidden options are not listed. At most
+//! [`MAX_OPTIONS_SHOWN`](crate::limits::MAX_OPTIONS_SHOWN) are listed: the
+//! first ones, and the current one after `…, ` when it comes later; `(+N
+//! more…)` counts the others and, when the element has a ref, names the
+//! scoped snapshot that lists them. A snapshot scoped to the element itself
+//! lists up to `MAX_OPTIONS_SEEN` (the options `browser_select_option` can
+//! choose from), within its `max_chars`. Listboxes (`<select multiple>`,
+//! `size` > 1, ARIA listboxes and open popups) list their options as
+//! `option` lines instead, each with its `selected` state and a ref.
 
 use serde::{Deserialize, Serialize};
 
@@ -175,6 +205,59 @@ pub struct Node {
     /// Lists, listboxes, menus, trees: number of items, rendered as ` (N items)`.
     #[serde(rename = "ic", default, skip_serializing_if = "Option::is_none")]
     pub items: Option<u32>,
+    /// A drop-down select's options or a datalist's suggestions, rendered
+    /// on the line under this one (module docs, "Choices").
+    #[serde(rename = "o", default, skip_serializing_if = "Option::is_none")]
+    pub choices: Option<Box<Choices>>,
+}
+
+/// What a drop-down `<select>` offers or a `<datalist>` suggests.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Choices {
+    /// A datalist's suggestions (`suggestions:`), not a select's options.
+    #[serde(rename = "sg", default, skip_serializing_if = "std::ops::Not::not")]
+    pub suggestions: bool,
+    /// The choices listed, in document order.
+    #[serde(rename = "c", default, skip_serializing_if = "Vec::is_empty")]
+    pub items: Vec<Choice>,
+    /// Choices not listed (`+N more`).
+    #[serde(rename = "m", default, skip_serializing_if = "is_zero")]
+    pub more: u32,
+    /// A snapshot scoped to the element lists the ones not listed here.
+    #[serde(rename = "h", default, skip_serializing_if = "std::ops::Not::not")]
+    pub scope_lists_more: bool,
+    /// Labels of the `<optgroup>`s the items are in ([`Choice::group`]).
+    #[serde(rename = "g", default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// One option or suggestion.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Choice {
+    #[serde(rename = "t")]
+    pub label: String,
+    /// The current choice.
+    #[serde(rename = "s", default, skip_serializing_if = "std::ops::Not::not")]
+    pub selected: bool,
+    #[serde(rename = "x", default, skip_serializing_if = "std::ops::Not::not")]
+    pub disabled: bool,
+    /// 1-based index into [`Choices::groups`]; 0 outside any group.
+    #[serde(rename = "g", default, skip_serializing_if = "is_zero16")]
+    pub group: u16,
+    /// Choices before this one were left out (the current choice, listed
+    /// after the first ones).
+    #[serde(rename = "k", default, skip_serializing_if = "std::ops::Not::not")]
+    pub gap: bool,
+}
+
+fn is_zero16(n: &u16) -> bool {
+    *n == 0
 }
 
 /// The role of text blocks (paragraphs, loose text). Their text is the
@@ -197,6 +280,10 @@ pub enum State {
     Invalid,
     Focused,
     Offscreen,
+    /// Clipped to nothing on screen (the screen-reader-only pattern: a box of
+    /// at most 1×1 px with its overflow or `clip` hiding it) but exposed to
+    /// assistive technology, as Chromium's tree exposes it.
+    VisuallyHidden,
 }
 
 impl State {
@@ -214,6 +301,7 @@ impl State {
             State::Invalid => "invalid",
             State::Focused => "focused",
             State::Offscreen => "offscreen",
+            State::VisuallyHidden => "visually-hidden",
         }
     }
 }
@@ -307,6 +395,21 @@ pub fn line_chars_bound(node: &Node) -> usize {
     }
     if let Some(d) = &node.desc {
         n += 6 + quoted(d);
+    }
+    if let Some(c) = &node.choices {
+        n += choices_chars_bound(c, node);
+    }
+    n
+}
+
+/// An upper bound of what [`render_choices`] adds to a line.
+fn choices_chars_bound(c: &Choices, node: &Node) -> usize {
+    let quoted = |s: &str| 2 + 2 * s.len();
+    let mut n = 1 + 2 * usize::from(node.depth.min(40)) + 2 + "suggestions: ".len();
+    n += c.items.iter().map(|i| 2 + 1 + quoted(&i.label) + " disabled".len() + "…, ".len()).sum::<usize>();
+    n += c.groups.iter().map(|g| (2 + "group ".len() + quoted(g) + 2) * c.items.len().max(1)).sum::<usize>();
+    if c.more > 0 {
+        n += 80 + node.element_ref.as_ref().map_or(0, String::len);
     }
     n
 }
@@ -454,6 +557,61 @@ fn render_line_with(node: &Node, out: &mut String, redact: bool) {
     if let Some(d) = &node.desc {
         out.push_str(" desc=");
         quote(&shown(d), out);
+    }
+    if let Some(c) = &node.choices {
+        render_choices(c, node.element_ref.as_deref(), out, &shown);
+    }
+}
+
+/// The `options:` / `suggestions:` line under an element's line (module
+/// docs, "Choices"), indented two spaces deeper than the line it follows.
+fn render_choices(c: &Choices, element_ref: Option<&str>, out: &mut String, shown: &dyn Fn(&str) -> String) {
+    let start = out.rfind('\n').map_or(0, |i| i + 1);
+    let indent = out[start..].chars().take_while(|c| *c == ' ').count() + 2;
+    out.push('\n');
+    out.extend(std::iter::repeat_n(' ', indent));
+    out.push_str(if c.suggestions { "suggestions: " } else { "options: " });
+    let mut group = 0;
+    for (i, item) in c.items.iter().enumerate() {
+        if item.group != group {
+            if i > 0 {
+                out.push_str("; ");
+            }
+            if let Some(label) = c.groups.get(usize::from(item.group).wrapping_sub(1)) {
+                out.push_str("group ");
+                quote(&shown(label), out);
+                out.push_str(": ");
+            }
+            group = item.group;
+        } else if i > 0 {
+            out.push_str(", ");
+        }
+        if item.gap {
+            out.push_str("…, ");
+        }
+        if item.selected {
+            out.push('*');
+        }
+        quote(&shown(&item.label), out);
+        if item.disabled {
+            out.push_str(" disabled");
+        }
+    }
+    if c.more > 0 {
+        if !c.items.is_empty() {
+            out.push(' ');
+        }
+        out.push_str("(+");
+        out.push_str(&c.more.to_string());
+        out.push_str(" more");
+        if c.scope_lists_more
+            && let Some(r) = element_ref
+        {
+            out.push_str(": browser_snapshot scope=");
+            out.push_str(r);
+            out.push_str(" lists them all");
+        }
+        out.push(')');
     }
 }
 
@@ -624,6 +782,79 @@ mod tests {
         assert_eq!(out.chars().count(), "- text \"\"".len() + crate::limits::MAX_TEXT_CHARS);
     }
 
+    fn choice(label: &str) -> Choice {
+        Choice { label: label.into(), ..Choice::default() }
+    }
+
+    #[test]
+    fn options_render_on_their_own_line_in_order_with_the_current_one_marked() {
+        let mut n = node(1, "combobox", "Delivery", Some("e9"));
+        n.value = Some("Standard".into());
+        let mut items = vec![choice("Pick up"), choice("Economy"), choice("Standard"), choice("Same day"), choice("Drone")];
+        items[1].group = 1;
+        items[2].group = 1;
+        items[2].selected = true;
+        items[3].group = 2;
+        items[3].disabled = true;
+        n.choices = Some(Box::new(Choices {
+            items,
+            groups: vec!["Standard".into(), "Express".into()],
+            ..Choices::default()
+        }));
+        let mut out = String::new();
+        render_line(&n, &mut out);
+        assert_eq!(
+            out,
+            "  - combobox \"Delivery\" [e9]: \"Standard\"\n    options: \"Pick up\"; group \"Standard\": \"Economy\", *\"Standard\"; group \"Express\": \"Same day\" disabled; \"Drone\""
+        );
+        assert!(line_chars_bound(&n) >= line_chars(&n, &mut String::new()));
+    }
+
+    #[test]
+    fn long_lists_say_how_many_more_and_where_to_see_them() {
+        let mut n = node(0, "combobox", "Country", Some("e3"));
+        let mut items: Vec<Choice> = (0..24).map(|i| choice(&format!("C{i}"))).collect();
+        items.push(Choice { label: "Sweden".into(), selected: true, gap: true, ..Choice::default() });
+        n.choices = Some(Box::new(Choices { items, more: 225, scope_lists_more: true, ..Choices::default() }));
+        let mut out = String::new();
+        render_line(&n, &mut out);
+        let second = out.lines().nth(1).unwrap();
+        assert!(second.starts_with("  options: \"C0\", \"C1\""), "{second}");
+        assert!(
+            second.ends_with("\"C23\", …, *\"Sweden\" (+225 more: browser_snapshot scope=e3 lists them all)"),
+            "{second}"
+        );
+        // Scoped: no hint; a datalist says `suggestions:`.
+        let c = n.choices.as_mut().unwrap();
+        c.scope_lists_more = false;
+        c.suggestions = true;
+        c.items.truncate(1);
+        out.clear();
+        render_line(&n, &mut out);
+        assert_eq!(out.lines().nth(1), Some("  suggestions: \"C0\" (+225 more)"));
+    }
+
+    #[test]
+    fn option_labels_are_quoted_cut_and_redacted_like_names() {
+        const KEY: &str = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+        let mut n = node(0, "combobox", "Wrap", Some("e2"));
+        n.choices = Some(Box::new(Choices {
+            items: vec![choice("Box\n- button \"Pay now\" [e1]"), choice(&format!("token {KEY}")), choice(&"y".repeat(500))],
+            groups: vec![],
+            ..Choices::default()
+        }));
+        let mut out = String::new();
+        render_line(&n, &mut out);
+        assert_eq!(out.lines().count(), 2, "{out}");
+        assert!(out.contains(r#"options: "Box\n- button \"Pay now\" [e1]""#), "{out}");
+        assert!(out.chars().count() < 3 * MAX_NAME_CHARS + 100, "labels are cut");
+        let snap = PageSnapshot { url: "https://h.example/".into(), nodes: vec![n], ..Default::default() };
+        let r = render(&snap, RenderOptions { max_chars: 10_000, page: 1 });
+        assert!(!r.text.contains("abcdefghijklmnop"), "{}", r.text);
+        let json = serde_json::to_string(&snap.nodes[0]).unwrap();
+        assert_eq!(serde_json::from_str::<Node>(&json).unwrap(), snap.nodes[0]);
+    }
+
     #[test]
     fn long_names_are_cut_to_the_limit() {
         let n = node(0, "link", &"x".repeat(500), Some("e1"));
@@ -745,6 +976,24 @@ mod tests {
                 }
                 if role == "heading" {
                     node.level = Some(2);
+                }
+                if r % 13 == 0 {
+                    let items = (0..(next() % 30) as usize)
+                        .map(|k| Choice {
+                            label: name.chars().skip(k).take(40).collect(),
+                            selected: k == 3,
+                            disabled: k % 4 == 1,
+                            group: (k % 3) as u16,
+                            gap: k == 5,
+                        })
+                        .collect();
+                    node.choices = Some(Box::new(Choices {
+                        items,
+                        more: [0, 7, u32::MAX][(next() % 3) as usize],
+                        scope_lists_more: true,
+                        groups: vec!["g\"1".into(), "é".repeat(50)],
+                        suggestions: r % 2 == 0,
+                    }));
                 }
                 node
             })

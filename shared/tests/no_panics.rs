@@ -181,7 +181,7 @@ fn no_pure_function_panics_on_page_text() {
             for action in [
                 RecordedAction::Navigate { url: format!("https://h.example/{a}?{b}") },
                 RecordedAction::Fill { text: Some(Typed(b.clone())) },
-                RecordedAction::Select { label: a.clone() },
+                RecordedAction::Select { label: a.clone(), option: c.clone() },
                 RecordedAction::PressKey { key: c.clone() },
             ] {
                 let _ = rec.push(RecordedStep {

@@ -81,10 +81,14 @@ pub const FOCUSABLE_WIDGET_ROLES: &[&str] = &[
     "rowheader",
 ];
 
-/// Chromium nodes whose whole subtree is left out: a collapsed `<select>`'s
-/// popup (its options are not on screen; our snapshot shows the select's
-/// value instead).
-pub const SKIP_SUBTREE: &[&str] = &["MenuListPopup"];
+/// Chromium nodes whose whole subtree is left out (none at present).
+pub const SKIP_SUBTREE: &[&str] = &[];
+
+/// Chromium nodes left out themselves, their children kept: a drop-down
+/// `<select>`'s popup, an unnamed `listbox` no snapshot shows; its options
+/// count, against the select's `options:` line ([`our_lines`] reads its
+/// choices as `option`s).
+pub const SKIP_NODE: &[&str] = &["MenuListPopup"];
 
 /// Chromium nodes whose descendants are left out: the user-agent shadow
 /// parts of native inputs (the hour/minute spinbuttons and picker button
@@ -264,7 +268,7 @@ fn walk_frame<'a>(
                     states: states_of(n),
                 });
                 let role = our_role(&chromium_role);
-                if is_interactive(&role, n) {
+                if is_interactive(&role, n) && !SKIP_NODE.contains(&chromium_role.as_str()) {
                     interactive.push(AxInteractive {
                         n: 0,
                         chromium_role: chromium_role.clone(),
@@ -351,24 +355,47 @@ fn marker_in(line: &str) -> Option<usize> {
     None
 }
 
-/// The element lines with a ref, in order.
+/// The element lines with a ref, in order; each choice of an `options:`
+/// line after one becomes an `option` line with that element's ref (a
+/// select's options are Chromium's `MenuListOption`s). `suggestions:` lines
+/// (a datalist) are not counted: Chromium shows them only while the
+/// suggestions pop up.
 pub fn our_lines(snapshot: &str) -> Vec<OurLine> {
-    snapshot
-        .lines()
-        .filter_map(|l| {
-            let p = parse_line(l)?;
-            let r = p.tokens.iter().find(|t| {
-                t.strip_prefix('[').and_then(|t| t.strip_suffix(']')).is_some_and(shared::tools::is_valid_ref)
-            })?;
-            Some(OurLine {
-                role: p.role.clone(),
-                name: p.name.clone().unwrap_or_default(),
-                element_ref: r[1..r.len() - 1].to_string(),
-                marker: marker_in(l),
-                line: l.trim().to_string(),
-            })
-        })
-        .collect()
+    let mut out: Vec<OurLine> = Vec::new();
+    let mut last_ref: Option<String> = None;
+    for l in snapshot.lines() {
+        if let Some(c) = crate::expect::parse_choices(l) {
+            if let (false, Some(r)) = (c.suggestions, &last_ref) {
+                for choice in c.choices {
+                    out.push(OurLine {
+                        role: "option".into(),
+                        name: choice.label,
+                        element_ref: r.clone(),
+                        marker: None,
+                        line: l.trim().to_string(),
+                    });
+                }
+            }
+            continue;
+        }
+        last_ref = None;
+        let Some(p) = parse_line(l) else { continue };
+        let Some(r) = p.tokens.iter().find(|t| {
+            t.strip_prefix('[').and_then(|t| t.strip_suffix(']')).is_some_and(shared::tools::is_valid_ref)
+        }) else {
+            continue;
+        };
+        let element_ref = r[1..r.len() - 1].to_string();
+        last_ref = Some(element_ref.clone());
+        out.push(OurLine {
+            role: p.role.clone(),
+            name: p.name.clone().unwrap_or_default(),
+            element_ref,
+            marker: marker_in(l),
+            line: l.trim().to_string(),
+        });
+    }
+    out
 }
 
 /// How Chromium's interactive nodes were paired with our lines:
@@ -477,6 +504,18 @@ mod tests {
         let al = align(&a, &our_lines(snap));
         assert!(al.by_marker);
         assert_eq!(al.pairs, vec![Some(1), Some(2), Some(0)]);
+    }
+
+    #[test]
+    fn options_lines_count_as_options_of_their_select() {
+        let snap = "- combobox \"Size\" [e4]: \"M\"\n  options: \"S\", *\"M\"; group \"Big\": \"L\" disabled\n- combobox \"City\" [e5]\n  suggestions: \"Oslo\"\n";
+        let ours = our_lines(snap);
+        let got: Vec<(&str, &str, &str)> =
+            ours.iter().map(|o| (o.role.as_str(), o.name.as_str(), o.element_ref.as_str())).collect();
+        assert_eq!(
+            got,
+            [("combobox", "Size", "e4"), ("option", "S", "e4"), ("option", "M", "e4"), ("option", "L", "e4"), ("combobox", "City", "e5")]
+        );
     }
 
     #[test]

@@ -137,6 +137,11 @@ impl Daemon {
         crate::Mcp::connect(self.port(), &self.mcp_token).await
     }
 
+    /// Another MCP session, as client `client`.
+    pub async fn mcp_as(&self, client: &str) -> Result<crate::Mcp> {
+        crate::Mcp::connect_as(self.port(), &self.mcp_token, client).await
+    }
+
     /// Runs `chaperone ARGS --home <this home>` with `stdin` piped in (the
     /// CLI sees no terminal); returns its exit code, stdout and stderr.
     pub fn cli(&self, args: &[&str], stdin: &str) -> Result<CliOutput> {

@@ -21,6 +21,9 @@ pub enum Expectation {
     Have { line: usize, roles: Vec<String>, name: String, tokens: Vec<String> },
     /// Text that must not appear anywhere in the snapshot.
     Lack { line: usize, text: String },
+    /// The line right after the element line with this role and name (its
+    /// `options:` or `suggestions:` line) is exactly `text`, trimmed.
+    After { line: usize, role: String, name: String, text: String },
 }
 
 /// The expectations for one fixture page.
@@ -148,8 +151,19 @@ impl Expectations {
                 let (name, after) =
                     parse_quoted(rest[role_end..].trim_start()).ok_or_else(|| bad("the name must be double-quoted"))?;
                 items.push(Expectation::Have { line, roles, name, tokens: split_tokens(after) });
+            } else if let Some(rest) = l.strip_prefix("after ") {
+                let rest = rest.trim();
+                let role_end = rest.find(' ').ok_or_else(|| bad("expected: after <role> \"<name>\" <line>"))?;
+                let (name, after) =
+                    parse_quoted(rest[role_end..].trim_start()).ok_or_else(|| bad("the name must be double-quoted"))?;
+                items.push(Expectation::After {
+                    line,
+                    role: rest[..role_end].to_string(),
+                    name,
+                    text: after.trim().to_string(),
+                });
             } else {
-                return Err(bad("lines start with `have ` or `lack `"));
+                return Err(bad("lines start with `have `, `lack ` or `after `"));
             }
         }
         if items.is_empty() {
@@ -197,6 +211,14 @@ impl Expectations {
                         failures.push(format!("line {line}: the snapshot must not contain {text:?}"));
                     }
                 }
+                Expectation::After { line, role, name, text } => {
+                    let next = line_after(snapshot, role, name);
+                    if next != Some(text.as_str()) {
+                        failures.push(format!(
+                            "line {line}: after `- {role} \"{name}\"` the snapshot has {next:?}, not {text:?}"
+                        ));
+                    }
+                }
             }
         }
         if failures.is_empty() {
@@ -237,6 +259,9 @@ impl Expectations {
                         failures.push(format!("line {line}: Chromium has no {} named {name:?}", roles.join("|")));
                     }
                 }
+                // Chromium has no such line; the faithfulness test compares
+                // the options themselves.
+                Expectation::After { .. } => {}
                 Expectation::Lack { line, text } => {
                     if let Some(n) =
                         nodes.iter().find(|n| n.name.contains(text.as_str()) || n.value.contains(text.as_str()))
@@ -262,6 +287,84 @@ impl Expectations {
             tree.join("\n")
         ))
     }
+}
+
+/// The line after the first element line with this role and name, trimmed.
+pub fn line_after<'a>(snapshot: &'a str, role: &str, name: &str) -> Option<&'a str> {
+    let mut lines = snapshot.lines();
+    while let Some(l) = lines.next() {
+        if parse_line(l).is_some_and(|p| p.role == role && p.name.as_deref() == Some(name)) {
+            return lines.next().map(str::trim);
+        }
+    }
+    None
+}
+
+/// One choice of an `options:` / `suggestions:` line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    pub label: String,
+    pub selected: bool,
+    pub disabled: bool,
+    /// The `group "…"` it is listed under.
+    pub group: Option<String>,
+    /// Listed after `…`: options before it were left out.
+    pub gap: bool,
+}
+
+/// A parsed `options:` or `suggestions:` line: the choices and the `+N
+/// more` count.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ChoiceLine {
+    pub suggestions: bool,
+    pub choices: Vec<Choice>,
+    pub more: usize,
+}
+
+/// Parses `options: "A", *"B"; group "G": "C" disabled, …, "Z" (+12 more…)`
+/// (the format of `shared::snapshot`); `None` for any other line.
+pub fn parse_choices(line: &str) -> Option<ChoiceLine> {
+    let t = line.trim_start();
+    let (suggestions, mut rest) = if let Some(r) = t.strip_prefix("options: ") {
+        (false, r)
+    } else {
+        (true, t.strip_prefix("suggestions: ")?)
+    };
+    let mut out = ChoiceLine { suggestions, ..ChoiceLine::default() };
+    let mut group = None;
+    let mut gap = false;
+    loop {
+        rest = rest.trim_start_matches([',', ';', ' ']);
+        if rest.is_empty() {
+            break;
+        }
+        if let Some(r) = rest.strip_prefix("…") {
+            gap = true;
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("group ") {
+            let (g, r) = parse_quoted(r)?;
+            group = Some(g);
+            rest = r.strip_prefix(':')?;
+        } else if let Some(r) = rest.strip_prefix("(+") {
+            let digits: String = r.chars().take_while(char::is_ascii_digit).collect();
+            out.more = digits.parse().ok()?;
+            break;
+        } else {
+            let (selected, r) = match rest.strip_prefix('*') {
+                Some(r) => (true, r),
+                None => (false, rest),
+            };
+            let (label, r) = parse_quoted(r)?;
+            let (disabled, r) = match r.strip_prefix(" disabled") {
+                Some(r) => (true, r),
+                None => (false, r),
+            };
+            out.choices.push(Choice { label, selected, disabled, group: group.clone(), gap });
+            gap = false;
+            rest = r;
+        }
+    }
+    Some(out)
 }
 
 /// The lines of a snapshot that carry a ref, without indentation.
@@ -326,6 +429,24 @@ mod tests {
     fn refs_are_found_by_role_and_name() {
         assert_eq!(ref_of(SNAP, "checkbox", "Remember me").as_deref(), Some("e9"));
         assert_eq!(ref_lines(SNAP).len(), 3);
+    }
+
+    #[test]
+    fn choice_lines_parse_and_after_expectations_match() {
+        let line = r#"  options: "None", *"Tea \"green\""; group "Hot": "Coffee" disabled, …, "Soup" (+12 more: browser_snapshot scope=e3 lists them all)"#;
+        let c = parse_choices(line).unwrap();
+        assert!(!c.suggestions);
+        assert_eq!(c.more, 12);
+        let labels: Vec<&str> = c.choices.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(labels, ["None", "Tea \"green\"", "Coffee", "Soup"]);
+        assert!(c.choices[1].selected && !c.choices[0].selected);
+        assert!(c.choices[2].disabled && c.choices[2].group.as_deref() == Some("Hot"));
+        assert!(c.choices[3].gap && !c.choices[2].gap);
+        assert_eq!(parse_choices(r#"suggestions: "A""#).unwrap().choices.len(), 1);
+        assert!(parse_choices("- button \"x\"").is_none());
+        let snap = format!("{SNAP}  options: *\"France\", \"Italy\"\n");
+        exps("after combobox \"Country\" options: *\"France\", \"Italy\"").check(&snap).unwrap();
+        assert!(exps("after combobox \"Country\" options: \"France\"").check(&snap).is_err());
     }
 
     #[test]

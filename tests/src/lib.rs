@@ -38,7 +38,9 @@ mod stdio;
 pub use browser::{Browser, BrowserOptions};
 pub use cdp::{AxNode, Cdp, CdpSession, TargetInfo};
 pub use daemon::{CliOutput, Daemon, wait_for_extension, wait_for_extension_within};
-pub use expect::{Expectation, Expectations, ParsedLine, parse_line, ref_lines, ref_of};
+pub use expect::{
+    Choice, ChoiceLine, Expectation, Expectations, ParsedLine, line_after, parse_choices, parse_line, ref_lines, ref_of,
+};
 pub use ext_socket::{ExtFrames, Rogue};
 pub use fixtures::{FixtureServer, download_bytes};
 pub use human::{Human, ShownRequest};
@@ -57,8 +59,10 @@ pub fn sites_dir() -> PathBuf {
 }
 
 /// Every fixture page under `fixtures/sites/`, as `site/…/page.html`,
-/// sorted: `*.html` files that are not symlinks (the `strict/` copies) and
-/// not `*.frame.html` (documents that only live inside an iframe).
+/// sorted: `*.html` files that are not symlinks (the `strict/` copies), not
+/// `*.frame.html` (documents that only live inside an iframe) and not
+/// `*.bulk.html` (stress pages, e.g. a 5,000-option select, that their own
+/// tests load).
 pub fn fixture_pages() -> Vec<String> {
     fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
         let Ok(entries) = std::fs::read_dir(dir) else { return };
@@ -71,7 +75,7 @@ pub fn fixture_pages() -> Vec<String> {
             }
             if ft.is_dir() {
                 walk(&path, root, out);
-            } else if name.ends_with(".html") && !name.ends_with(".frame.html") {
+            } else if name.ends_with(".html") && !name.ends_with(".frame.html") && !name.ends_with(".bulk.html") {
                 let rel = path.strip_prefix(root).unwrap_or(&path);
                 out.push(rel.to_string_lossy().replace('\\', "/"));
             }

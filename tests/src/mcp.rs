@@ -28,8 +28,15 @@ pub struct Mcp {
 }
 
 impl Mcp {
-    /// Connects to `http://127.0.0.1:PORT/mcp` and runs the handshake.
+    /// Connects to `http://127.0.0.1:PORT/mcp` and runs the handshake, as
+    /// client `chaperone-e2e`.
     pub async fn connect(port: u16, token: &str) -> Result<Mcp> {
+        Mcp::connect_as(port, token, "chaperone-e2e").await
+    }
+
+    /// [`connect`](Self::connect) with `clientInfo.name` = `client`: a
+    /// session of its own, as a second agent has.
+    pub async fn connect_as(port: u16, token: &str, client: &str) -> Result<Mcp> {
         let mut mcp = Mcp {
             http: reqwest::Client::builder()
                 .timeout(Duration::from_secs(120))
@@ -49,7 +56,7 @@ impl Mcp {
                 json!({
                     "protocolVersion": PROTOCOL_VERSION,
                     "capabilities": {},
-                    "clientInfo": { "name": "chaperone-e2e", "version": "0" }
+                    "clientInfo": { "name": client, "version": "0" }
                 }),
             )
             .await
@@ -88,6 +95,38 @@ impl Mcp {
         self.received.extend_from_slice(text.as_bytes());
         if !status.is_success() {
             bail!("{method}: HTTP {status}: {text}");
+        }
+        Ok(())
+    }
+
+    /// A second handle on this same session (its own HTTP client, the same
+    /// `Mcp-Session-Id`), for a request while another one is in flight.
+    pub fn same_session(&self) -> Mcp {
+        Mcp {
+            http: self.http.clone(),
+            url: self.url.clone(),
+            token: self.token.clone(),
+            session: self.session.clone(),
+            protocol_version: self.protocol_version.clone(),
+            next_id: AtomicU64::new(1_000_000 + self.next_id.load(Ordering::Relaxed)),
+            server_info: self.server_info.clone(),
+            received: Vec::new(),
+        }
+    }
+
+    /// Ends the session (`DELETE /mcp`), as a client that is done does.
+    pub async fn close(&mut self) -> Result<()> {
+        let Some(session) = self.session.take() else { bail!("no session to end") };
+        let resp = self
+            .http
+            .delete(&self.url)
+            .bearer_auth(&self.token)
+            .header("Mcp-Session-Id", session)
+            .header("MCP-Protocol-Version", &self.protocol_version)
+            .send()
+            .await?;
+        if !resp.status().is_success() {
+            bail!("DELETE /mcp: HTTP {}", resp.status());
         }
         Ok(())
     }

@@ -435,7 +435,10 @@ async fn prepare_with(state: &AppState, audit: &Audit<'_>, plan: Plan, step: &St
         record_refusal(audit, &plan, &summary, Some(&url), None, &e).await;
         return Err(e);
     }
-    if let Err(e) = check_sensitive(&plan, sensitive).and_then(|()| check_file_input(&plan, element.as_ref())) {
+    if let Err(e) = check_sensitive(&plan, sensitive)
+        .and_then(|()| check_file_input(&plan, element.as_ref()))
+        .and_then(|()| check_options(&plan, element.as_ref()))
+    {
         record_refusal(audit, &plan, &summary, Some(&url), None, &e).await;
         return Err(e);
     }
@@ -536,6 +539,25 @@ fn check_file_input(plan: &Plan, element: Option<&ResolvedElement>) -> Result<()
             "files go only into a file input (<input type=file>); give the ref of one from browser_snapshot",
         )),
         _ => Ok(()),
+    }
+}
+
+/// `browser_select_option` with a value no enabled option of the select
+/// has: refused before anything is dispatched (nobody is asked about a
+/// choice that cannot be made), saying which options there are
+/// (`shared::action::missing_option_message`, redacted: labels are page
+/// text).
+fn check_options(plan: &Plan, element: Option<&ResolvedElement>) -> Result<(), WireError> {
+    let (Action::SelectOption { values }, Some(e)) = (&plan.action, element) else { return Ok(()) };
+    if e.facts.options.is_empty() {
+        return Ok(());
+    }
+    match values.iter().find(|v| shared::risk::chosen_option(&e.facts.options, v).is_none()) {
+        Some(missing) => {
+            let msg = shared::action::missing_option_message(&e.facts.options, missing, plan.target.as_deref());
+            Err(err(ErrorCode::InvalidRequest, shared::redact::redact_text(&msg)))
+        }
+        None => Ok(()),
     }
 }
 
@@ -928,7 +950,7 @@ pub(crate) async fn click(
     args: shared::tools::ClickArgs,
 ) -> Result<CallToolResult, WireError> {
     check_ref(&args.element_ref)?;
-    let tab = state.require_agent_tab(args.tab)?;
+    let tab = state.require_agent_tab(caller.key, args.tab)?;
     let plan = Plan {
         tool: "browser_click",
         tab,
@@ -943,7 +965,7 @@ pub(crate) async fn click(
 
 pub(crate) async fn type_text(state: &AppState, caller: &Caller, args: TypeArgs) -> Result<CallToolResult, WireError> {
     check_ref(&args.element_ref)?;
-    let tab = state.require_agent_tab(args.tab)?;
+    let tab = state.require_agent_tab(caller.key, args.tab)?;
     let (action, secret) = check_value(state, &args.text).await?.into_action(args.submit.unwrap_or(false));
     let plan = Plan {
         tool: "browser_type",
@@ -966,7 +988,7 @@ pub(crate) async fn select_option(
     if args.values.is_empty() || args.values.len() > MAX_OPTIONS {
         return Err(err(ErrorCode::InvalidRequest, format!("values must list 1 to {MAX_OPTIONS} options")));
     }
-    let tab = state.require_agent_tab(args.tab)?;
+    let tab = state.require_agent_tab(caller.key, args.tab)?;
     let plan = Plan {
         tool: "browser_select_option",
         tab,
@@ -991,7 +1013,7 @@ pub(crate) async fn press_key(
     if key.is_empty() || key.chars().count() > 40 || key.chars().any(char::is_control) {
         return Err(err(ErrorCode::InvalidRequest, "key must be a key name like Enter, Tab, ArrowDown or a"));
     }
-    let tab = state.require_agent_tab(args.tab)?;
+    let tab = state.require_agent_tab(caller.key, args.tab)?;
     let plan = Plan {
         tool: "browser_press_key",
         tab,
@@ -1014,7 +1036,7 @@ pub(crate) async fn scroll(state: &AppState, caller: &Caller, args: ScrollArgs) 
         (None, Some(_)) => ScrollDirection::IntoView,
         (None, None) => return Err(err(ErrorCode::InvalidRequest, "give a ref, a direction, or both")),
     };
-    let tab = state.require_agent_tab(args.tab)?;
+    let tab = state.require_agent_tab(caller.key, args.tab)?;
     let plan = Plan {
         tool: "browser_scroll",
         tab,
@@ -1029,7 +1051,7 @@ pub(crate) async fn scroll(state: &AppState, caller: &Caller, args: ScrollArgs) 
 
 pub(crate) async fn hover(state: &AppState, caller: &Caller, args: HoverArgs) -> Result<CallToolResult, WireError> {
     check_ref(&args.element_ref)?;
-    let tab = state.require_agent_tab(args.tab)?;
+    let tab = state.require_agent_tab(caller.key, args.tab)?;
     let plan = Plan {
         tool: "browser_hover",
         tab,
@@ -1135,7 +1157,7 @@ pub(crate) async fn fill_form(
             return Err(err(ErrorCode::InvalidRequest, format!("{} appears twice", f.element_ref)));
         }
     }
-    let tab = state.require_agent_tab(args.tab)?;
+    let tab = state.require_agent_tab(caller.key, args.tab)?;
     let mut texts = Vec::with_capacity(args.fields.len());
     for f in &args.fields {
         texts.push(check_value(state, &f.value).await?);
@@ -1201,8 +1223,6 @@ pub(crate) async fn close_other_tab(
     caller: &Caller,
     tab: TabId,
 ) -> Result<CallToolResult, WireError> {
-    let lock = state.actions().lock_for(tab);
-    let _serial = lock.lock().await;
     let audit = Audit::new(state, caller);
     let plan = Plan {
         tool: "browser_tabs",
@@ -1217,10 +1237,12 @@ pub(crate) async fn close_other_tab(
     let listed =
         state.hub().call(Command::TabsList { tabs: vec![tab] }, Duration::from_millis(COMMAND_TIMEOUT_MS)).await;
     let url = match listed {
+        // Another session's tab does not exist for this one
+        // (`shared::sessions`): the same answer and row as a closed tab.
         Ok(CommandResult::Tabs { tabs }) => match tabs.into_iter().find(|t| t.id == tab) {
-            Some(info) => info.url,
-            None => {
-                let e = err(ErrorCode::NotFound, format!("no tab {tab}"));
+            Some(info) if !state.registry().is_agent_tab(tab) => info.url,
+            _ => {
+                let e = shared::sessions::no_such_tab(tab);
                 audit
                     .record(Row {
                         tool: plan.tool,
@@ -1236,6 +1258,9 @@ pub(crate) async fn close_other_tab(
         Ok(_) => return Err(unexpected()),
         Err(e) => return Err(e),
     };
+    // Only now, for the person's tab: never waits on another session's.
+    let lock = state.actions().lock_for(tab);
+    let _serial = lock.lock().await;
     state.actions().remember_url(tab, &url);
     let result = async {
         let prepared = prepare(state, &audit, plan).await?;
@@ -1245,7 +1270,7 @@ pub(crate) async fn close_other_tab(
     .await;
     state.actions().forget(tab);
     let p = result?;
-    let current = state.tabs().current;
+    let (_, current) = state.session_tabs(caller.key);
     let mut r = CallToolResult::success(vec![rmcp::model::ContentBlock::text(format!(
         "Closed tab {tab} (a tab you did not open; {}).",
         match p.decision {
@@ -1270,7 +1295,7 @@ pub(crate) async fn screenshot(
     args: shared::tools::ScreenshotArgs,
 ) -> Result<CallToolResult, WireError> {
     const TOOL: &str = "browser_screenshot";
-    let tab = state.require_agent_tab(args.tab)?;
+    let tab = state.require_agent_tab(caller.key, args.tab)?;
     let lock = state.actions().lock_for(tab);
     let _serial = lock.lock().await;
     let audit = Audit::new(state, caller);

@@ -4,7 +4,8 @@
 //!
 //! Every row names its caller ([`Caller`]): `mcp:` and the first 8
 //! characters of the MCP session id, or `mcp` for a request without a
-//! session. Rows go to the [`AuditStore`], which
+//! session, and its client's label (column `client`, the sanitised
+//! `clientInfo.name`). Rows go to the [`AuditStore`], which
 //! redacts every field again and drops URLs' query strings.
 //!
 //! The store is SQLite with `synchronous=FULL`: each commit waits for an
@@ -17,17 +18,34 @@
 use shared::audit::DecidedBy;
 use shared::protocol::TabId;
 use shared::risk::RiskLevel;
+use shared::sessions::SessionKey;
 
 use super::AppState;
 use crate::audit::{AuditStore, NewEntry};
 
-/// Who is calling, as the audit names it (see the module docs).
+/// Who is calling: the session whose tabs it may use
+/// (`shared::sessions`), and as the audit names it (see the module docs).
 #[derive(Debug, Clone)]
 pub(crate) struct Caller {
     pub(crate) session: String,
+    /// The session's key; `SessionKey(0)` (owning nothing) for rows no
+    /// MCP session caused.
+    pub(crate) key: SessionKey,
+    /// Its client's label (`shared::sessions::client_label`).
+    pub(crate) client: Option<String>,
 }
 
 impl Caller {
+    /// Session `key`'s caller: its short id and client label.
+    pub(crate) fn of(key: SessionKey, session_id: Option<&str>, client: &str) -> Caller {
+        Caller { key, client: Some(client.to_string()), ..Caller::from_session_id(session_id) }
+    }
+
+    /// A caller that is no MCP session (`session` names it in the audit).
+    pub(crate) fn internal(session: &str) -> Caller {
+        Caller { session: session.to_string(), key: SessionKey(0), client: None }
+    }
+
     /// The caller of a request with MCP session id `session_id`, if any:
     /// `mcp:` and its first 8 letters, digits or dashes (enough to tell
     /// sessions apart, too short to reuse), else `mcp`.
@@ -35,7 +53,11 @@ impl Caller {
         let short = session_id
             .map(|id| id.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').take(8).collect::<String>())
             .filter(|id| !id.is_empty());
-        Caller { session: short.map_or_else(|| "mcp".to_string(), |id| format!("mcp:{id}")) }
+        Caller {
+            session: short.map_or_else(|| "mcp".to_string(), |id| format!("mcp:{id}")),
+            key: SessionKey(0),
+            client: None,
+        }
     }
 }
 
@@ -71,6 +93,7 @@ impl<'a> Audit<'a> {
         let store = self.store?.clone();
         let entry = NewEntry {
             session: self.caller.session.clone(),
+            client: self.caller.client.clone(),
             tab: row.tab,
             tool: row.tool.to_string(),
             summary: row.summary.to_string(),

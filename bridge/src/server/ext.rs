@@ -306,6 +306,13 @@ impl ExtHub {
         Ok(g.grant.clone())
     }
 
+    /// Queues `frame` for the live connection without waiting (a full
+    /// queue or no connection drops it); false when dropped.
+    pub(crate) fn notify(&self, frame: BridgeToExt) -> bool {
+        let tx = self.lock().live.as_ref().map(|c| c.tx.clone());
+        tx.is_some_and(|tx| tx.try_send(frame).is_ok())
+    }
+
     /// Queues `frame` for `connection`; false when it is no longer the
     /// live one (the frame is dropped).
     pub(crate) async fn send_to(&self, connection: u64, frame: BridgeToExt) -> bool {
@@ -506,6 +513,9 @@ async fn socket_task(state: AppState, mut socket: WebSocket, permit: OwnedSemaph
     )
     .await
     {
+        if !state.registry().infos().is_empty() {
+            state.push_sessions();
+        }
         authenticated_loop(&state, &mut socket, number, &mut outgoing).await;
     }
     state.hub().unregister(number);
@@ -586,6 +596,10 @@ async fn authenticated_loop(
                     }
                     Ok(ExtToBridge::Download { event }) => {
                         super::files::spawn_download_event(state, number, event);
+                        true
+                    }
+                    Ok(ExtToBridge::GiveTab { tab, session }) => {
+                        state.give_tab(tab, session);
                         true
                     }
                     Ok(ExtToBridge::Hello { .. }) | Err(_) => false,

@@ -105,6 +105,8 @@ pub(crate) struct Files {
 struct Download {
     id: u64,
     tab: TabId,
+    /// The session whose tab started it (only that session lists it).
+    session: shared::sessions::SessionKey,
     name: String,
     /// Redacted, without its query.
     url: String,
@@ -175,7 +177,7 @@ pub(crate) async fn browser_upload_file(
         tracing::info!(tool = "browser_upload_file", "upload refused: uploads are off");
         return Err(err(ErrorCode::PermissionDenied, format!("uploads are off; {HOW_TO_ALLOW_UPLOADS}")));
     }
-    let tab = state.require_agent_tab(args.tab)?;
+    let tab = state.require_agent_tab(caller.key, args.tab)?;
     if args.paths.is_empty() || args.paths.len() > MAX_UPLOAD_FILES {
         return Err(err(ErrorCode::InvalidRequest, format!("paths must list 1 to {MAX_UPLOAD_FILES} files")));
     }
@@ -408,7 +410,7 @@ pub(super) fn spawn_download_event(state: &AppState, connection: u64, event: Dow
 
 /// The audit's caller for downloads: the browser reported them.
 fn download_caller() -> Caller {
-    Caller { session: "browser".to_string() }
+    Caller::internal("browser")
 }
 
 async fn verdict(state: &AppState, connection: u64, id: u64, verdict: DownloadVerdict) {
@@ -420,17 +422,18 @@ async fn verdict(state: &AppState, connection: u64, id: u64, verdict: DownloadVe
 async fn on_download(state: &AppState, connection: u64, event: DownloadEvent) {
     match event {
         DownloadEvent::Started { id, tab, url, name, mime, size } => {
-            if !state.tabs().contains(tab) {
+            let shared::sessions::Owner::Session(session) = state.registry().owner(tab) else {
                 // The person's own download: untouched, unrecorded.
                 verdict(state, connection, id, DownloadVerdict::Leave).await;
                 return;
-            }
+            };
             started(
                 state,
                 connection,
                 Download {
                     id,
                     tab,
+                    session,
                     name: shared::files::sanitize_download_name(&name),
                     url: shared::redact::redact_url(shared::url::strip_query(&url)),
                     mime: mime.chars().filter(|c| !c.is_control()).take(100).collect(),
@@ -658,11 +661,15 @@ fn copy_hashing(from: &mut File, to: &mut File) -> Result<(u64, String), String>
 }
 
 /// `browser_downloads` (see the module docs).
-pub(crate) async fn browser_downloads(state: &AppState, args: DownloadsArgs) -> Result<CallToolResult, WireError> {
+pub(crate) async fn browser_downloads(
+    state: &AppState,
+    caller: &Caller,
+    args: DownloadsArgs,
+) -> Result<CallToolResult, WireError> {
     if args.tab.is_some() {
-        state.agent_tab(args.tab)?;
+        state.agent_tab(caller.key, args.tab)?;
     }
-    let mine = |d: &Download| args.tab.is_none_or(|t| t == d.tab);
+    let mine = |d: &Download| d.session == caller.key && args.tab.is_none_or(|t| t == d.tab);
     let deadline = Instant::now() + Duration::from_millis(DOWNLOAD_WAIT_MS);
     while Instant::now() < deadline
         && state.inner.files.downloads().iter().any(|d| mine(d) && d.state == DownloadState::InProgress)

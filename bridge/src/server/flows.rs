@@ -215,7 +215,7 @@ fn step_line(step: &Step) -> String {
         StepAction::Navigate { url } => format!("navigate to {}", shared::snapshot::display_url(url)),
         StepAction::Click => format!("click{target}"),
         StepAction::Fill { value: v } => format!("fill{target} with {}", value(v, true)),
-        StepAction::Select { value: v } => format!("select {} in{target}", value(v, false)),
+        StepAction::Select { value: v, .. } => format!("select {} in{target}", value(v, false)),
         StepAction::Check { checked } => format!("{}{target}", if *checked { "check" } else { "uncheck" }),
         StepAction::PressKey { key } => format!("press {key} on{target}"),
     }
@@ -328,8 +328,8 @@ async fn flow_delete(state: &AppState, caller: &Caller, name: &str) -> Result<Ca
 
 /// The tab a run uses: the agent's current (or named) tab; a flow that
 /// starts with a navigation opens one when the agent has none.
-async fn run_tab(state: &AppState, args_tab: Option<TabId>, flow: &Flow) -> Result<TabId, WireError> {
-    if let Some(tab) = state.agent_tab(args_tab)? {
+async fn run_tab(state: &AppState, caller: &Caller, args_tab: Option<TabId>, flow: &Flow) -> Result<TabId, WireError> {
+    if let Some(tab) = state.agent_tab(caller.key, args_tab)? {
         return Ok(tab);
     }
     if !matches!(flow.steps.first().map(|s| &s.action), Some(StepAction::Navigate { .. })) {
@@ -340,7 +340,7 @@ async fn run_tab(state: &AppState, args_tab: Option<TabId>, flow: &Flow) -> Resu
     }
     match state.hub().call(Command::TabNew { url: None }, Duration::from_millis(COMMAND_TIMEOUT_MS)).await? {
         CommandResult::Tab { tab } => {
-            state.tabs().add(tab.id);
+            state.own_tab(caller.key, tab.id);
             Ok(tab.id)
         }
         _ => Err(err(ErrorCode::Internal, "unexpected answer from the browser extension")),
@@ -361,7 +361,7 @@ async fn flow_run(state: &AppState, caller: &Caller, args: FlowRunArgs) -> Resul
     let bound =
         shared::replay::bind(&flow, &args.params, &secrets).map_err(|e| err(ErrorCode::InvalidRequest, e.message()))?;
     check_secrets(state, &args.secrets).await?;
-    let tab = run_tab(state, args.tab, &flow).await?;
+    let tab = run_tab(state, caller, args.tab, &flow).await?;
     let lock = state.actions().lock_for(tab);
     let _serial = lock.lock().await;
     tracing::info!(flow = %flow.name, tab, steps = flow.steps.len(), session = %caller.session, "flow run started");
@@ -451,7 +451,7 @@ async fn run_step(
             Ok(Bound::Secret(n)) => StepDo::Fill(ValueSource::Secret(SecretRef { secret: n })),
             Err(e) => return failed(step, e),
         },
-        StepAction::Select { value } => match value_of(value, bound) {
+        StepAction::Select { value, .. } => match value_of(value, bound) {
             Ok(Bound::Text(t)) => StepDo::Select(t),
             Ok(Bound::Secret(_)) => {
                 return failed(step, err(ErrorCode::InvalidRequest, "a secret cannot choose an option"));

@@ -35,6 +35,7 @@ use shared::tools::HandoffArgs;
 
 use super::AppState;
 use super::audit::{Audit, Caller, Row};
+use shared::sessions::SessionKey;
 use super::results::untrusted_result;
 
 /// How often a waiting call's progress is looked at, and how often it is
@@ -61,7 +62,7 @@ pub(crate) async fn browser_handoff(
     args: HandoffArgs,
 ) -> Result<CallToolResult, WireError> {
     let reason = shared::handoff::check_reason(&args.reason)?;
-    let tab = state.require_agent_tab(args.tab)?;
+    let tab = state.require_agent_tab(caller.key, args.tab)?;
     if let Some(url) = state.actions().page(tab).url {
         state.check_site(&url)?;
     }
@@ -107,7 +108,12 @@ pub(crate) async fn browser_handoff(
 pub(crate) async fn audit(state: &AppState, record: &Record) {
     use shared::audit::DecidedBy;
     use shared::handoff::Outcome;
-    let caller = Caller { session: "extension".to_string() };
+    // The row names the session whose tab it was, if any.
+    let owner = state.registry().owner_of(record.tab);
+    let caller = match owner {
+        Some((key, s)) => Caller { session: s.short, key, client: Some(s.client) },
+        None => Caller::internal("extension"),
+    };
     let summary = format!("hand-off: {} ({})", record.kind, record.trigger.as_str());
     let reasons = [format!("trigger: {}", record.trigger.as_str()), format!("duration_ms: {}", record.duration_ms)];
     let decided_by = match record.outcome {
@@ -130,8 +136,8 @@ pub(crate) async fn audit(state: &AppState, record: &Record) {
 }
 
 /// The agent's tabs that wait for the person.
-pub(crate) fn agent_waiting(state: &AppState) -> Vec<Waiting> {
-    let (mine, _) = state.agent_tabs();
+pub(crate) fn agent_waiting(state: &AppState, me: SessionKey) -> Vec<Waiting> {
+    let (mine, _) = state.session_tabs(me);
     state.hub().waiting().into_iter().filter(|w| mine.contains(&w.tab)).collect()
 }
 
@@ -157,8 +163,8 @@ fn now_ms() -> u64 {
 }
 
 /// `browser_status`'s lines and JSON about tabs waiting for the person.
-pub(crate) fn status_lines(state: &AppState) -> (String, Value) {
-    let waiting = agent_waiting(state);
+pub(crate) fn status_lines(state: &AppState, me: SessionKey) -> (String, Value) {
+    let waiting = agent_waiting(state, me);
     let now = now_ms();
     let mut text = format!("Tabs waiting for the person: {}\n", if waiting.is_empty() { "none" } else { "" });
     let mut list = Vec::new();
@@ -182,7 +188,12 @@ pub(crate) fn status_lines(state: &AppState) -> (String, Value) {
 /// While a call runs: a progress notification whenever the agent's
 /// waiting tabs change, and every [`PROGRESS_REPEAT`] while they wait.
 /// Runs until the returned guard is dropped (when the call ends).
-pub(crate) fn watch_progress(state: &AppState, peer: Peer<RoleServer>, token: ProgressToken) -> ProgressGuard {
+pub(crate) fn watch_progress(
+    state: &AppState,
+    me: SessionKey,
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+) -> ProgressGuard {
     let state = state.clone();
     let task = tokio::spawn(async move {
         let mut step = 0u32;
@@ -190,7 +201,7 @@ pub(crate) fn watch_progress(state: &AppState, peer: Peer<RoleServer>, token: Pr
         let mut last_sent = tokio::time::Instant::now();
         loop {
             tokio::time::sleep(PROGRESS_POLL).await;
-            let waiting = agent_waiting(&state);
+            let waiting = agent_waiting(&state, me);
             if waiting.is_empty() {
                 last = None;
                 continue;

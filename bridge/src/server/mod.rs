@@ -29,6 +29,7 @@ mod handoff;
 mod mcp;
 mod record;
 mod results;
+mod sessions;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,7 +43,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use shared::error::{ErrorCode, WireError};
-use shared::protocol::{BridgeStatus, BrowserStatus, TabId};
+use shared::protocol::{BridgeStatus, BridgeToExt, BrowserStatus, TabId};
+use shared::sessions::SessionKey;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -73,7 +75,9 @@ struct Inner {
     /// `127.0.0.1:P`, `localhost:P`, `[::1]:P`.
     allowed_hosts: [String; 3],
     hub: ExtHub,
-    tabs: Mutex<AgentTabs>,
+    /// Every MCP session and the tabs it owns (`sessions.rs`).
+    sessions: Mutex<sessions::Registry>,
+    session_keys: sessions::Keys,
     /// Per-tab action locks, last seen URLs, gate ids.
     actions: actions::Actions,
     /// Staged uploads and this daemon's downloads.
@@ -92,36 +96,6 @@ struct Inner {
     recorder: record::Recorder,
 }
 
-/// The `PERMISSION_DENIED` message for a tab the agent did not open.
-pub(crate) const NOT_AGENT_TAB: &str = "this tab was not opened by the agent";
-
-/// Tabs the agent opened (the only ones it may select, close, navigate or
-/// read) and the current one. Every MCP session of this bridge is the same
-/// agent: they share these tabs.
-#[derive(Debug, Default)]
-pub(crate) struct AgentTabs {
-    pub(crate) tabs: Vec<TabId>,
-    pub(crate) current: Option<TabId>,
-}
-
-impl AgentTabs {
-    pub(crate) fn contains(&self, tab: TabId) -> bool {
-        self.tabs.contains(&tab)
-    }
-    pub(crate) fn add(&mut self, tab: TabId) {
-        if !self.contains(tab) {
-            self.tabs.push(tab);
-        }
-        self.current = Some(tab);
-    }
-    pub(crate) fn remove(&mut self, tab: TabId) {
-        self.tabs.retain(|t| *t != tab);
-        if self.current == Some(tab) {
-            self.current = self.tabs.last().copied();
-        }
-    }
-}
-
 impl AppState {
     /// State for a bridge listening on `port` (used for the `Host` check).
     pub fn new(config: ServeConfig, port: u16) -> Self {
@@ -132,7 +106,8 @@ impl AppState {
                 port,
                 allowed_hosts,
                 hub: ExtHub::new(),
-                tabs: Mutex::new(AgentTabs::default()),
+                sessions: Mutex::new(sessions::Registry::default()),
+                session_keys: sessions::Keys::default(),
                 actions: actions::Actions::new(),
                 files: files::Files::default(),
                 unauthenticated: Arc::new(Semaphore::new(shared::limits::MAX_UNAUTHENTICATED_SOCKETS)),
@@ -178,39 +153,117 @@ impl AppState {
         self.inner.mcp_sessions.sessions.read().await.len()
     }
 
-    /// Tab ids the agent opened, in order, and the current one.
+    /// Tab ids session `me` owns, in order, and its current one.
+    pub(crate) fn session_tabs(&self, me: SessionKey) -> (Vec<TabId>, Option<TabId>) {
+        let s = self.registry().of(me);
+        (s.tabs, s.current)
+    }
+
+    /// Every tab some session owns (in session order), and the current
+    /// tab of the newest session that has one.
     pub fn agent_tabs(&self) -> (Vec<TabId>, Option<TabId>) {
-        let tabs = self.tabs();
-        (tabs.tabs.clone(), tabs.current)
+        let registry = self.registry();
+        (registry.all_tabs(), registry.newest_current())
+    }
+
+    /// Every tab some session owns.
+    pub fn all_agent_tabs(&self) -> Vec<TabId> {
+        self.registry().all_tabs()
+    }
+
+    /// The open sessions and their tabs, as the extension is told.
+    pub fn sessions(&self) -> Vec<shared::sessions::SessionInfo> {
+        self.registry().infos()
     }
 
     pub(crate) fn actions(&self) -> &actions::Actions {
         &self.inner.actions
     }
 
-    pub(crate) fn tabs(&self) -> std::sync::MutexGuard<'_, AgentTabs> {
-        self.inner.tabs.lock().unwrap_or_else(|p| p.into_inner())
+    pub(crate) fn registry(&self) -> std::sync::MutexGuard<'_, sessions::Registry> {
+        self.inner.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The one rule for which tab a tool may touch: `tab` if the agent
-    /// opened it (`PERMISSION_DENIED` with [`NOT_AGENT_TAB`] otherwise),
-    /// else the current tab, `None` when there is none. (Closing a tab the
-    /// agent did not open is not touching it: it goes through the gate,
+    /// The one rule for which tab a tool of session `me` may touch: `tab`
+    /// if `me` owns it (`shared::sessions::sees`; any other tab is
+    /// `NOT_FOUND`, [`shared::sessions::no_such_tab`], as if it were not
+    /// open), else `me`'s current tab, `None` when it has none. (Closing a
+    /// tab of the person is not touching it: it goes through the gate,
     /// `actions::close_other_tab`.)
-    pub(crate) fn agent_tab(&self, tab: Option<TabId>) -> Result<Option<TabId>, WireError> {
-        let tabs = self.tabs();
+    pub(crate) fn agent_tab(&self, me: SessionKey, tab: Option<TabId>) -> Result<Option<TabId>, WireError> {
+        let registry = self.registry();
         match tab {
-            Some(t) if tabs.contains(t) => Ok(Some(t)),
-            Some(_) => Err(WireError::new(ErrorCode::PermissionDenied, NOT_AGENT_TAB)),
-            None => Ok(tabs.current),
+            Some(t) if registry.sees(me, t) => Ok(Some(t)),
+            Some(t) => Err(shared::sessions::no_such_tab(t)),
+            None => Ok(registry.of(me).current),
         }
     }
 
     /// [`agent_tab`](Self::agent_tab), with `INVALID_REQUEST` when there is
     /// no current tab.
-    pub(crate) fn require_agent_tab(&self, tab: Option<TabId>) -> Result<TabId, WireError> {
-        self.agent_tab(tab)?
+    pub(crate) fn require_agent_tab(&self, me: SessionKey, tab: Option<TabId>) -> Result<TabId, WireError> {
+        self.agent_tab(me, tab)?
             .ok_or_else(|| WireError::new(ErrorCode::InvalidRequest, "no current tab: open one with browser_tabs new"))
+    }
+
+    /// `tab` becomes session `me`'s and its current tab (false: another
+    /// session's tab, never taken).
+    pub(crate) fn own_tab(&self, me: SessionKey, tab: TabId) -> bool {
+        let added = self.registry().add(me, tab);
+        if added {
+            self.push_sessions();
+        }
+        added
+    }
+
+    /// `tab` was closed.
+    pub(crate) fn tab_closed(&self, tab: TabId) {
+        self.registry().remove(tab);
+        self.actions().forget(tab);
+        self.push_sessions();
+    }
+
+    /// Registers session `me` on its first message (see `sessions.rs`).
+    pub(crate) fn open_session(&self, me: SessionKey, client: &str, short: &str) {
+        if self.registry().open(me, client, short) {
+            tracing::info!(session = %short, client = %client, "agent session started");
+            self.push_sessions();
+        }
+    }
+
+    /// Ends session `me`: its tabs stay open for the person, ungrouped,
+    /// and no session can use them unless the person gives one.
+    pub(crate) fn end_session(&self, me: SessionKey) {
+        let (was_open, short, released) = {
+            let mut registry = self.registry();
+            let short = registry.of(me).short;
+            (registry.is_open(me), short, registry.end(me))
+        };
+        if !was_open {
+            return;
+        }
+        for tab in &released {
+            self.actions().forget(*tab);
+        }
+        tracing::info!(session = %short, released = released.len(), "agent session ended");
+        self.push_sessions();
+    }
+
+    /// The person gives their tab `tab` to session `to` (the popup's "Let
+    /// <client> use this tab").
+    pub(crate) fn give_tab(&self, tab: TabId, to: SessionKey) {
+        let given = self.registry().give(tab, to);
+        match given {
+            Ok(()) => tracing::info!(tab, session = to.0, "the person gave a tab to an agent"),
+            Err(e) => tracing::info!(tab, session = to.0, reason = e.message(), "tab not given"),
+        }
+        self.push_sessions();
+    }
+
+    /// Tells the extension every session and its tabs (`BridgeToExt::Sessions`).
+    pub(crate) fn push_sessions(&self) {
+        let sessions = self.registry().infos();
+        self.hub().notify(BridgeToExt::Sessions { sessions });
     }
 
     /// The one site check: `PERMISSION_DENIED` naming the rule when a
@@ -241,7 +294,7 @@ impl AppState {
 
     /// What `GET /status` answers.
     pub fn status(&self) -> BridgeStatus {
-        let (agent_tabs, _) = self.agent_tabs();
+        let agent_tabs = self.all_agent_tabs();
         BridgeStatus {
             version: shared::VERSION.to_string(),
             pid: std::process::id(),

@@ -52,7 +52,7 @@ impl AppState {
 
     /// `Recorded`: `false` (an invalid frame) for a malformed step.
     pub(crate) fn record_step(&self, tab: TabId, step: RecordedStep) -> bool {
-        if self.tabs().contains(tab) {
+        if self.registry().is_agent_tab(tab) {
             tracing::debug!(tab, "recorded step from an agent tab ignored");
             return true;
         }

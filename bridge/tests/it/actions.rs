@@ -32,7 +32,9 @@ const OTHER_STORED: &str = "OTHER-SECRET-012";
 struct Setup {
     bridge: Bridge,
     fake: PageFake,
-    client: McpClient,
+    /// The session that opened the shop tab (shared with spawned calls:
+    /// another session would not see the tab).
+    client: Arc<McpClient>,
     audit: AuditStore,
     dir: PathBuf,
 }
@@ -74,7 +76,7 @@ async fn setup(name: &str, config_toml: &str, page: PageConfig) -> Setup {
     let client = mcp_client(&bridge).await;
     let r = call_tool(&client, "browser_tabs", json!({"action": "new", "url": SHOP})).await;
     assert_eq!(r.is_error, Some(false), "{r:?}");
-    Setup { bridge, fake, client, audit, dir }
+    Setup { bridge, fake, client: Arc::new(client), audit, dir }
 }
 
 fn data(r: &rmcp::model::CallToolResult) -> Value {
@@ -612,7 +614,7 @@ async fn a_lost_answer_after_a_click_is_effect_unknown() {
     let mut page = shop_page();
     page.act_hangs = true;
     let mut s = setup("lost", "", page).await;
-    let client = mcp_client(&s.bridge).await;
+    let client = s.client.clone();
     let call = tokio::spawn(async move { call_tool(&client, "browser_click", json!({"ref": "e2"})).await });
     for _ in 0..200 {
         if !s.fake.acts().is_empty() {
@@ -693,7 +695,7 @@ async fn a_screenshot_is_an_image_block_with_the_tab_and_url_and_one_audit_row()
 
     // Only the agent's tabs; unknown fields refused.
     let r = call_tool(&s.client, "browser_screenshot", json!({"tab": 555})).await;
-    assert_tool_error(&r, "PERMISSION_DENIED");
+    assert_tool_error(&r, "NOT_FOUND");
     let r = call_tool(&s.client, "browser_screenshot", json!({"approved": true})).await;
     assert_tool_error(&r, "INVALID_REQUEST");
 }
@@ -859,7 +861,7 @@ async fn a_secret_is_released_only_for_the_origin_decided_and_its_current_bindin
         c.secret_asks = vec![SecretAsk::Own];
         c.act_delay = std::time::Duration::from_millis(400);
     });
-    let client = mcp_client(&s.bridge).await;
+    let client = s.client.clone();
     let typing = tokio::spawn(async move {
         call_tool(&client, "browser_type", json!({"ref": "e5", "text": {"secret": "SHOP_TOKEN"}})).await
     });
@@ -872,7 +874,7 @@ async fn a_secret_is_released_only_for_the_origin_decided_and_its_current_bindin
     // Bound when decided (so nobody was asked), unbound while it waited.
     let shop_sites = SHOP_SITES.map(String::from);
     store.set("SHOP_TOKEN", SecretValue::new(SHOP_STORED.into()), &shop_sites).unwrap();
-    let client = mcp_client(&s.bridge).await;
+    let client = s.client.clone();
     let typing = tokio::spawn(async move {
         call_tool(&client, "browser_type", json!({"ref": "e5", "text": {"secret": "SHOP_TOKEN"}})).await
     });
@@ -963,7 +965,7 @@ async fn a_second_browser_gets_nothing_while_a_secret_act_waits_for_its_value() 
     let mut page = shop_page();
     page.act_delay = std::time::Duration::from_millis(400);
     let s = setup("rogue", "", page).await;
-    let client = mcp_client(&s.bridge).await;
+    let client = s.client.clone();
     let typing = tokio::spawn(async move {
         call_tool(&client, "browser_type", json!({"ref": "e5", "text": {"secret": "SHOP_TOKEN"}})).await
     });
@@ -1014,7 +1016,7 @@ async fn a_handoff_carries_the_reason_and_answers_with_the_wait_and_the_header()
         (json!({"reason": "a\u{7}b"}), "INVALID_REQUEST"),
         (json!({}), "INVALID_REQUEST"),
         (json!({"reason": "ok", "outcome": "done"}), "INVALID_REQUEST"),
-        (json!({"reason": "ok", "tab": 555}), "PERMISSION_DENIED"),
+        (json!({"reason": "ok", "tab": 555}), "NOT_FOUND"),
     ] {
         let r = call_tool(&s.client, "browser_handoff", args.clone()).await;
         assert_tool_error(&r, code);

@@ -16,3 +16,4 @@ mod mcp;
 mod one_browser;
 mod secrets;
 mod security;
+mod sessions;

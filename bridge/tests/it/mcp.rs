@@ -136,7 +136,7 @@ async fn arguments_are_validated_as_tool_errors() {
 }
 
 #[tokio::test]
-async fn only_tabs_the_agent_opened_can_be_used() {
+async fn only_tabs_the_session_opened_can_be_used_others_do_not_exist() {
     let b = Bridge::start().await;
     let ext = FakeExt::connect(&b, browser_like()).await;
     let c = client(&b).await;
@@ -146,8 +146,8 @@ async fn only_tabs_the_agent_opened_can_be_used() {
         ("browser_snapshot", json!({"tab": 7})),
     ] {
         let r = call(&c, tool, args).await;
-        assert_error(&r, "PERMISSION_DENIED");
-        assert!(text(&r).contains("this tab was not opened by the agent"));
+        assert_error(&r, "NOT_FOUND");
+        assert_eq!(text(&r), "NOT_FOUND: no tab 7", "as if the person's tab were not open");
     }
     assert!(ext.commands().is_empty());
 

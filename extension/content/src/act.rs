@@ -506,12 +506,16 @@ fn select(el: &Element, values: &[String]) -> Result<(), WireError> {
     let n = dom::prop_f64(&opts, "length").unwrap_or(0.0) as u32;
     // The options as they were classified (the same list, the same rule):
     // what is chosen is what the classifier read.
-    let seen = facts::options_of(el);
+    let indexed = facts::options_indexed(el);
+    let seen: Vec<shared::risk::OptionFacts> = indexed.iter().map(|(_, o)| o.clone()).collect();
     let mut chosen = Vec::new();
     for want in values {
         match shared::risk::chosen_option(&seen, want) {
-            Some(i) => chosen.push(i as u32),
-            None => return Err(err(ErrorCode::InvalidRequest, format!("no enabled option \"{want}\" in this list"))),
+            Some(i) => chosen.push(indexed[i].0),
+            None => {
+                let msg = shared::action::missing_option_message(&seen, want, Some(&crate::refs::ref_for(el)));
+                return Err(err(ErrorCode::InvalidRequest, msg));
+            }
         }
     }
     focus(el);

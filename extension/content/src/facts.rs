@@ -258,22 +258,42 @@ fn target_of(el: &Element, tag: &str, form: Option<&Element>) -> (String, String
 }
 
 /// The options of a `<select>` as the person sees them (label collapsed
-/// like the snapshot's), at most `MAX_OPTIONS_SEEN`.
+/// like the snapshot's), at most `MAX_OPTIONS_SEEN`; options with `hidden`
+/// (or in a hidden `<optgroup>`) are left out: the person never sees them,
+/// so nobody chooses them (the snapshot does not list them either).
 pub fn options_of(el: &Element) -> Vec<OptionFacts> {
+    options_indexed(el).into_iter().map(|(_, o)| o).collect()
+}
+
+/// [`options_of`] with each option's index in `select.options`.
+pub fn options_indexed(el: &Element) -> Vec<(u32, OptionFacts)> {
     let opts = dom::prop(el, "options");
-    let n = (dom::prop_f64(&opts, "length").unwrap_or(0.0) as usize).min(MAX_OPTIONS_SEEN);
-    (0..n)
-        .map(|i| {
-            let o = Reflect::get_u32(&opts, i as u32).unwrap_or(JsValue::UNDEFINED);
-            let mut label = collapse(&dom::prop(&o, "label").as_string().unwrap_or_default(), 400);
-            truncate_chars(&mut label, MAX_NAME_CHARS);
+    let n = dom::prop_f64(&opts, "length").unwrap_or(0.0) as u32;
+    let mut out = Vec::new();
+    for i in 0..n {
+        if out.len() >= MAX_OPTIONS_SEEN {
+            break;
+        }
+        let o = Reflect::get_u32(&opts, i).unwrap_or(JsValue::UNDEFINED);
+        if o.is_object() {
+            let opt: &Element = o.unchecked_ref();
+            let group_hidden = opt.parent_element().is_some_and(|p| p.local_name() == "optgroup" && dom::has(&p, "hidden"));
+            if dom::has(opt, "hidden") || group_hidden {
+                continue;
+            }
+        }
+        let mut label = collapse(&dom::prop(&o, "label").as_string().unwrap_or_default(), 400);
+        truncate_chars(&mut label, MAX_NAME_CHARS);
+        out.push((
+            i,
             OptionFacts {
                 value: dom::prop(&o, "value").as_string().unwrap_or_default().chars().take(400).collect(),
                 label,
                 disabled: dom::prop_bool(&o, "disabled"),
-            }
-        })
-        .collect()
+            },
+        ));
+    }
+    out
 }
 
 /// `href` resolved against the document's base URL, as the browser would.

@@ -23,6 +23,7 @@ use wasm_bindgen::prelude::*;
 
 mod act;
 mod challenge;
+mod choices;
 mod dom;
 mod facts;
 mod highlight;

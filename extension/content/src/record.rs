@@ -149,8 +149,8 @@ fn on_event(kind: &str, ev: &JsValue) {
             let input_type = if tag == "input" { roles::input_type(&el) } else { String::new() };
             if tag == "select" {
                 flush();
-                let label = selected_label(&el);
-                report(&el, RecordedAction::Select { label });
+                let (label, option) = selected_option(&el);
+                report(&el, RecordedAction::Select { label, option });
             } else if input_type == "checkbox" || input_type == "radio" {
                 flush();
                 report(&el, RecordedAction::Check { checked: dom::prop_bool(&el, "checked") });
@@ -274,10 +274,14 @@ fn field_value(el: &Element) -> String {
     dom::prop(el, "value").as_string().unwrap_or_default()
 }
 
-fn selected_label(el: &Element) -> String {
-    let mut label = el.dyn_ref::<web_sys::HtmlSelectElement>().map(name::selected_text).unwrap_or_default();
+/// The chosen option's label and `value` attribute, clamped.
+fn selected_option(el: &Element) -> (String, String) {
+    let select = el.dyn_ref::<web_sys::HtmlSelectElement>();
+    let mut label = select.map(name::selected_text).unwrap_or_default();
+    let mut option = select.map(web_sys::HtmlSelectElement::value).unwrap_or_default();
     truncate_chars(&mut label, shared::flow::MAX_VALUE_CHARS);
-    label
+    truncate_chars(&mut option, shared::flow::MAX_VALUE_CHARS);
+    (label, option)
 }
 
 /// The element's descriptor, its `autocomplete`, and whether it is a

@@ -11,7 +11,17 @@
 //! text that already names a listed element (button, link, heading, cell,
 //! label of a control, legend, caption) is not repeated. Tables carry
 //! their size, lists their item count; a list item holding one line is
-//! folded into that line.
+//! folded into that line. A drop-down `<select>` carries its options and an
+//! input with a `<datalist>` its suggestions ([`choices`];
+//! `shared::snapshot`, "Choices").
+//!
+//! Visually hidden: a box of at most 1×1 px whose overflow (or `clip`,
+//! `clip-path`) hides its content shows nothing, yet Chromium exposes it to
+//! assistive technology (skip links, screen-reader-only buttons). Its
+//! controls get lines marked `visually-hidden`; nothing else of it does —
+//! its loose text, headings and images stay out, so text a person cannot
+//! see never reaches an agent as a text block (names of controls may hold
+//! such text, as `aria-label`s do). Text extraction leaves it all out.
 //!
 //! Cost: one `checkVisibility()` per element; computed style only for
 //! elements it rejects; pseudo-element styles only for elements that a
@@ -27,6 +37,7 @@ use web_sys::{Document, Element, HtmlIFrameElement, HtmlInputElement, HtmlSelect
 use shared::challenge::{MAX_SIGNAL_ITEMS, PageSignals};
 
 use crate::challenge;
+use crate::choices;
 use crate::dom::{self, Vis, attr, attr_is, attr_nonempty, has};
 use crate::name::{self, Labels, NameEnv, Pseudo};
 use crate::refs;
@@ -60,6 +71,7 @@ fn walk(
 ) -> Result<PageSnapshot, WireError> {
     let mut w = Walker::new(window, document, pseudo, req.interactive_only);
     w.end = Some(PageEnd::new(req));
+    w.max_chars = req.max_chars;
     let mut modal = false;
     match &req.scope {
         Some(r) => {
@@ -68,6 +80,7 @@ fn walk(
             if let Some(win) = el.owner_document().and_then(|d| d.default_view()) {
                 w.set_window(win);
             }
+            w.scope = Some(el.clone());
             w.visit(&el, 0, 0);
         }
         None => {
@@ -232,6 +245,15 @@ struct Walker<'a> {
     consuming: u32,
     /// > 0 inside a listed element already marked offscreen.
     offscreen: u32,
+    /// Visually hidden boxes open around the element (clipped to nothing):
+    /// only controls get lines, marked [`State::VisuallyHidden`]; no text
+    /// is collected.
+    clipped: u32,
+    /// The element a scoped snapshot was asked for: its choices are listed
+    /// in full.
+    scope: Option<Element>,
+    /// The request's `max_chars` (bounds a full list of choices).
+    max_chars: usize,
     text: String,
     text_depth: u16,
     /// Whether the element last described lies outside the viewport.
@@ -263,6 +285,9 @@ impl<'a> Walker<'a> {
             skip: Vec::new(),
             consuming: 0,
             offscreen: 0,
+            clipped: 0,
+            scope: None,
+            max_chars: shared::limits::DEFAULT_SNAPSHOT_CHARS,
             text: String::new(),
             text_depth: 0,
             last_offscreen: false,
@@ -348,13 +373,17 @@ impl<'a> Walker<'a> {
             return;
         }
         let shown = vis != Vis::Invisible;
-        // Clipped to (almost) nothing: `overflow: hidden` on a box of at most
-        // 1×1 px hides its content (visually-hidden and zero-size tricks).
+        // Clipped to (almost) nothing: `overflow: hidden` (or `clip`,
+        // `clip-path`) on a box of at most 1×1 px hides its content
+        // (visually-hidden and zero-size tricks). Exposed all the same, as
+        // in Chromium's tree; text extraction leaves it out.
         let rect = (vis == Vis::Shown && self.offscreen == 0).then(|| el.get_bounding_client_rect());
-        if let Some(r) = &rect
-            && self.clipped_away(el, r)
-        {
+        let clips = self.clipped == 0 && rect.as_ref().is_some_and(|r| self.clipped_away(el, r));
+        if clips && self.text_only {
             return;
+        }
+        if clips {
+            self.clipped += 1;
         }
         let block = dom::is_block_tag(&tag);
         if block {
@@ -385,7 +414,10 @@ impl<'a> Walker<'a> {
         if shown && !consume && !self.text_only && self.consumes_label_text(el, &tag) {
             consume = true;
         }
-        if shown && let Some(sig) = self.signals.as_mut() {
+        if shown
+            && self.clipped == 0
+            && let Some(sig) = self.signals.as_mut()
+        {
             sig.element(el, &tag, idx.map(|i| &self.nodes[i]), rect.as_ref());
         }
 
@@ -408,7 +440,8 @@ impl<'a> Walker<'a> {
                 if marked_offscreen {
                     self.offscreen += 1;
                 }
-                let text = Text { shown, collect: shown && self.consuming == 0 };
+                let seen = shown && self.clipped == 0;
+                let text = Text { shown: seen, collect: seen && self.consuming == 0 };
                 if let Some(shadow) = el.shadow_root() {
                     self.visit_children(shadow.first_child(), text, child_depth, nesting);
                 } else if tag == "slot" {
@@ -434,6 +467,9 @@ impl<'a> Walker<'a> {
         }
         if folds {
             self.open_folds -= 1;
+        }
+        if clips {
+            self.clipped -= 1;
         }
         // Every line so far is final here unless a list item around is
         // still open: stop once the requested page is complete.
@@ -525,8 +561,9 @@ impl<'a> Walker<'a> {
         if self.interactive_only && !(interactive || matches!(role, "heading" | "dialog" | "alertdialog")) {
             return false;
         }
-        // Inside a button, link or heading only controls get lines.
-        if self.consuming > 0 && !interactive {
+        // Inside a button, link or heading only controls get lines; so
+        // inside a visually hidden box.
+        if (self.consuming > 0 || self.clipped > 0) && !interactive {
             return false;
         }
         match role {
@@ -551,14 +588,22 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// Boxes of at most 1×1 px whose overflow is clipped show nothing.
+    /// Boxes of at most 1×1 px whose overflow is clipped show nothing; so
+    /// do such boxes with a `clip` (when positioned) or an `inset()`
+    /// `clip-path` (the screen-reader-only patterns).
     fn clipped_away(&self, el: &Element, r: &web_sys::DomRect) -> bool {
         if r.width() > 1.0 || r.height() > 1.0 {
             return false;
         }
         let Some(style) = self.win.get_computed_style(el).ok().flatten() else { return false };
         let o = style.get_property_value("overflow").unwrap_or_default();
-        o.contains("hidden") || o.contains("clip")
+        if o.contains("hidden") || o.contains("clip") {
+            return true;
+        }
+        let clip = style.get_property_value("clip").unwrap_or_default();
+        let position = style.get_property_value("position").unwrap_or_default();
+        let path = style.get_property_value("clip-path").unwrap_or_default();
+        (clip.starts_with("rect") && matches!(position.as_str(), "absolute" | "fixed")) || path.starts_with("inset")
     }
 
     fn visit_frame(&mut self, el: &Element, depth: u16, nesting: u32) {
@@ -620,7 +665,9 @@ impl<'a> Walker<'a> {
         // content: long lists would pay a word a row (browser_click
         // scrolls to its target anyway).
         self.last_offscreen = false;
-        if let Some(r) = rect {
+        if self.clipped > 0 {
+            node.states.push(State::VisuallyHidden);
+        } else if let Some(r) = rect {
             let out = r.bottom() <= 0.0 || r.right() <= 0.0 || r.top() >= self.view_h || r.left() >= self.view_w;
             if out && self.view_h > 0.0 {
                 self.last_offscreen = true;
@@ -636,6 +683,17 @@ impl<'a> Walker<'a> {
         }
         states_of(el, tag, role, self.focused.as_ref(), &mut node.states);
         node.value = value_of(el, tag, role, &input_type, &node.name);
+        node.choices = match tag {
+            "select" if role == "combobox" => {
+                let full = self.scope.as_ref() == Some(el);
+                let masked = node.value.as_deref() == Some(MASK);
+                choices::of_select(el, full, self.max_chars, masked)
+            }
+            "input" if has(el, "list") && !is_sensitive(el, &input_type, &node.name) => {
+                choices::of_datalist(el, self.scope.as_ref() == Some(el), self.max_chars)
+            }
+            _ => None,
+        };
         match role {
             "table" | "grid" | "treegrid" => node.table_size = table_size(el, tag),
             "list" => node.items = list_items(el, tag),

@@ -32,6 +32,9 @@ extern "C" {
     pub fn status(this: &Tab) -> Option<String>;
     #[wasm_bindgen(method, getter, js_name = windowId)]
     pub fn window_id(this: &Tab) -> Option<f64>;
+    /// -1 when the tab is in no group.
+    #[wasm_bindgen(method, getter, js_name = groupId)]
+    pub fn group_id(this: &Tab) -> Option<f64>;
 
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = get, catch)]
     pub async fn tabs_get(tab_id: f64) -> Result<JsValue, JsValue>;
@@ -61,6 +64,18 @@ extern "C" {
     pub fn tabs_on_activated_add_listener(cb: &Function);
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = query, catch)]
     pub async fn tabs_query(query: &Object) -> Result<JsValue, JsValue>;
+
+    /// `chrome.tabs.group(options)`: the group id.
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = group, catch)]
+    pub async fn tabs_group(options: &Object) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = ungroup, catch)]
+    pub async fn tabs_ungroup(tab_ids: f64) -> Result<JsValue, JsValue>;
+
+    // ---- tab groups
+    #[wasm_bindgen(js_namespace = ["chrome", "tabGroups"], js_name = update, catch)]
+    pub async fn tab_groups_update(group_id: f64, props: &Object) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabGroups"], js_name = get, catch)]
+    pub async fn tab_groups_get(group_id: f64) -> Result<JsValue, JsValue>;
 
     // ---- windows
     #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = update, catch)]

@@ -334,8 +334,12 @@ async fn wait_for_person(view: PendingView, timeout_secs: u32, place: Option<Scr
 }
 
 /// The request as the pages show it.
-fn pending_view(gate: &Gate, q: Question) -> PendingView {
+fn pending_view(gate: &Gate, q: Question, tab: Option<TabId>) -> PendingView {
+    let agent = tab
+        .and_then(crate::sessions::owner_of)
+        .map(|(session, client)| crate::messages::AgentRef { session, client });
     PendingView {
+        agent,
         request: gate.request,
         summary: gate.summary.clone(),
         risk: q.risk.as_str().to_string(),
@@ -358,7 +362,7 @@ pub async fn ask_only(gate: Gate) -> CmdResult {
     let question = shared::gate::question_only(control_state(), &gate, request_seen)?;
     let generation = STATE.with(|s| s.borrow().stop_generation);
     let (risk, timeout) = (question.risk, question.timeout_secs);
-    let answer = ask_person(pending_view(&gate, question), timeout, None).await;
+    let answer = ask_person(pending_view(&gate, question, None), timeout, None).await;
     add_history(&gate.summary, risk, answer.history(), "");
     let decided_by = shared::gate::answered(answer, timeout)?;
     let stop_pressed_since = STATE.with(|s| s.borrow().stop_generation != generation);
@@ -493,7 +497,7 @@ pub async fn act(
         GateStep::Ask { class, question } => {
             let (risk, timeout) = (question.risk, question.timeout_secs);
             let on = (!no_element).then_some((tab, target.as_deref()));
-            let answer = ask_person(pending_view(&gate, question), timeout, on).await;
+            let answer = ask_person(pending_view(&gate, question, Some(tab)), timeout, on).await;
             add_history(&gate.summary, risk, answer.history(), &url);
             (class, shared::gate::answered(answer, timeout)?)
         }

@@ -339,7 +339,9 @@ pub async fn take_over() -> bool {
     begin(tab, Trigger::Person, None, None).await.is_ok()
 }
 
-async fn current_web_tab() -> Option<TabId> {
+/// The web page in front of the person (the popup's "Take over" and "Let
+/// <client> use this tab").
+pub async fn current_web_tab() -> Option<TabId> {
     let active_web = |query: Object| async move {
         let found = chrome::tabs_query(&query).await.ok()?;
         let ids: Vec<TabId> = Array::from(&found)

@@ -13,15 +13,16 @@
 //! ```text
 //! lib        every module (entry points, frame and message routing)
 //! commands   gate, handoff, tabs
-//! gate       window, secret, upload, downloads, handoff, conn, tabs, messages, badge
+//! gate       window, secret, upload, downloads, handoff, sessions, conn, tabs, messages, badge
 //! handoff    conn, tabs, badge
 //! window     tabs
 //! secret     conn, tabs
 //! upload     conn, tabs
 //! downloads  conn, tabs
 //! record     conn, tabs, messages, badge
+//! sessions   conn
 //! conn       refusals
-//! popup      ui, messages, refusals, handoff
+//! popup      ui, messages, refusals, handoff, sessions
 //! approval   ui, messages
 //! ui         messages
 //! tabs, refusals, messages, badge    (none)
@@ -50,6 +51,7 @@ mod popup;
 mod record;
 mod refusals;
 mod secret;
+mod sessions;
 mod tabs;
 mod ui;
 mod upload;
@@ -103,6 +105,7 @@ fn on_bridge_frame(generation: u64, frame: BridgeToExt) {
         BridgeToExt::UploadChunk { upload, file, data, last } => upload::chunk(generation, upload, file, data, last),
         BridgeToExt::UploadRefused { upload, error } => upload::refused(generation, upload, error),
         BridgeToExt::Download { id, verdict } => downloads::verdict(generation, id, verdict),
+        BridgeToExt::Sessions { sessions } => sessions::update(sessions),
         // `conn` answers these itself.
         BridgeToExt::Welcome { .. } | BridgeToExt::Pong { .. } => {}
     }
@@ -221,6 +224,14 @@ pub fn on_runtime_message(msg: JsValue, sender: JsValue) -> Promise {
                 HandBack::Abort => handoff::abort(id),
             };
             Ok(ok_reply(known))
+        }),
+        Message::GiveTab { session } => wasm_bindgen_futures::future_to_promise(async move {
+            // The person's own web tab in front; never an agent's.
+            let given = match handoff::current_web_tab().await {
+                Some(tab) if sessions::client_of(tab).is_none() => sessions::give(tab, session),
+                _ => false,
+            };
+            Ok(ok_reply(given))
         }),
         Message::TakeOver {} => {
             wasm_bindgen_futures::future_to_promise(async { Ok(ok_reply(handoff::take_over().await)) })

@@ -18,9 +18,9 @@
 //!   extensions are refused). Which page may send what is decided in one
 //!   place, [`Message::allowed_from`]: answers (`decide`) and the chime
 //!   setting from the approval window and the popup; STOP, Pause, Resume,
-//!   YOLO, clearing the history, dismissing the second-browser notices and
-//!   the hand-off buttons (Done, Abort, Take over) and "Record me" only
-//!   from the popup; the connection status from any of our pages.
+//!   YOLO, clearing the history, dismissing the second-browser notices,
+//!   the hand-off buttons (Done, Abort, Take over), "Let <client> use this
+//!   tab" and "Record me" only from the popup; the connection status from any of our pages.
 //!   Anything else is refused with `"not allowed from this page"`.
 
 use serde::{Deserialize, Serialize};
@@ -65,6 +65,11 @@ pub enum Message {
     /// The person's Done or Abort on one hand-off's card (reply:
     /// [`Reply::Ok`], `done: false` when no such hand-off is open).
     HandBack { id: u64, answer: HandBack },
+    /// "Let <client> use this tab": the person's web tab in front becomes
+    /// session `session`'s (reply: [`Reply::Ok`], `done: false` when there
+    /// is no such tab, it is an agent's already, or the session is gone;
+    /// `crate::sessions`).
+    GiveTab { session: shared::sessions::SessionKey },
     /// "Take over": the tab the person is looking at becomes theirs until
     /// they press Done (reply: [`Reply::Ok`], `done: false` when there is
     /// no web tab to take).
@@ -126,6 +131,7 @@ impl Message {
             | Message::DismissRefusals {}
             | Message::HandBack { .. }
             | Message::TakeOver {}
+            | Message::GiveTab { .. }
             | Message::Record { .. } => page == Page::Popup,
         }
     }
@@ -180,6 +186,17 @@ pub struct PendingView {
     pub changed: Option<shared::replay::ChangedTarget>,
     /// Epoch ms.
     pub deadline: f64,
+    /// The agent whose tab asks (`shared::sessions::client_label`), and its
+    /// session; absent for a question about no tab.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentRef>,
+}
+
+/// The agent an approval card names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentRef {
+    pub session: shared::sessions::SessionKey,
+    pub client: String,
 }
 
 /// One line of the approval history (`chrome.storage.local`, key `history`).

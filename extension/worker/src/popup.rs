@@ -5,7 +5,10 @@
 //! `crate::record`), the approval history (export, clear), and a
 //! warning when the bridge refused a second browser — another one while
 //! this browser was connected, or this one while another was
-//! (`crate::refusals`; dismissed here).
+//! (`crate::refusals`; dismissed here). Above the hand-offs, the
+//! connected agents (`crate::sessions`): each one's name, its tab count and
+//! its approvals waiting, and "Let <client> use this tab" for the person's
+//! tab in front. STOP stops every agent.
 
 use std::cell::RefCell;
 
@@ -31,6 +34,9 @@ thread_local! {
     /// The storage listener lives as long as the popup page.
     static ON_CHANGED: RefCell<Option<ChangedListener>> = const { RefCell::new(None) };
     static HANDOFFS: RefCell<Shown> = RefCell::new(Shown::default());
+    /// The agents as last published, and the approvals waiting.
+    static AGENTS: RefCell<(Vec<shared::sessions::SessionInfo>, Vec<crate::messages::PendingView>)> =
+        const { RefCell::new((Vec::new(), Vec::new())) };
     /// Whether a recording is on (as last published by the worker).
     static RECORDING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
@@ -41,6 +47,10 @@ pub fn start() {
             let handoffs = get(&changes, crate::handoff::KEY);
             if !handoffs.is_undefined() {
                 render_handoffs(crate::handoff::parse(&get(&handoffs, "newValue")));
+            }
+            let agents = get(&changes, crate::sessions::KEY);
+            if !agents.is_undefined() {
+                render_agents(Some(crate::sessions::parse(&get(&agents, "newValue"))), None);
             }
             let record = get(&changes, RECORD_KEY);
             if !record.is_undefined() {
@@ -72,6 +82,7 @@ pub fn start() {
         if let Ok(items) = items {
             render_handoffs(crate::handoff::parse(&get(&items, crate::handoff::KEY)));
         }
+        render_agents(Some(crate::sessions::load().await), None);
         if let Ok(items) = chrome::storage_session_get(&JsValue::from_str(RECORD_KEY)).await {
             render_record(&from_js(&get(&items, RECORD_KEY)).unwrap_or_default());
         }
@@ -290,6 +301,66 @@ fn render_gate(state: &PageState) {
     }
     if let Some(list) = by_id("pending") {
         ui::render_requests(&list, &state.pending, "No requests are waiting.");
+    }
+    render_agents(None, Some(state.pending.clone()));
+}
+
+/// The agents' list (either part may change alone).
+fn render_agents(
+    sessions: Option<Vec<shared::sessions::SessionInfo>>,
+    pending: Option<Vec<crate::messages::PendingView>>,
+) {
+    let (sessions, pending) = AGENTS.with(|a| {
+        let mut a = a.borrow_mut();
+        if let Some(s) = sessions {
+            a.0 = s;
+        }
+        if let Some(p) = pending {
+            a.1 = p;
+        }
+        a.clone()
+    });
+    let Some(container) = by_id("agents") else { return };
+    ui::clear(&container);
+    if sessions.is_empty() {
+        container.append_child(&el("p", "empty", Some("No agent is connected."))).ok();
+    }
+    for s in sessions {
+        let waiting = pending.iter().filter(|p| p.agent.as_ref().is_some_and(|a| a.session == s.key)).count();
+        let row = el("div", "agent", None);
+        row.set_id(&format!("agent-{}", s.key.0));
+        let tabs = match s.tabs.len() {
+            1 => "1 tab".to_string(),
+            n => format!("{n} tabs"),
+        };
+        let approvals = match waiting {
+            0 => String::new(),
+            1 => ", 1 approval waiting".to_string(),
+            n => format!(", {n} approvals waiting"),
+        };
+        row.append_child(&el("p", "agent-name", Some(&s.client))).ok();
+        row.append_child(&el("p", "agent-tabs", Some(&format!("{tabs}{approvals}")))).ok();
+        let give = el("button", "give", Some(&format!("Let {} use this tab", s.client)));
+        give.set_id(&format!("give-{}", s.key.0));
+        let (session, client) = (s.key, s.client.clone());
+        on(&give, "click", move |_| {
+            let client = client.clone();
+            spawn_local(async move {
+                let reply = send(&Message::GiveTab { session }).await;
+                let given = get(&reply, "done").as_bool().unwrap_or(false);
+                set_text(
+                    "give-result",
+                    &if given {
+                        format!("{client} may now use this tab.")
+                    } else {
+                        "Not given: open your own web page first (a tab an agent already uses cannot be given)."
+                            .to_string()
+                    },
+                );
+            })
+        });
+        row.append_child(&give).ok();
+        container.append_child(&row).ok();
     }
 }
 

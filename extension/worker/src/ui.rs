@@ -99,6 +99,9 @@ pub fn request_card(p: &PendingView) -> Element {
     card.set_id(&format!("request-{}", p.request));
     let _ = card.set_attribute("data-request", &p.request.to_string());
     card.append_child(&el("h2", "summary", Some(&p.summary))).ok();
+    if let Some(a) = &p.agent {
+        card.append_child(&el("p", "agent", Some(&format!("Asked by: {}", a.client)))).ok();
+    }
     card.append_child(&el("p", "risk", Some(&format!("Risk: {}", p.risk)))).ok();
     if !p.reasons.is_empty() {
         let ul = el("ul", "reasons", None);

@@ -16,6 +16,7 @@ pub mod flows;
 pub mod pages;
 pub mod profile;
 pub mod report;
+pub mod sessions;
 pub mod snapshot;
 pub mod stats;
 

@@ -55,12 +55,31 @@ const CLICK_JS: &str = "document.getElementById('toggle').addEventListener('clic
   e.target.setAttribute('aria-expanded', String(!d.hidden));\n\
   const c = document.getElementById('count');\n  c.textContent = String(Number(c.textContent) + 1);\n});\n";
 
+/// The page of session `n` in the `sessions` suite (one file each, so a
+/// result's URL says whose tab it came from): the click page's button and
+/// a plain text field (low risk both).
+pub fn sessions_path(n: usize) -> String {
+    format!("/{SITE}/sessions-{n}.html")
+}
+
+/// Sessions the `sessions` suite has pages for.
+pub const SESSION_PAGES: usize = 8;
+
+const SESSIONS_PAGE: &str = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Bench: sessions</title>\n\
+<script src=\"click.js\" defer></script></head>\n<body><main><h1>Product</h1>\n\
+<button type=\"button\" id=\"toggle\" aria-expanded=\"false\">Show details</button>\n\
+<p id=\"details\" hidden>Made of wood.</p>\n<p id=\"count\">0</p>\n\
+<label>Note <input type=\"text\" id=\"note\"></label></main></body></html>\n";
+
 /// Writes every page under `root/bench/`.
 pub fn write_all(root: &Path) -> std::io::Result<()> {
     let dir = root.join(SITE);
     std::fs::create_dir_all(&dir)?;
     std::fs::write(dir.join("form.html"), form_page())?;
     std::fs::write(dir.join("click.html"), CLICK_PAGE)?;
+    for n in 0..SESSION_PAGES {
+        std::fs::write(dir.join(format!("sessions-{n}.html")), SESSIONS_PAGE)?;
+    }
     std::fs::write(dir.join("click.js"), CLICK_JS)?;
     std::fs::write(dir.join("shadow.js"), SHADOW_JS)?;
     std::fs::write(dir.join("frame-form.html"), FRAME_FORM)?;

@@ -234,3 +234,55 @@ async fn flows_replay_with_every_step_checked_on_the_live_page() {
     let names: Vec<&str> = list.data()["flows"].as_array().unwrap().iter().filter_map(|f| f["name"].as_str()).collect();
     assert_eq!(names, ["from-recorder", "order-changed", "order-delete", "purchase-relaid"]);
 }
+
+/// A challenge in the middle of a replay: a hand-written Recorder file
+/// (the documented schema) shows a CAPTCHA and then presses Continue. The
+/// Continue step hands the tab to the person; nothing is clicked until
+/// they solved it and pressed Done; then the same step resumes and runs
+/// once, and the run reports every step done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_challenge_mid_replay_waits_for_the_person_and_resumes_the_same_step() {
+    let mut s = Stack::start().await.expect("start the stack");
+    let mut human = Human::new(&s.browser.cdp);
+    human.popup_window().await.expect("open the popup in its own window");
+    let url = s.url("/handoff/captcha.html");
+    let recorder = json!({
+        "title": "reading list",
+        "steps": [
+            { "type": "setViewport", "width": 1280, "height": 800, "deviceScaleFactor": 1, "isMobile": false,
+              "hasTouch": false, "isLandscape": true },
+            { "type": "navigate", "url": url },
+            { "type": "click", "selectors": [["aria/Show the check[role=\"button\"]"], ["#show"]],
+              "offsetX": 5, "offsetY": 5 },
+            { "type": "click", "selectors": [["aria/Continue[role=\"button\"]"], ["#continue"]],
+              "offsetX": 5, "offsetY": 5 }
+        ]
+    });
+    import(&s, &recorder, "reading");
+    s.mcp.ok("browser_tabs", json!({ "action": "new" })).await;
+    let cdp = s.browser.cdp.clone();
+    let run = s.mcp.call("flow_run", json!({ "name": "reading", "params": {} }));
+    let person = async {
+        let (id, card) = human.wait_handoff(SHOW_WITHIN, None).await.expect("the popup shows the hand-off");
+        let t = cdp
+            .wait_for_target(Duration::from_secs(10), |t| t.kind == "page" && t.url.starts_with(&url))
+            .await
+            .expect("the replayed tab");
+        let page = cdp.attach(&t.target_id).await.expect("attach to the tab");
+        assert_eq!(presses_continue(&page).await, json!("0"), "Continue ran on a CAPTCHA page");
+        page.click_selector("#solve").await.expect("click I'm not a robot");
+        human.hand_back(id, true).await.expect("press Done");
+        (page, card)
+    };
+    let (r, (page, card)) = with_person(run, person).await;
+    assert!(card.contains("Solve the CAPTCHA"), "the card says what is needed: {card}");
+    assert!(!r.is_error(), "{}", r.text());
+    let st = steps(&r);
+    assert_eq!(st.len(), 3, "{}", r.text());
+    assert!(st.iter().all(|step| step["outcome"] == "done"), "{}", r.text());
+    assert_eq!(presses_continue(&page).await, json!("1"), "the resumed step ran exactly once");
+}
+
+async fn presses_continue(page: &CdpSession) -> Value {
+    page.evaluate("document.body.dataset.continued || '0'").await.unwrap()
+}

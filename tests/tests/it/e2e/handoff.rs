@@ -155,7 +155,9 @@ async fn the_person_takes_the_tab_and_the_agent_carries_on() {
 
     // ---- browser_handoff: the agent's words, waited_ms, the fresh header, progress, status
     page.click_selector("#solve").await.expect("the person clears the check");
-    let mut other = s.daemon.mcp().await.expect("a second MCP client");
+    // The same session asks while its call waits (another session would
+    // not see this tab at all).
+    let mut other = s.mcp.same_session();
     let handoff = json!({
         "name": "browser_handoff",
         "arguments": { "reason": "Please choose a delivery slot" },

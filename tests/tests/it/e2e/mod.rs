@@ -8,6 +8,7 @@
 mod approvals;
 mod bad_input;
 mod challenges;
+mod choices;
 mod csp;
 mod files;
 mod flows;
@@ -23,6 +24,7 @@ mod screenshot_close;
 mod second_browser;
 mod secret_sites;
 mod secrets;
+mod sessions;
 mod site_deny;
 mod stable_refs;
 mod stdio;

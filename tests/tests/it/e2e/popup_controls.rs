@@ -142,6 +142,9 @@ async fn the_popup_pauses_badges_chimes_and_keeps_the_history() {
             let cards = popup.evaluate("document.getElementById('pending').textContent").await.unwrap();
             let cards = cards.as_str().unwrap_or_default().to_string();
             assert!(cards.contains("Send") && cards.contains("Delete account"), "{cards}");
+            // Each card names the agent that asked (both sessions here are
+            // the test's client).
+            assert_eq!(cards.matches("Asked by: chaperone-e2e").count(), 2, "{cards}");
             // Deny "Send" and approve "Delete account", from the popup.
             let id_of = |name: &str| {
                 let name = serde_json::to_string(name).unwrap();

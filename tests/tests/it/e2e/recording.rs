@@ -146,6 +146,7 @@ async fn the_person_records_a_flow_and_only_what_they_did_is_kept() {
     );
     // The page's own option label is kept; the query string is not.
     assert_eq!(steps[4]["action"]["value"], json!({"literal": "Medium"}));
+    assert_eq!(steps[4]["action"]["option"], "m", "the option's value is kept with a literal choice");
     assert_eq!(steps[4]["target"]["label"], "Size", "the label without the options' text");
     assert_eq!(steps[3]["url"], json!(format!("{shop}results.html")));
     assert_eq!(steps[12]["action"], json!({"kind": "check", "checked": true}));
@@ -297,4 +298,116 @@ fn puppeteer_replays(s: &Stack, shop: &str) {
     let last: Value = serde_json::from_str(stdout.trim().lines().last().unwrap_or("{}")).unwrap_or_default();
     assert!(last["url"].as_str().unwrap_or("").starts_with(&format!("{shop}review.html")), "{stdout}");
     assert_eq!(last["summary"], "Deliver to Grace Hopper, 1 Navy Way, 20001 Arlington", "{stdout}");
+    // The size chosen by its label when recorded is exported by its value,
+    // which is what a Recorder replayer selects by.
+    assert_eq!(last["size"], "Size: Medium", "{stdout}");
+}
+
+/// Incognito records nothing: the person allows Chaperone in incognito
+/// (as on chrome://extensions), records in a normal window and, at the
+/// same time, searches, chooses and types in an incognito window. The
+/// flow holds the normal window's steps only; no incognito page was
+/// armed, and what was typed there is nowhere in the home.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn incognito_windows_are_never_recorded() {
+    let s = Stack::start().await.expect("start the stack");
+    let shop = s.server.url("/flowshop/");
+    let first = s.daemon.status().await.unwrap().browsers.iter().map(|b| b.connection).max().unwrap_or(0);
+
+    // The person's switches on chrome://extensions: "Developer mode" (an
+    // unpacked extension reloaded without it is disabled), then "Allow in
+    // Incognito". Chromium reloads the extension, which connects again.
+    let settings = s.browser.cdp.new_page(&format!("chrome://extensions/?id={}", shared::EXTENSION_ID)).await.unwrap();
+    let allowed = tests::poll(Duration::from_secs(10), Duration::from_millis(200), || async {
+        let js = format!(
+            "chrome.developerPrivate.updateProfileConfiguration({{inDeveloperMode: true}})\
+             .then(() => chrome.developerPrivate.updateExtensionConfiguration({{extensionId: '{}', incognitoAccess: true}}))\
+             .then(() => true)",
+            shared::EXTENSION_ID
+        );
+        settings.evaluate(&js).await.ok().filter(|v| *v == true)
+    })
+    .await;
+    assert!(allowed.is_some(), "chrome://extensions did not allow the extension in incognito");
+    let back = tests::poll(Duration::from_secs(45), Duration::from_millis(200), || async {
+        let st = s.daemon.status().await.ok()?;
+        st.browsers.iter().any(|b| b.connection > first).then_some(())
+    })
+    .await;
+    assert!(back.is_some(), "the extension did not reconnect after the reload: {}", s.daemon.stderr_tail(30));
+
+    let mut human = Human::new(&s.browser.cdp);
+    let page = s.browser.cdp.new_page("about:blank").await.expect("the person's tab");
+    page.call("Page.enable", json!({})).await.unwrap();
+    let popup = human.popup_window().await.expect("open the popup");
+    let access = popup.evaluate("chrome.extension.isAllowedIncognitoAccess()").await.unwrap();
+    assert_eq!(access, true, "the extension runs in incognito for this test");
+
+    human.start_recording("private", false).await.expect("start recording in the normal window");
+    let a = armed(&human).await;
+    // While recording, the person opens an incognito window (Ctrl+Shift+N).
+    let incognito_url = format!("{shop}product.html?incognito");
+    popup
+        .evaluate(&format!("chrome.windows.create({{incognito: true, url: '{incognito_url}'}}).then(() => true)"))
+        .await
+        .expect("open an incognito window");
+    let target = s
+        .browser
+        .cdp
+        .wait_for_target(Duration::from_secs(10), |t| t.url.contains("?incognito"))
+        .await
+        .expect("the incognito tab");
+    let private = s.browser.cdp.attach(&target.target_id).await.unwrap();
+    private.wait_ready().await.unwrap();
+    // The extension really runs there: its content script answers the
+    // worker (tabs.sendMessage reaches only a tab with the script).
+    let worker = s.browser.extension_worker(Duration::from_secs(10)).await.expect("the extension's worker");
+    let worker = s.browser.cdp.attach(&worker.target_id).await.unwrap();
+    let in_private = tests::poll(Duration::from_secs(10), Duration::from_millis(200), || async {
+        let v = worker
+            .evaluate(
+                "chrome.tabs.query({}).then(ts => ts.filter(t => t.incognito).map(t => t.id))\
+                 .then(ids => Promise.all(ids.map(id => chrome.tabs.sendMessage(id, {probe: true})\
+                 .then(() => true, e => String(e)))))",
+            )
+            .await
+            .ok()?;
+        v.as_array().is_some_and(|a| !a.is_empty() && a.iter().all(|v| *v == true)).then_some(v)
+    })
+    .await;
+    assert!(in_private.is_some(), "the content script does not run in the incognito tab");
+
+    // The person works in the incognito window: a size, the address.
+    private.navigate(&incognito_url).await.unwrap();
+    private.wait_ready().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    private.evaluate("document.getElementById('size').focus()").await.unwrap();
+    private.press_key("ArrowDown").await.unwrap();
+    private.click_selector("#continue").await.unwrap();
+    tests::poll(Duration::from_secs(10), Duration::from_millis(100), || async {
+        let v = private.evaluate("[location.pathname, document.readyState]").await.ok()?;
+        (v[0].as_str()?.ends_with("/address.html") && v[1] == "complete").then_some(())
+    })
+    .await
+    .expect("the incognito tab reaches the address form");
+    private.click_and_type("#fullname", "incognito-canary-7f3a").await.unwrap();
+    private.press_key("Tab").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(armed(&human).await, a, "an incognito page was armed for recording");
+    // …and once in the normal window.
+    page.navigate(&format!("{shop}index.html")).await.unwrap();
+    let a = arrive(&human, &page, "/flowshop/index.html", a).await;
+    page.click_and_type("#q", "teapot").await.unwrap();
+    page.press_key("Enter").await.unwrap();
+    arrive(&human, &page, "/flowshop/results.html", a).await;
+    human.stop_recording().await.expect("stop recording");
+
+    let flow = saved_flow(&s, "private").await;
+    assert_eq!(kinds(&flow), ["navigate", "fill", "press_key"], "{flow}");
+    let text = flow.to_string();
+    for page in ["product.html", "address.html", "Size", "Full name"] {
+        assert!(!text.contains(page), "an incognito step was recorded ({page}): {text}");
+    }
+    let (hits, _) = Needles::for_secret("incognito-canary-7f3a").find_in_tree(s.daemon.home());
+    assert!(hits.is_empty(), "what was typed in incognito reached the home: {hits:?}");
 }

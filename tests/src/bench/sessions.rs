@@ -1,0 +1,155 @@
+//! The `sessions` suite (issue 14): [`SESSIONS`] MCP sessions at once, each
+//! on its own tab of the same page (told apart by a query string), each
+//! doing [`ACTIONS`] mixed calls (snapshot, click, type, in turn) as fast
+//! as the stack answers. Every result must be a success and belong to the
+//! session's own tab (its tab id and URL); at the end each tab's field
+//! holds what its own session typed last. Figures: throughput over the
+//! whole run, median and p99 per tool.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::json;
+
+use super::Bench;
+use super::client::BenchMcp;
+use super::pages;
+use super::report::{Check, Row, Suite};
+use super::stats::{Stats, percentile};
+
+/// Sessions at once.
+pub const SESSIONS: usize = pages::SESSION_PAGES;
+/// Calls each session makes.
+pub const ACTIONS: usize = 200;
+
+const TOOLS: [&str; 3] = ["browser_snapshot", "browser_click", "browser_type"];
+
+/// What one session saw.
+#[derive(Default)]
+struct Seen {
+    samples: [Vec<Duration>; 3],
+    errors: Vec<String>,
+    foreign: Vec<String>,
+}
+
+pub async fn run(b: &mut Bench) -> Result<Suite> {
+    let port = b.daemon.port();
+    let token = b.daemon.mcp_token.clone();
+    let started = Instant::now();
+    let runs = (0..SESSIONS).map(|n| {
+        let url = b.url(&pages::sessions_path(n));
+        let token = token.clone();
+        async move { one_session(port, &token, n, &url).await }
+    });
+    let results = futures_util::future::join_all(runs).await;
+    let wall = started.elapsed();
+    let mut all = Seen::default();
+    for r in results {
+        let s = r?;
+        for (i, v) in s.samples.into_iter().enumerate() {
+            all.samples[i].extend(v);
+        }
+        all.errors.extend(s.errors);
+        all.foreign.extend(s.foreign);
+    }
+    let calls: usize = all.samples.iter().map(Vec::len).sum();
+    let throughput = calls as f64 / wall.as_secs_f64();
+    let mut rows = Vec::new();
+    let mut per_tool = Vec::new();
+    for (tool, samples) in TOOLS.iter().zip(&all.samples) {
+        let stats = Stats::of(samples);
+        let mut sorted = stats.samples_ms.clone();
+        sorted.sort_by(f64::total_cmp);
+        let p99 = percentile(&sorted, 99.0);
+        per_tool.push(json!({ "tool": tool, "calls": samples.len(), "p50_ms": stats.median_ms, "p99_ms": p99 }));
+        rows.push(Row {
+            case: format!("{SESSIONS} sessions, {tool}"),
+            note: format!("p99 {} ms", super::fmt_ms(p99)),
+            stats: Stats { samples_ms: Vec::new(), ..stats },
+            bytes: None,
+            rows: None,
+        });
+    }
+    let checks = vec![
+        Check::at_most("calls that failed", all.errors.len() as f64, 0.0, "calls"),
+        Check::at_most("results from another session's tab", all.foreign.len() as f64, 0.0, "results"),
+    ];
+    for e in all.errors.iter().chain(&all.foreign).take(5) {
+        eprintln!("sessions: {e}");
+    }
+    Ok(Suite {
+        name: "sessions".into(),
+        rows,
+        checks,
+        reference: vec![format!(
+            "{SESSIONS} sessions × {ACTIONS} calls: {calls} calls in {:.1} s = {throughput:.1} calls/s",
+            wall.as_secs_f64()
+        )],
+        extra: json!({
+            "sessions": SESSIONS,
+            "actions_per_session": ACTIONS,
+            "calls": calls,
+            "wall_s": wall.as_secs_f64(),
+            "calls_per_s": throughput,
+            "errors": all.errors.len(),
+            "foreign_results": all.foreign.len(),
+            "per_tool": per_tool,
+        }),
+    })
+}
+
+/// The ref of `role "name"` in a snapshot's text.
+fn ref_in(text: &str, role: &str, name: &str) -> Result<String> {
+    let want = format!("{role} \"{name}\" [");
+    let line = text.lines().find(|l| l.contains(&want)).with_context(|| format!("no {want} in {text}"))?;
+    let start = line.find(&want).map(|i| i + want.len()).context("ref")?;
+    let end = line[start..].find(']').context("ref end")? + start;
+    Ok(line[start..end].to_string())
+}
+
+async fn one_session(port: u16, token: &str, n: usize, url: &str) -> Result<Seen> {
+    let mut mcp = BenchMcp::connect(port, token).await?;
+    let opened = mcp.ok("browser_tabs", json!({ "action": "new", "url": url })).await?;
+    let tab = opened.data()["tab"]["id"].as_i64().context("no tab id")?;
+    let first = mcp.ok("browser_snapshot", json!({})).await?;
+    let text = first.data()["snapshot"].as_str().unwrap_or_default().to_string();
+    let (button, field) = (ref_in(&text, "button", "Show details")?, ref_in(&text, "textbox", "Note")?);
+    let mut seen = Seen::default();
+    let mut last_typed = String::new();
+    for i in 0..ACTIONS {
+        let which = i % 3;
+        let (args, typed) = match which {
+            0 => (json!({ "tab": tab }), None),
+            1 => (json!({ "tab": tab, "ref": button }), None),
+            _ => {
+                let t = format!("s{n}-{i}");
+                (json!({ "tab": tab, "ref": field, "text": t }), Some(t))
+            }
+        };
+        let r = mcp.call(TOOLS[which], args).await?;
+        seen.samples[which].push(r.elapsed);
+        if r.is_error() {
+            seen.errors.push(format!("session {n} call {i} {}: {}", TOOLS[which], r.result));
+            continue;
+        }
+        if let Some(t) = typed {
+            last_typed = t;
+        }
+        let data = r.data();
+        let own_tab = which == 0 || data["tab"] == json!(tab);
+        if !own_tab || data["url"] != json!(url) {
+            seen.foreign.push(format!("session {n} call {i} {}: {data}", TOOLS[which]));
+        }
+    }
+    // The field shows this session's last text, nobody else's.
+    let end = mcp.ok("browser_snapshot", json!({ "tab": tab })).await?;
+    let text = end.data()["snapshot"].as_str().unwrap_or_default();
+    let want = format!(": \"{last_typed}\"");
+    if !text.lines().any(|l| l.contains("textbox \"Note\"") && l.contains(&want)) {
+        seen.foreign.push(format!("session {n}: the field does not hold {last_typed:?}: {text}"));
+    }
+    if seen.samples.iter().map(Vec::len).sum::<usize>() != ACTIONS {
+        bail!("session {n} made the wrong number of calls");
+    }
+    Ok(seen)
+}
