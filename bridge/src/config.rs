@@ -276,6 +276,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn deeply_nested_toml_is_an_error_not_a_stack_overflow() {
+        for text in [
+            format!("bind = {}", "[".repeat(100_000)),
+            format!("bind = {}0{}", "[".repeat(100_000), "]".repeat(100_000)),
+            format!("bind = {}", "{a = ".repeat(100_000)),
+            "[a.".repeat(30_000),
+        ] {
+            assert!(FileConfig::parse(&text).is_err());
+        }
+    }
+
+    #[test]
     fn default_binds_loopback() {
         let c = FileConfig::parse("").unwrap();
         assert!(c.bind_ip().unwrap().is_loopback());

@@ -70,7 +70,10 @@ fn answer(origin: &str, home: &Home, input: &mut impl Read) -> NativeReply {
     }
 }
 
-fn read_request(input: &mut impl Read) -> Result<NativeRequest, String> {
+/// Reads one native-messaging request: a native-endian `u32` length, then
+/// that many bytes of JSON (at most 64 KiB). Public for the fuzz target
+/// (`fuzz/fuzz_targets/native_host.rs`).
+pub fn read_request(input: &mut impl Read) -> Result<NativeRequest, String> {
     let mut len = [0u8; 4];
     input.read_exact(&mut len).map_err(|_| "no request received".to_string())?;
     let len = u32::from_ne_bytes(len);

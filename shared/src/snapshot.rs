@@ -5,6 +5,47 @@
 //! document order (depth gives the structure). The bridge renders them to
 //! lines such as `- button "Delete account" [e12]` and paginates.
 //!
+//! # Lines
+//!
+//! Compact, because agents pay for every byte (issue 13: at most 0.4× the
+//! bytes of Playwright MCP on the same page, measured side by side in
+//! `cargo xtask bench snapshot`). One element a line: one space of
+//! indentation per level ([`MAX_INDENT`] at most), `- `, then the role,
+//! the quoted name, a table's `(R rows × C cols)` or a list's `(N items)`,
+//! the `[ref]`, `level=N`, state words, `: "value"`, `desc="…"`, each only
+//! when there is one. A text block is a quoted string alone (`- "Order
+//! total: 12 €"`): no role word.
+//!
+//! A list item or table row ([`ROW_ROLES`]) whose content is only leaf
+//! lines one level down (at most [`MAX_ROW_PARTS`] parts, none with
+//! options) is one *row line*: its own line, then each child after
+//! [`ROW_SEPARATOR`] (`|`), written as it would be on its own line without
+//! indentation and dash (a text block as `text "…"`). A list item that has
+//! only its text (the first text block of an item moves onto the item,
+//! `- listitem: "…"`) starts its row line with that quoted text alone,
+//! without `listitem:`. The row line right
+//! below a row line of the same shape (same depth, same roles part by part)
+//! leaves out the role word of each part that has a name or text — the
+//! row above says it — so a long list of alike rows costs little more than
+//! what differs:
+//!
+//! ```text
+//! - list (2000 items)
+//!  - "Order 1 · shipped to Berlin"|link "Item 1" [e10]|button "Edit" [e11]|button "Delete" [e12]
+//!  - "Order 2 · pending to Lyon"|"Item 2" [e13]|"Edit" [e14]|"Delete" [e15]
+//! - table "Orders" (3 rows × 2 cols)
+//!  - row|columnheader "Order"|columnheader "Total"
+//!  - row|cell "A-1"|cell "12 €"
+//!  - row|"A-2"|"9 €"
+//! ```
+//!
+//! So in a row line the first part, when it is a quoted string, is a list
+//! item's text, and any later part that starts with a quote takes the role
+//! of the same part of the row above; every part keeps its name, ref, states and value (a
+//! ref is never without its name). A short row that starts a page is
+//! written in full, so each page reads on its own. Quotes escape `"`, `\`
+//! and line breaks, so no page text can end a part, a line or a row.
+//!
 //! # Choices
 //!
 //! A drop-down `<select>` (role `combobox`) carries its options, and an
@@ -14,11 +55,11 @@
 //!
 //! ```text
 //! - combobox "Delivery" [e9]: "Standard (3–5 days)"
-//!   options: "Pick up in store"; group "Standard": "Economy", *"Standard (3–5 days)"; group "Express": "Same day" disabled
+//!  options: "Pick up in store"; group "Standard": "Economy", *"Standard (3–5 days)"; group "Express": "Same day" disabled
 //! - combobox "Country" [e10]: "Sweden"
-//!   options: "Afghanistan", "Åland Islands", …, *"Sweden" (+225 more: browser_snapshot scope=e10 lists them all)
+//!  options: "Afghanistan", "Åland Islands", …, *"Sweden" (+225 more: browser_snapshot scope=e10 lists them all)
 //! - combobox "City" [e11]
-//!   suggestions: "Stockholm", "Göteborg"
+//!  suggestions: "Stockholm", "Göteborg"
 //! ```
 //!
 //! Labels are quoted like names (cut to the name limit, credentials
@@ -349,10 +390,15 @@ impl Pager {
         Pager { max: max_chars.max(MIN_PAGE_CHARS), page: 1, used: 0 }
     }
 
+    /// Whether a line of `chars` characters would start a new page.
+    pub fn breaks(&self, chars: usize) -> bool {
+        self.used > 0 && self.used + chars > self.max
+    }
+
     /// Places the next line, `chars` characters with its newline; returns
     /// the 1-based page it lands on.
     pub fn place(&mut self, chars: usize) -> usize {
-        if self.used > 0 && self.used + chars > self.max {
+        if self.breaks(chars) {
             self.page += 1;
             self.used = 0;
         }
@@ -361,8 +407,8 @@ impl Pager {
     }
 }
 
-/// Characters of `node`'s line with its newline, as [`render`] counts them
-/// (`buf` is scratch space).
+/// Characters of `node`'s line on its own, with its newline (`buf` is
+/// scratch space).
 pub fn line_chars(node: &Node, buf: &mut String) -> usize {
     buf.clear();
     render_line(node, buf);
@@ -370,10 +416,11 @@ pub fn line_chars(node: &Node, buf: &mut String) -> usize {
 }
 
 /// An upper bound of [`line_chars`] from byte lengths alone (no
-/// rendering): every character of a quoted string takes at most two.
+/// rendering): every character of a quoted string takes at most two. A
+/// row line ([`ROW_ROLES`]) is at most the sum of its nodes' bounds.
 pub fn line_chars_bound(node: &Node) -> usize {
     let quoted = |s: &str| 2 + 2 * s.len();
-    let mut n = 2 * usize::from(node.depth.min(40)) + 2 + node.role.len() + 1;
+    let mut n = usize::from(node.depth.min(MAX_INDENT)) + 2 + node.role.len() + 1;
     if !node.name.is_empty() {
         n += 1 + quoted(&node.name);
     }
@@ -414,13 +461,143 @@ fn choices_chars_bound(c: &Choices, node: &Node) -> usize {
     n
 }
 
+/// Indentation stops deepening here (one space a level).
+const MAX_INDENT: u16 = 40;
+
+/// Roles whose line also holds the lines of their children when those are
+/// all leaves one level down: a list item or table row on one line, its
+/// parts separated by [`ROW_SEPARATOR`].
+pub const ROW_ROLES: &[&str] = &["listitem", "row"];
+
+/// Between the parts of a row line.
+pub const ROW_SEPARATOR: &str = "|";
+
+/// A row line holds at most this many parts (the row and its children)…
+const MAX_ROW_PARTS: usize = 16;
+/// …and at most this many characters by [`line_chars_bound`].
+const MAX_ROW_CHARS: usize = 1_000;
+
+/// The nodes one line of text covers. `ditto`: a row line right below a
+/// row line of the same shape (same depth, same roles part by part) leaves
+/// out its children's role words where they have a name; the row above
+/// says them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Line {
+    start: usize,
+    end: usize,
+    ditto: bool,
+}
+
+/// Groups nodes into lines, front to back.
+#[derive(Debug, Clone, Default)]
+struct Layout {
+    /// The next node to place.
+    pos: usize,
+    /// The row line just placed, if the last line was one.
+    prev_row: Option<(usize, usize)>,
+}
+
+enum RowEnd {
+    /// Not a row line: the node has a line of its own.
+    No,
+    /// It may still become one: its subtree may not be complete.
+    Open,
+    /// A row line up to this node index (exclusive).
+    At(usize),
+}
+
+/// Whether `nodes[i]` starts a row line; with `complete` false the nodes
+/// may still grow at the end (the content script's walk).
+fn row_end(nodes: &[Node], i: usize, complete: bool) -> RowEnd {
+    let n = &nodes[i];
+    if !ROW_ROLES.contains(&n.role.as_str()) || n.choices.is_some() {
+        return RowEnd::No;
+    }
+    let mut bound = line_chars_bound(n);
+    let mut j = i + 1;
+    while let Some(c) = nodes.get(j).filter(|c| c.depth > n.depth) {
+        // Options and suggestions take a line of their own.
+        if c.depth != n.depth + 1 || j - i >= MAX_ROW_PARTS || c.choices.is_some() {
+            return RowEnd::No;
+        }
+        bound += line_chars_bound(c);
+        if bound > MAX_ROW_CHARS {
+            return RowEnd::No;
+        }
+        j += 1;
+    }
+    if j == nodes.len() && !complete {
+        RowEnd::Open
+    } else if j == i + 1 {
+        RowEnd::No
+    } else {
+        RowEnd::At(j)
+    }
+}
+
+fn same_shape(a: &[Node], b: &[Node]) -> bool {
+    a.len() == b.len() && a[0].depth == b[0].depth && a.iter().zip(b).all(|(x, y)| x.role == y.role)
+}
+
+impl Layout {
+    /// The next line, or `None` when no node is left or, with `complete`
+    /// false, when the next line could still change as nodes are added.
+    fn next(&mut self, nodes: &[Node], complete: bool) -> Option<Line> {
+        let start = self.pos;
+        nodes.get(start)?;
+        let end = match row_end(nodes, start, complete) {
+            RowEnd::Open => return None,
+            RowEnd::No => start + 1,
+            RowEnd::At(end) => end,
+        };
+        let row = end > start + 1;
+        let ditto = row && self.prev_row.is_some_and(|(s, e)| same_shape(&nodes[s..e], &nodes[start..end]));
+        self.prev_row = row.then_some((start, end));
+        self.pos = end;
+        Some(Line { start, end, ditto })
+    }
+}
+
+/// [`Layout`] and [`Pager`] together, as [`render`] and [`PageEnd`] use
+/// them: a short-form (`ditto`) row line that starts a page is written in
+/// full, so every page reads on its own.
+#[derive(Debug, Clone)]
+struct Paging {
+    layout: Layout,
+    pager: Pager,
+    buf: String,
+}
+
+impl Paging {
+    fn new(max_chars: usize) -> Paging {
+        Paging { layout: Layout::default(), pager: Pager::new(max_chars), buf: String::new() }
+    }
+
+    /// The next line and the page it lands on.
+    fn next(&mut self, nodes: &[Node], complete: bool) -> Option<(Line, usize)> {
+        let mut line = self.layout.next(nodes, complete)?;
+        let mut chars = self.measure(nodes, line);
+        if line.ditto && self.pager.breaks(chars) {
+            line.ditto = false;
+            chars = self.measure(nodes, line);
+        }
+        Some((line, self.pager.place(chars)))
+    }
+
+    fn measure(&mut self, nodes: &[Node], line: Line) -> usize {
+        self.buf.clear();
+        write_line(&nodes[line.start..line.end], line.ditto, false, &mut self.buf);
+        self.buf.chars().count() + 1
+    }
+}
+
 /// Tells the content script when it has walked far enough: fed the nodes
 /// as they become final, it answers true once a line of page `page + 1`
 /// exists, i.e. once page `page` is complete and cannot change (pages
-/// split as [`Pager`] does). Cheap while far from that point: it adds up
-/// [`line_chars_bound`] and renders lines only once the bound says the
-/// page could be complete (a page before the last holds more than
-/// `max_chars` minus the next line's length).
+/// split as [`render`] splits them). Cheap while far from that point: it
+/// adds up [`line_chars_bound`] and lays out lines only once the bound
+/// says the page could be complete (a page before the last holds more
+/// than `max_chars` minus the next line's length).
 #[derive(Debug, Clone)]
 pub struct PageEnd {
     max: usize,
@@ -430,8 +607,7 @@ pub struct PageEnd {
     bound_sum: usize,
     bound_max: usize,
     /// Exact pagination, once the bound allows the end to be near.
-    exact: Option<Pager>,
-    buf: String,
+    exact: Option<Paging>,
 }
 
 impl PageEnd {
@@ -443,7 +619,6 @@ impl PageEnd {
             bound_sum: 0,
             bound_max: 0,
             exact: None,
-            buf: String::new(),
         }
     }
 
@@ -456,18 +631,18 @@ impl PageEnd {
                 self.bound_sum += b;
                 self.bound_max = self.bound_max.max(b);
             }
-            let threshold = self.page.saturating_mul(self.max.saturating_sub(self.bound_max));
+            // A line is at most one node's bound or a row line's cap.
+            let longest = self.bound_max.max(MAX_ROW_CHARS);
+            let threshold = self.page.saturating_mul(self.max.saturating_sub(longest));
             if self.bound_sum <= threshold {
                 self.seen = nodes.len();
                 return false;
             }
-            self.exact = Some(Pager::new(self.max));
-            self.seen = 0;
+            self.exact = Some(Paging::new(self.max));
         }
-        let Some(pager) = self.exact.as_mut() else { return false };
-        for n in &nodes[self.seen.min(nodes.len())..] {
-            self.seen += 1;
-            if pager.place(line_chars(n, &mut self.buf)) > self.page {
+        let Some(paging) = self.exact.as_mut() else { return false };
+        while let Some((_, page)) = paging.next(nodes, false) {
+            if page > self.page {
                 return true;
             }
         }
@@ -506,29 +681,86 @@ fn push_escaped(c: char, out: &mut String) {
     }
 }
 
-/// One node as one line, without the trailing newline.
+/// One node as a line of its own, without the trailing newline.
+/// Pagination measures lines this way, unredacted; what the agent reads
+/// has names, values and descriptions with credentials redacted
+/// ([`crate::redact`]), which may change lengths, so pages split in the
+/// same places on both sides.
 pub fn render_line(node: &Node, out: &mut String) {
     render_line_with(node, out, false);
 }
 
-/// The line of `node` as an agent sees it: names, values and descriptions
-/// with credentials redacted ([`crate::redact`]). Its length may differ from
-/// [`render_line`]'s, which pagination uses, so pages split in the same
-/// places on both sides.
-fn render_line_redacted(node: &Node, out: &mut String) {
-    render_line_with(node, out, true);
-}
-
 fn render_line_with(node: &Node, out: &mut String, redact: bool) {
-    let shown = |s: &str| if redact { redact_text(s) } else { s.to_string() };
-    for _ in 0..node.depth.min(40) {
-        out.push_str("  ");
+    for _ in 0..node.depth.min(MAX_INDENT) {
+        out.push(' ');
     }
     out.push_str("- ");
-    out.push_str(&node.role);
-    if !node.name.is_empty() {
-        out.push(' ');
-        let max = if node.role == TEXT_ROLE { crate::limits::MAX_TEXT_CHARS } else { MAX_NAME_CHARS };
+    render_part(node, out, redact, Part::Line);
+}
+
+/// A list item with its text as its value and nothing else of its own.
+fn is_plain_item(n: &Node) -> bool {
+    n.role == "listitem"
+        && n.name.is_empty()
+        && n.element_ref.is_none()
+        && n.states.is_empty()
+        && n.desc.is_none()
+        && n.level.is_none()
+        && n.items.is_none()
+        && n.table_size.is_none()
+        && n.choices.is_none()
+}
+
+/// How a node is written ([`render_part`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// A line of its own: text blocks as a quoted string alone.
+    Line,
+    /// A part of a row line, with its role word (`text "…"` too).
+    Row,
+    /// A part of a short-form row line: no role word where there is a
+    /// name or text (the same part of the row above says it).
+    Ditto,
+}
+
+/// The nodes of one line ([`Line`]): the first as a line, the others as
+/// parts after it (a row line).
+fn write_line(nodes: &[Node], ditto: bool, redact: bool, out: &mut String) {
+    let Some((first, parts)) = nodes.split_first() else { return };
+    match &first.value {
+        // A list item that only has text starts its row line with it.
+        Some(v) if !parts.is_empty() && is_plain_item(first) => {
+            for _ in 0..first.depth.min(MAX_INDENT) {
+                out.push(' ');
+            }
+            out.push_str("- ");
+            quote(&if redact { redact_text(v) } else { v.clone() }, out);
+        }
+        _ => render_line_with(first, out, redact),
+    }
+    for p in parts {
+        out.push_str(ROW_SEPARATOR);
+        render_part(p, out, redact, if ditto { Part::Ditto } else { Part::Row });
+    }
+}
+
+/// A node without indentation and dash: `role "name" … : "value"`.
+fn render_part(node: &Node, out: &mut String, redact: bool, how: Part) {
+    let shown = |s: &str| if redact { redact_text(s) } else { s.to_string() };
+    let text = node.role == TEXT_ROLE;
+    let role_word = match how {
+        Part::Line => !text,
+        Part::Row => true,
+        Part::Ditto => !text && node.name.is_empty(),
+    };
+    if role_word {
+        out.push_str(&node.role);
+    }
+    if !node.name.is_empty() || text {
+        if role_word {
+            out.push(' ');
+        }
+        let max = if text { crate::limits::MAX_TEXT_CHARS } else { MAX_NAME_CHARS };
         quote_cut(&shown(&node.name), max, out);
     }
     if let Some((rows, cols)) = node.table_size {
@@ -564,10 +796,10 @@ fn render_line_with(node: &Node, out: &mut String, redact: bool) {
 }
 
 /// The `options:` / `suggestions:` line under an element's line (module
-/// docs, "Choices"), indented two spaces deeper than the line it follows.
+/// docs, "Choices"), indented one space deeper than the line it follows.
 fn render_choices(c: &Choices, element_ref: Option<&str>, out: &mut String, shown: &dyn Fn(&str) -> String) {
     let start = out.rfind('\n').map_or(0, |i| i + 1);
-    let indent = out[start..].chars().take_while(|c| *c == ' ').count() + 2;
+    let indent = out[start..].chars().take_while(|c| *c == ' ').count() + 1;
     out.push('\n');
     out.extend(std::iter::repeat_n(' ', indent));
     out.push_str(if c.suggestions { "suggestions: " } else { "options: " });
@@ -635,34 +867,30 @@ pub fn display_url(url: &str) -> String {
 /// content script's [`PageEnd`] breaks them (by [`render_line`]); the lines
 /// shown have credentials redacted.
 pub fn render(snap: &PageSnapshot, opts: RenderOptions) -> Rendered {
-    let refs = snap.nodes.iter().filter(|n| n.element_ref.is_some()).count();
-    let mut pages: Vec<(usize, usize)> = Vec::new(); // node index ranges
-    // When even the upper bounds of the lines fit in one page, so do the
-    // lines: no need to render them twice to find where pages break.
-    let bound = snap.nodes.iter().fold(0usize, |sum, n| sum.saturating_add(line_chars_bound(n)));
+    let nodes = &snap.nodes;
+    let refs = nodes.iter().filter(|n| n.element_ref.is_some()).count();
+    // Each line with its page. When even the upper bounds of the lines fit
+    // in one page, so do the lines: no need to render them twice to find
+    // where pages break.
+    let mut lines: Vec<(Line, usize)> = Vec::new();
+    let bound = nodes.iter().fold(0usize, |sum, n| sum.saturating_add(line_chars_bound(n)));
     if bound <= opts.max_chars.max(MIN_PAGE_CHARS) {
-        pages.push((0, snap.nodes.len()));
-    } else {
-        let mut pager = Pager::new(opts.max_chars);
-        let mut page_start = 0;
-        let mut line = String::new();
-        for (i, node) in snap.nodes.iter().enumerate() {
-            if pager.place(line_chars(node, &mut line)) > pages.len() + 1 {
-                pages.push((page_start, i));
-                page_start = i;
-            }
+        let mut layout = Layout::default();
+        while let Some(line) = layout.next(nodes, true) {
+            lines.push((line, 1));
         }
-        if page_start < snap.nodes.len() || pages.is_empty() {
-            pages.push((page_start, snap.nodes.len()));
+    } else {
+        let mut paging = Paging::new(opts.max_chars);
+        while let Some(placed) = paging.next(nodes, true) {
+            lines.push(placed);
         }
     }
-    let total = pages.len();
+    let total = lines.last().map_or(1, |l| l.1);
     let page = opts.page.clamp(1, total);
-    let (start, end) = pages[page - 1];
     let more = page < total || snap.partial;
     let mut body = String::new();
-    for node in &snap.nodes[start..end] {
-        render_line_redacted(node, &mut body);
+    for (line, _) in lines.iter().filter(|l| l.1 == page) {
+        write_line(&nodes[line.start..line.end], line.ditto, true, &mut body);
         body.push('\n');
     }
 
@@ -708,7 +936,7 @@ mod tests {
         n.value = Some("••••".into());
         let mut out = String::new();
         render_line(&n, &mut out);
-        assert_eq!(out, "  - textbox \"Email\" [e7] required: \"••••\"");
+        assert_eq!(out, " - textbox \"Email\" [e7] required: \"••••\"");
     }
 
     #[test]
@@ -733,7 +961,7 @@ mod tests {
         let opts = RenderOptions { max_chars: 600, page: 1 };
         let r = render(&snap, opts);
         assert!(!r.text.contains("abcdefghijklmnop") && !r.text.contains("dozjgNry"), "{}", r.text);
-        assert!(r.text.contains("[e1]") && r.text.contains("- text \"Your new token is"), "{}", r.text);
+        assert!(r.text.contains("[e1]") && r.text.contains("\n- \"Your new token is"), "{}", r.text);
         for line in r.text.lines().filter(|l| l.starts_with("- ")) {
             assert_eq!(line.matches('"').count() % 2, 0, "quotes broken: {line}");
         }
@@ -770,7 +998,7 @@ mod tests {
         t.desc = Some("All \"orders\"".into());
         let mut out = String::new();
         render_line(&t, &mut out);
-        assert_eq!(out, r#"  - table "Orders" (120 rows × 5 cols) desc="All \"orders\"""#);
+        assert_eq!(out, r#" - table "Orders" (120 rows × 5 cols) desc="All \"orders\"""#);
         let mut l = node(0, "list", "", None);
         l.items = Some(3);
         out.clear();
@@ -779,7 +1007,7 @@ mod tests {
         let text = node(0, TEXT_ROLE, &"y".repeat(1000), None);
         out.clear();
         render_line(&text, &mut out);
-        assert_eq!(out.chars().count(), "- text \"\"".len() + crate::limits::MAX_TEXT_CHARS);
+        assert_eq!(out.chars().count(), "- \"\"".len() + crate::limits::MAX_TEXT_CHARS);
     }
 
     fn choice(label: &str) -> Choice {
@@ -805,7 +1033,7 @@ mod tests {
         render_line(&n, &mut out);
         assert_eq!(
             out,
-            "  - combobox \"Delivery\" [e9]: \"Standard\"\n    options: \"Pick up\"; group \"Standard\": \"Economy\", *\"Standard\"; group \"Express\": \"Same day\" disabled; \"Drone\""
+            " - combobox \"Delivery\" [e9]: \"Standard\"\n  options: \"Pick up\"; group \"Standard\": \"Economy\", *\"Standard\"; group \"Express\": \"Same day\" disabled; \"Drone\""
         );
         assert!(line_chars_bound(&n) >= line_chars(&n, &mut String::new()));
     }
@@ -819,7 +1047,7 @@ mod tests {
         let mut out = String::new();
         render_line(&n, &mut out);
         let second = out.lines().nth(1).unwrap();
-        assert!(second.starts_with("  options: \"C0\", \"C1\""), "{second}");
+        assert!(second.starts_with(" options: \"C0\", \"C1\""), "{second}");
         assert!(
             second.ends_with("\"C23\", …, *\"Sweden\" (+225 more: browser_snapshot scope=e3 lists them all)"),
             "{second}"
@@ -831,7 +1059,7 @@ mod tests {
         c.items.truncate(1);
         out.clear();
         render_line(&n, &mut out);
-        assert_eq!(out.lines().nth(1), Some("  suggestions: \"C0\" (+225 more)"));
+        assert_eq!(out.lines().nth(1), Some(" suggestions: \"C0\" (+225 more)"));
     }
 
     #[test]
@@ -1000,6 +1228,155 @@ mod tests {
             .collect()
     }
 
+    /// Lists and tables: items and rows with a few leaf children (row
+    /// lines, many of the same shape), some with nested content (not row
+    /// lines), texts, repeated names, long names.
+    fn list_nodes(n: usize, seed: u64) -> Vec<Node> {
+        let mut x = seed;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut out = Vec::new();
+        let mut refs = 0;
+        while out.len() < n {
+            let d = (next() % 4) as u16;
+            let table = next() % 3 == 0;
+            out.push(node(d, if table { "table" } else { "list" }, "", None));
+            let items = 1 + next() % 30;
+            let shape: Vec<&str> = (0..1 + next() % 4)
+                .map(|_| ["link", "button", "text", "cell", "checkbox"][(next() % 5) as usize])
+                .collect();
+            for i in 0..items {
+                let mut item = node(d + 1, if table { "row" } else { "listitem" }, "", None);
+                if next() % 4 == 0 {
+                    item.value = Some(format!("Item {i} · \"quoted\""));
+                }
+                out.push(item);
+                let odd = next() % 7 == 0;
+                for (k, role) in shape.iter().enumerate() {
+                    let name = match next() % 6 {
+                        0 => String::new(),
+                        1 => "x".repeat((next() % 300) as usize),
+                        2 => format!("Row {i}"),
+                        _ => ["Edit", "Delete", "Open"][k % 3].to_string(),
+                    };
+                    let r = (*role != "text" && *role != "cell").then(|| {
+                        refs += 1;
+                        format!("e{refs}")
+                    });
+                    let mut c = node(d + 2, role, &name, r.as_deref());
+                    if *role == "text" && c.name.is_empty() {
+                        c.name = "t".into();
+                    }
+                    if *role == "checkbox" && next() % 2 == 0 {
+                        c.states = vec![State::Checked];
+                    }
+                    out.push(c);
+                    if odd && k == 0 {
+                        out.push(node(d + 3, "text", "nested", None));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn rendered_body(snap: &PageSnapshot) -> String {
+        let r = render(snap, RenderOptions { max_chars: 1_000_000, page: 1 });
+        r.text.lines().skip(2).map(|l| format!("{l}\n")).collect()
+    }
+
+    #[test]
+    fn rows_go_on_one_line_and_rows_below_leave_out_the_role_words() {
+        let mut nodes = vec![node(0, "list", "", None)];
+        nodes[0].items = Some(3);
+        for i in 1..=3 {
+            let mut item = node(1, "listitem", "", None);
+            item.value = Some(format!("Order {i}"));
+            nodes.push(item);
+            nodes.push(node(2, "link", &format!("Item {i}"), Some(&format!("e{}", i * 10))));
+            nodes.push(node(2, "button", "Delete", Some(&format!("e{}", i * 10 + 1))));
+            let mut check = node(2, "checkbox", "", Some(&format!("e{}", i * 10 + 2)));
+            if i == 2 {
+                check.states = vec![State::Checked];
+            }
+            nodes.push(check);
+        }
+        // Nested content keeps the lines apart; text parts say `text` in full rows.
+        nodes.push(node(0, "list", "", None));
+        nodes.push(node(1, "listitem", "", None));
+        nodes.push(node(2, "link", "Deep", Some("e90")));
+        nodes.push(node(3, "text", "inside", None));
+        nodes.push(node(1, "row", "", None));
+        nodes.push(node(2, "text", "a", None));
+        nodes.push(node(2, "cell", "b", None));
+        nodes.push(node(1, "row", "", None));
+        nodes.push(node(2, "text", "c", None));
+        nodes.push(node(2, "cell", "", None));
+        nodes.push(node(0, "text", "Footer", None));
+        let snap = PageSnapshot { url: "http://127.0.0.1/".into(), title: "T".into(), nodes, ..Default::default() };
+        assert_eq!(
+            rendered_body(&snap),
+            "- list (3 items)\n\
+             \x20- \"Order 1\"|link \"Item 1\" [e10]|button \"Delete\" [e11]|checkbox [e12]\n\
+             \x20- \"Order 2\"|\"Item 2\" [e20]|\"Delete\" [e21]|checkbox [e22] checked\n\
+             \x20- \"Order 3\"|\"Item 3\" [e30]|\"Delete\" [e31]|checkbox [e32]\n\
+             - list\n\
+             \x20- listitem\n\
+             \x20 - link \"Deep\" [e90]\n\
+             \x20  - \"inside\"\n\
+             \x20- row|text \"a\"|cell \"b\"\n\
+             \x20- row|\"c\"|cell\n\
+             - \"Footer\"\n"
+        );
+    }
+
+    #[test]
+    fn a_short_row_that_starts_a_page_is_written_in_full() {
+        let mut nodes = vec![node(0, "list", "", None)];
+        for i in 0..40 {
+            nodes.push(node(1, "listitem", "", None));
+            nodes.push(node(2, "link", &format!("Item {i}"), Some(&format!("e{}", 2 * i))));
+            nodes.push(node(2, "button", "Delete", Some(&format!("e{}", 2 * i + 1))));
+        }
+        let snap = PageSnapshot { url: "http://127.0.0.1/".into(), title: "T".into(), nodes, ..Default::default() };
+        let first = render(&snap, RenderOptions { max_chars: 300, page: 1 });
+        let pages = first.pages.unwrap();
+        assert!(pages > 3, "{}", first.text);
+        let mut items = 0;
+        for p in 1..=pages {
+            let r = render(&snap, RenderOptions { max_chars: 300, page: p });
+            let rows: Vec<&str> = r.text.lines().filter(|l| l.starts_with(" - listitem")).collect();
+            assert!(rows[0].contains("|link \"Item") && rows[0].contains("|button \"Delete\""), "page {p}: {}", r.text);
+            assert!(rows[1..].iter().all(|l| l.contains("|\"Item") && l.contains("|\"Delete\"")), "{}", r.text);
+            items += rows.len();
+        }
+        assert_eq!(items, 40);
+    }
+
+    #[test]
+    fn a_row_line_is_never_longer_than_its_bounds() {
+        for seed in [11, 12, 13] {
+            let nodes = list_nodes(800, seed);
+            let mut layout = Layout::default();
+            let mut out = String::new();
+            let mut rows = 0;
+            while let Some(line) = layout.next(&nodes, true) {
+                for ditto in [false, line.ditto] {
+                    out.clear();
+                    write_line(&nodes[line.start..line.end], ditto, false, &mut out);
+                    let bound: usize = nodes[line.start..line.end].iter().map(line_chars_bound).sum();
+                    assert!(out.chars().count() < bound, "{out}");
+                }
+                rows += usize::from(line.end > line.start + 1);
+            }
+            assert!(rows > 50, "seed {seed}: only {rows} row lines");
+        }
+    }
+
     #[test]
     fn the_bound_is_never_below_the_line() {
         let mut buf = String::new();
@@ -1013,10 +1390,11 @@ mod tests {
     #[test]
     fn stopping_at_the_page_end_renders_the_same_page() {
         let body = |r: &Rendered| -> Vec<String> {
-            r.text.lines().filter(|l| l.starts_with("- ") || l.starts_with("  ")).map(str::to_string).collect()
+            r.text.lines().filter(|l| l.trim_start().starts_with("- ")).map(str::to_string).collect()
         };
-        for (seed, max_chars) in [(1, 200), (2, 1_000), (3, 5_000), (4, 20_000), (5, 450)] {
-            let all = varied_nodes(600, seed);
+        let cases = [(1, 200), (2, 1_000), (3, 5_000), (4, 20_000), (5, 450), (6, 300), (7, 2_000), (8, 700)];
+        for (seed, max_chars) in cases {
+            let all = if seed > 5 { list_nodes(900, seed) } else { varied_nodes(600, seed) };
             let full = PageSnapshot {
                 url: "http://127.0.0.1/".into(),
                 title: "T".into(),

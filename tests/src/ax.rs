@@ -15,7 +15,6 @@ use anyhow::{Context, Result};
 use serde_json::{Value, json};
 
 use crate::cdp::{AxNode, CdpSession};
-use crate::expect::parse_line;
 
 /// Chromium's role strings that differ from ours (ARIA / HTML-AAM names),
 /// in one table: `(chromium, ours)`.
@@ -355,15 +354,17 @@ fn marker_in(line: &str) -> Option<usize> {
     None
 }
 
-/// The element lines with a ref, in order; each choice of an `options:`
-/// line after one becomes an `option` line with that element's ref (a
-/// select's options are Chromium's `MenuListOption`s). `suggestions:` lines
-/// (a datalist) are not counted: Chromium shows them only while the
-/// suggestions pop up.
+/// The elements with a ref, in order (a line, or a part of a row line);
+/// each choice of an `options:` line after one becomes an `option` line
+/// with that element's ref (a select's options are Chromium's
+/// `MenuListOption`s). `suggestions:` lines (a datalist) are not counted:
+/// Chromium shows them only while the suggestions pop up.
 pub fn our_lines(snapshot: &str) -> Vec<OurLine> {
+    let by_line = crate::expect::elements_by_line(snapshot);
+    let mut parts = by_line.into_iter().peekable();
     let mut out: Vec<OurLine> = Vec::new();
     let mut last_ref: Option<String> = None;
-    for l in snapshot.lines() {
+    for (n, l) in snapshot.lines().enumerate() {
         if let Some(c) = crate::expect::parse_choices(l) {
             if let (false, Some(r)) = (c.suggestions, &last_ref) {
                 for choice in c.choices {
@@ -379,21 +380,22 @@ pub fn our_lines(snapshot: &str) -> Vec<OurLine> {
             continue;
         }
         last_ref = None;
-        let Some(p) = parse_line(l) else { continue };
-        let Some(r) = p.tokens.iter().find(|t| {
-            t.strip_prefix('[').and_then(|t| t.strip_suffix(']')).is_some_and(shared::tools::is_valid_ref)
-        }) else {
-            continue;
-        };
-        let element_ref = r[1..r.len() - 1].to_string();
-        last_ref = Some(element_ref.clone());
-        out.push(OurLine {
-            role: p.role.clone(),
-            name: p.name.clone().unwrap_or_default(),
-            element_ref,
-            marker: marker_in(l),
-            line: l.trim().to_string(),
-        });
+        while let Some((_, p, text)) = parts.next_if(|(at, _, _)| *at == n) {
+            let Some(r) = p.tokens.iter().find(|t| {
+                t.strip_prefix('[').and_then(|t| t.strip_suffix(']')).is_some_and(shared::tools::is_valid_ref)
+            }) else {
+                continue;
+            };
+            let element_ref = r[1..r.len() - 1].to_string();
+            last_ref = Some(element_ref.clone());
+            out.push(OurLine {
+                role: p.role.clone(),
+                name: p.name.clone().unwrap_or_default(),
+                element_ref,
+                marker: marker_in(&text),
+                line: text,
+            });
+        }
     }
     out
 }

@@ -90,16 +90,54 @@ pub struct ParsedLine {
     pub value: Option<String>,
 }
 
-/// Parses `  - role "name" [e1] checked: "value"`. `None` for lines that
-/// are not element lines (headers, notices).
+/// Parses `  - role "name" [e1] checked: "value"` (a text block, `- "…"`,
+/// has role `text`). `None` for lines that are not element lines (headers,
+/// notices). A row line (`- row|cell "A"|…`) gives its first element
+/// ([`elements`] gives them all; a row line that starts with a quoted
+/// string is a list item with that text, which this reads as `text`).
 pub fn parse_line(line: &str) -> Option<ParsedLine> {
     let rest = line.trim_start().strip_prefix("- ")?;
-    let role_end = rest.find([' ', ':']).unwrap_or(rest.len());
-    let role = rest[..role_end].to_string();
+    let first = split_parts(rest).into_iter().next()?;
+    parse_part(first, None)
+}
+
+/// Splits a line (without its dash) at the row separators outside quotes.
+fn split_parts(s: &str) -> Vec<&str> {
+    let sep = shared::snapshot::ROW_SEPARATOR;
+    let mut out = Vec::new();
+    let (mut start, mut quoted, mut escaped) = (0, false, false);
+    for (i, c) in s.char_indices() {
+        if escaped {
+            escaped = false;
+        } else if quoted && c == '\\' {
+            escaped = true;
+        } else if c == '"' {
+            quoted = !quoted;
+        } else if !quoted && s[i..].starts_with(sep) {
+            out.push(&s[start..i]);
+            start = i + sep.len();
+        }
+    }
+    if start <= s.len() {
+        out.push(&s[start..]);
+    }
+    out.retain(|p| !p.is_empty());
+    out
+}
+
+/// One element: `role "name" tokens: "value"`. A part starting with a
+/// quote has the role `ditto` (from the row above) or is a text block.
+fn parse_part(part: &str, ditto: Option<&str>) -> Option<ParsedLine> {
+    let part = part.trim_start();
+    let (role, mut rest) = if part.starts_with('"') {
+        (ditto.unwrap_or(shared::snapshot::TEXT_ROLE).to_string(), part)
+    } else {
+        let role_end = part.find([' ', ':']).unwrap_or(part.len());
+        (part[..role_end].to_string(), part[role_end..].trim_start())
+    };
     if role.is_empty() {
         return None;
     }
-    let mut rest = rest[role_end..].trim_start();
     let mut name = None;
     if rest.starts_with('"') {
         let (n, r) = parse_quoted(rest)?;
@@ -116,6 +154,56 @@ pub fn parse_line(line: &str) -> Option<ParsedLine> {
     }
     let tokens = head.split_whitespace().map(|t| t.trim_end_matches(':').to_string()).collect();
     Some(ParsedLine { role, name, tokens, value })
+}
+
+/// Every element of a snapshot, each with its own text (its line, or its
+/// part of a row line): row lines split into their parts, and the parts of
+/// a short-form row (no role word where the row above says it) given the
+/// roles of the row above.
+pub fn elements(snapshot: &str) -> Vec<(ParsedLine, String)> {
+    elements_by_line(snapshot).into_iter().map(|(_, p, text)| (p, text)).collect()
+}
+
+/// [`elements`], each with the 0-based number of its line.
+pub fn elements_by_line(snapshot: &str) -> Vec<(usize, ParsedLine, String)> {
+    let mut out = Vec::new();
+    let mut above: Vec<String> = Vec::new();
+    for (n, line) in snapshot.lines().enumerate() {
+        let Some(rest) = line.trim_start().strip_prefix("- ") else {
+            above.clear();
+            continue;
+        };
+        let parts = split_parts(rest);
+        if parts.len() < 2 {
+            above.clear();
+            if let Some(p) = parts.first().and_then(|p| parse_part(p, None)) {
+                out.push((n, p, line.trim().to_string()));
+            }
+            continue;
+        }
+        // A full row has a role word on every part; a short one has quoted
+        // parts whose roles are those of the row above.
+        let short = parts[1..].iter().any(|p| p.starts_with('"')) && above.len() == parts.len();
+        let mut roles = Vec::new();
+        for (i, part) in parts.iter().enumerate() {
+            // A row line that starts with a quoted string is a list item with that text.
+            if i == 0
+                && let Some((v, _)) = parse_quoted(part.trim_start())
+            {
+                roles.push("listitem".to_string());
+                let p = ParsedLine { role: "listitem".into(), name: None, tokens: Vec::new(), value: Some(v) };
+                out.push((n, p, part.trim().to_string()));
+                continue;
+            }
+            let ditto = (short && i > 0).then(|| above[i].as_str());
+            if let Some(p) = parse_part(part, ditto) {
+                roles.push(p.role.clone());
+                out.push((n, p, part.trim().to_string()));
+            }
+        }
+        above = roles;
+    }
+    out
 }
 
 impl Expectations {
@@ -172,11 +260,11 @@ impl Expectations {
         Ok(Expectations { file: file.to_path_buf(), items })
     }
 
-    /// The snapshot line an expectation matches, if any.
-    pub fn find<'a>(exp: &Expectation, snapshot: &'a str) -> Option<&'a str> {
+    /// The snapshot element (its line, or its part of a row line) an
+    /// expectation matches, if any.
+    pub fn find(exp: &Expectation, snapshot: &str) -> Option<String> {
         let Expectation::Have { roles, name, tokens, .. } = exp else { return None };
-        snapshot.lines().find(|line| {
-            let Some(p) = parse_line(line) else { return false };
+        let found = elements(snapshot).into_iter().find(|(p, _)| {
             if !roles.contains(&p.role) || p.name.as_deref() != Some(name.as_str()) {
                 return false;
             }
@@ -189,7 +277,8 @@ impl Expectations {
                 }
                 t => p.tokens.iter().any(|x| x == t),
             })
-        })
+        });
+        found.map(|(_, text)| text)
     }
 
     /// Checks a snapshot text; the error lists every unmet expectation.
@@ -367,18 +456,19 @@ pub fn parse_choices(line: &str) -> Option<ChoiceLine> {
     Some(out)
 }
 
-/// The lines of a snapshot that carry a ref, without indentation.
+/// The elements of a snapshot that carry a ref, as written (a line
+/// without indentation, or a part of a row line).
 pub fn ref_lines(snapshot: &str) -> Vec<String> {
-    snapshot
-        .lines()
-        .filter(|l| parse_line(l).is_some_and(|p| p.tokens.iter().any(|t| is_ref_token(t))))
-        .map(|l| l.trim().to_string())
+    elements(snapshot)
+        .into_iter()
+        .filter(|(p, _)| p.tokens.iter().any(|t| is_ref_token(t)))
+        .map(|(_, text)| text)
         .collect()
 }
 
 /// The ref of the first element with this role and name (e.g. `e12`).
 pub fn ref_of(snapshot: &str, role: &str, name: &str) -> Option<String> {
-    snapshot.lines().filter_map(parse_line).find_map(|p| {
+    elements(snapshot).into_iter().map(|(p, _)| p).find_map(|p| {
         if p.role == role && p.name.as_deref() == Some(name) {
             p.tokens.iter().find(|t| is_ref_token(t)).map(|t| t[1..t.len() - 1].to_string())
         } else {
@@ -408,6 +498,42 @@ mod tests {
         assert_eq!(p.tokens, vec!["[e10]"]);
         assert_eq!(p.value.as_deref(), Some("France"));
         assert!(parse_line("Page URL: x").is_none());
+    }
+
+    #[test]
+    fn row_lines_give_every_element_with_the_roles_of_the_row_above() {
+        use shared::snapshot::{Node, PageSnapshot, RenderOptions, render};
+        let node = |depth: u16, role: &str, name: &str, r: Option<&str>| Node {
+            depth,
+            role: role.into(),
+            name: name.into(),
+            element_ref: r.map(Into::into),
+            ..Node::default()
+        };
+        let mut nodes = vec![node(0, "list", "", None)];
+        for i in 1..=3 {
+            let mut item = node(1, "listitem", "", None);
+            item.value = Some(format!("Order {i} | \"x\""));
+            nodes.push(item);
+            nodes.push(node(2, "link", &format!("Item {i} | y"), Some(&format!("e{i}0"))));
+            nodes.push(node(2, "text", "note", None));
+            nodes.push(node(2, "button", "Delete", Some(&format!("e{i}1"))));
+        }
+        nodes.push(node(0, "text", "Footer", None));
+        let snap = PageSnapshot { url: "http://x/".into(), title: "T".into(), nodes: nodes.clone(), ..Default::default() };
+        let text = render(&snap, RenderOptions { max_chars: 100_000, page: 1 }).text;
+        let got: Vec<(String, String, Option<String>)> = elements(&text)
+            .into_iter()
+            .map(|(p, _)| (p.role, p.name.unwrap_or_default(), p.tokens.into_iter().find(|t| is_ref_token(t))))
+            .collect();
+        let want: Vec<(String, String, Option<String>)> = nodes
+            .iter()
+            .map(|n| (n.role.clone(), n.name.clone(), n.element_ref.as_ref().map(|r| format!("[{r}]"))))
+            .collect();
+        assert_eq!(got, want, "{text}");
+        assert_eq!(ref_of(&text, "button", "Delete").as_deref(), Some("e11"));
+        assert_eq!(ref_lines(&text).len(), 6);
+        assert_eq!(parse_line("- \"Footer\"").map(|p| p.role).as_deref(), Some("text"));
     }
 
     #[test]

@@ -39,7 +39,8 @@ pub use browser::{Browser, BrowserOptions};
 pub use cdp::{AxNode, Cdp, CdpSession, TargetInfo};
 pub use daemon::{CliOutput, Daemon, wait_for_extension, wait_for_extension_within};
 pub use expect::{
-    Choice, ChoiceLine, Expectation, Expectations, ParsedLine, line_after, parse_choices, parse_line, ref_lines, ref_of,
+    Choice, ChoiceLine, Expectation, Expectations, ParsedLine, elements, line_after, parse_choices, parse_line,
+    ref_lines, ref_of,
 };
 pub use ext_socket::{ExtFrames, Rogue};
 pub use fixtures::{FixtureServer, download_bytes};

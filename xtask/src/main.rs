@@ -31,6 +31,11 @@ COMMANDS:
     bench [ARGS…]   Build the extension and the bridge (release), then run the benchmarks
                     through the real stack (`tests/src/bin/bench.rs`; see BENCHMARKS.md);
                     results also in target/bench/<suite>.json
+    fuzz [--secs N] [TARGET…]
+                    Coverage-guided fuzzing of the decoders (fuzz/, cargo-fuzz on a
+                    nightly toolchain, AddressSanitizer): each target (all when none is
+                    named) for N seconds (default 60), seeded from fuzz/corpus/TARGET;
+                    prints executions per target. Not part of `test` or CI.
     tools           Only check/install the build and test tools
     help            Show this text
 
@@ -112,6 +117,7 @@ fn run() -> Result<()> {
             ensure_tools(&root, false)?;
             clippy(&root)?;
         }
+        "fuzz" => fuzz(&root, &rest)?,
         "tools" => ensure_tools(&root, rest.iter().any(|a| a == "--browser"))?,
         "help" | "--help" | "-h" => print!("{HELP}"),
         other => bail!("unknown command `{other}`\n\n{HELP}"),
@@ -191,6 +197,111 @@ fn on_path(program: &str) -> bool {
 
 fn have(program: &str) -> bool {
     Command::new(program).arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+// ---------------------------------------------------------------- fuzz
+
+/// The fuzz targets (`fuzz/fuzz_targets/NAME.rs`), in the order they run.
+const FUZZ_TARGETS: &[&str] = &[
+    "ext_frame",
+    "tool_args",
+    "redact",
+    "risk_classify",
+    "challenge_detect",
+    "flow_import",
+    "native_host",
+    "config_toml",
+];
+
+/// `cargo xtask fuzz [--secs N] [TARGET…]`: runs each target with
+/// cargo-fuzz (libFuzzer, AddressSanitizer) on the nightly toolchain for N
+/// seconds. New inputs go to `target/fuzz-corpus/TARGET` (the committed
+/// seeds in `fuzz/corpus/TARGET` are read, never written); a crash stops
+/// that target, leaves its input in `fuzz/artifacts/TARGET/` and fails the
+/// run after the other targets ran. Every crash becomes a regression test
+/// in the crate that owns the decoder.
+fn fuzz(root: &Path, args: &[String]) -> Result<()> {
+    let mut secs: u64 = 60;
+    let mut targets: Vec<String> = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--secs" => {
+                secs = it.next().and_then(|v| v.parse().ok()).context("--secs needs a number of seconds")?;
+            }
+            t if FUZZ_TARGETS.contains(&t) => targets.push(t.to_string()),
+            other => bail!("unknown fuzz target or flag `{other}`; targets: {}", FUZZ_TARGETS.join(", ")),
+        }
+    }
+    if targets.is_empty() {
+        targets = FUZZ_TARGETS.iter().map(|t| t.to_string()).collect();
+    }
+    if output(Command::new("rustup").args(["run", "nightly", "rustc", "--version"])).is_none() {
+        bail!("fuzzing needs a nightly toolchain (cargo-fuzz uses -Zsanitizer): `rustup toolchain install nightly`");
+    }
+    if output(Command::new(cargo_bin()).args(["fuzz", "--version"])).is_none() {
+        eprintln!("xtask: cargo-fuzz not found; installing (takes a few minutes)");
+        run_cmd(Command::new(cargo_bin()).args(["install", "cargo-fuzz", "--locked"]))?;
+    }
+    let target_dir = root.join("target/fuzz");
+    // Build every target first (one cargo build), so the time budget is
+    // spent fuzzing.
+    let mut build = Command::new("rustup");
+    build.args(["run", "nightly", "cargo", "fuzz", "build", "--target-dir"]).arg(&target_dir).current_dir(root);
+    run_cmd(&mut build)?;
+
+    let mut rows = Vec::new();
+    let mut crashed = Vec::new();
+    for t in &targets {
+        let out_corpus = root.join("target/fuzz-corpus").join(t);
+        fs::create_dir_all(&out_corpus)?;
+        let seeds = root.join("fuzz/corpus").join(t);
+        fs::create_dir_all(&seeds)?;
+        let mut c = Command::new("rustup");
+        c.args(["run", "nightly", "cargo", "fuzz", "run", "--target-dir"])
+            .arg(&target_dir)
+            .arg(t)
+            .arg(&out_corpus)
+            .arg(&seeds)
+            .arg("--")
+            .arg(format!("-max_total_time={secs}"))
+            .args(["-print_final_stats=1", "-max_len=65536", "-timeout=10", "-rss_limit_mb=2048"])
+            .current_dir(root);
+        eprintln!("xtask: fuzzing {t} for {secs} s");
+        let started = Instant::now();
+        let out = c.output().with_context(|| format!("running cargo fuzz run {t}"))?;
+        let log = String::from_utf8_lossy(&out.stderr);
+        let execs = fuzz_stat(&log, "stat::number_of_executed_units:").unwrap_or(0);
+        let corpus = fs::read_dir(&out_corpus).map(|d| d.count()).unwrap_or(0);
+        let cov = log.lines().rev().find_map(|l| l.split(" cov: ").nth(1)).and_then(|r| r.split_whitespace().next());
+        let ok = out.status.success();
+        if !ok {
+            let tail: Vec<&str> = log.lines().rev().take(40).collect();
+            eprintln!("{}", tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+            crashed.push(t.clone());
+        }
+        rows.push(format!(
+            "{t:<18} {:>12} execs {:>8.0}/s  cov {:>6}  corpus {:>5}  {}",
+            execs,
+            execs as f64 / started.elapsed().as_secs_f64().max(0.001),
+            cov.unwrap_or("?"),
+            corpus,
+            if ok { "clean" } else { "CRASH (see fuzz/artifacts)" }
+        ));
+    }
+    eprintln!("xtask: fuzz results ({secs} s per target):");
+    for r in &rows {
+        eprintln!("  {r}");
+    }
+    if !crashed.is_empty() {
+        bail!("crashes in {}: turn each into a regression test", crashed.join(", "));
+    }
+    Ok(())
+}
+
+/// The number after `key` in libFuzzer's final statistics.
+fn fuzz_stat(log: &str, key: &str) -> Option<u64> {
+    log.lines().find_map(|l| l.trim().strip_prefix(key)).and_then(|v| v.trim().parse().ok())
 }
 
 // ---------------------------------------------------------------- tools
@@ -300,7 +411,8 @@ fn binaryen_bin(root: &Path, tool: &str) -> PathBuf {
 // ---------------------------------------------------------------- build
 
 /// Builds dist/extension/: manifest, JS loaders, worker (wasm-bindgen
-/// `web`), content script (wasm2js; docs/design.md, "Build and test facts").
+/// `web`), content script (wasm2js, bundled into the classic script
+/// `content.js`; docs/design.md, "Build and test facts").
 pub fn build_extension(root: &Path) -> Result<()> {
     let start = Instant::now();
     let manifest = check_manifest(root)?;
@@ -311,7 +423,7 @@ pub fn build_extension(root: &Path) -> Result<()> {
     fs::create_dir_all(&dist)?;
 
     build_worker(root, &dist)?;
-    build_content(root, &dist)?;
+    let content = build_content(root)?;
 
     for entry in fs::read_dir(root.join("extension/static"))? {
         let entry = entry?;
@@ -319,6 +431,8 @@ pub fn build_extension(root: &Path) -> Result<()> {
             fs::copy(entry.path(), dist.join(entry.file_name()))?;
         }
     }
+    let loader = fs::read_to_string(root.join("extension/static/content.js"))?;
+    fs::write(dist.join("content.js"), with_content_module(&loader, &content)?)?;
     fs::write(dist.join("manifest.json"), manifest)?;
 
     for f in [
@@ -328,14 +442,12 @@ pub fn build_extension(root: &Path) -> Result<()> {
         "popup.js",
         "content.js",
         "worker/worker.js",
-        "content/content.js",
     ] {
         if !dist.join(f).exists() {
             bail!("dist/extension/{f} is missing after the build");
         }
     }
-    let content_size = fs::metadata(dist.join("content/content_bg.wasm.js"))?.len()
-        + fs::metadata(dist.join("content/content_bg.js"))?.len();
+    let content_size = fs::metadata(dist.join("content.js"))?.len();
     let worker_size = fs::metadata(dist.join("worker/worker_bg.wasm"))?.len();
     eprintln!(
         "xtask: built {} in {:.1} s (worker wasm {} KiB, content script {} KiB of JS)",
@@ -393,7 +505,9 @@ fn build_worker(root: &Path, dist: &Path) -> Result<()> {
     )
 }
 
-fn build_content(root: &Path, dist: &Path) -> Result<()> {
+/// Builds the content script and returns it as one JavaScript expression
+/// (wasm-bindgen's glue and the wasm2js module, see [`content_module`]).
+fn build_content(root: &Path) -> Result<String> {
     // Own target dir: different RUSTFLAGS would otherwise rebuild everything each time.
     let target_dir = root.join("target/content-wasm");
     run_cmd(
@@ -444,9 +558,7 @@ fn build_content(root: &Path, dist: &Path) -> Result<()> {
             .arg("-o")
             .arg(&optimised),
     )?;
-    let out = dist.join("content");
-    fs::create_dir_all(&out)?;
-    let js = out.join("content_bg.wasm.js");
+    let js = work.join("content_bg.wasm.js");
     run_cmd(
         Command::new(binaryen_bin(root, "wasm2js"))
             .args(CONTENT_WASM_FEATURES)
@@ -457,16 +569,139 @@ fn build_content(root: &Path, dist: &Path) -> Result<()> {
             .arg(&js),
     )?;
     let converted = fs::read_to_string(&js)?;
-    fs::write(&js, patch_memory_copy(&patch_memory_grow(&converted)?)?)?;
+    let asm = patch_memory_copy(&patch_memory_grow(&converted)?)?;
+    let main = fs::read_to_string(bindgen_dir.join("content.js"))?;
+    let glue = fs::read_to_string(bindgen_dir.join("content_bg.js"))?;
+    content_module(&main, &glue, &asm)
+}
 
-    let glue = fs::read_to_string(bindgen_dir.join("content.js"))?;
-    let patched = glue.replace("\"./content_bg.wasm\"", "\"./content_bg.wasm.js\"");
-    if patched == glue {
-        bail!("wasm-bindgen's content.js does not import ./content_bg.wasm; the glue layout changed");
+/// The marker in `extension/static/content.js` that the content module
+/// replaces.
+const CONTENT_MARKER: &str = "/* chaperone:content-module */ null";
+
+/// The loader with the content module in place of [`CONTENT_MARKER`].
+fn with_content_module(loader: &str, module: &str) -> Result<String> {
+    if loader.matches(CONTENT_MARKER).count() != 1 {
+        bail!("extension/static/content.js must hold the marker `{CONTENT_MARKER}` exactly once");
     }
-    fs::write(out.join("content.js"), patched)?;
-    fs::copy(bindgen_dir.join("content_bg.js"), out.join("content_bg.js"))?;
-    Ok(())
+    Ok(loader.replace(CONTENT_MARKER, module))
+}
+
+/// The content script as one expression for a classic script: no file of
+/// the extension needs to be web-accessible (SECURITY.md). wasm-bindgen's
+/// bundler output is three ES modules — `content.js` (sets the wasm
+/// exports into the glue, maybe calls `__wbindgen_start`), `content_bg.js`
+/// (the glue: exports and the functions the wasm imports) and, here, the
+/// wasm2js module in place of `content_bg.wasm` (imports from the glue).
+/// Each module becomes a function of its imports returning its exports
+/// ([`module_as_function`]); the expression evaluates to the glue's
+/// exports (`handle_message`).
+fn content_module(main: &str, glue: &str, asm: &str) -> Result<String> {
+    const GLUE: &str = "./content_bg.js";
+    if !main.contains("__wbg_set_wasm(wasm);") {
+        bail!("wasm-bindgen's content.js does not call __wbg_set_wasm(wasm); the glue layout changed");
+    }
+    let start = main.contains("wasm.__wbindgen_start();");
+    let glue_fn = module_as_function(glue, "content_bg.js", &[])?;
+    let asm_fn = module_as_function(asm, "content_bg.wasm.js", &[GLUE])?;
+    Ok(format!(
+        "(() => {{\n\
+         const glue = ({glue_fn})({{}});\n\
+         const wasm = ({asm_fn})({{ {GLUE:?}: glue }});\n\
+         glue.__wbg_set_wasm(wasm);\n\
+         {}\
+         return glue;\n\
+         }})()",
+        if start { "wasm.__wbindgen_start();\n" } else { "" }
+    ))
+}
+
+/// One ES module, as wasm-bindgen and wasm2js write them (every `import`
+/// and `export` a statement at the start of a line), as a function
+/// expression `(function (__imports) { 'use strict'; …; return {exports}; })`.
+/// `import {a, b as c} from 'm'` and `import * as ns from 'm'` read
+/// `__imports['m']` (only modules in `allowed`); `export function|class|
+/// const|let|var NAME` and `export { a, b as c }` become the returned
+/// object. Anything else that looks like module syntax (`export default`,
+/// `export *`, `import.meta`, dynamic `import(`) is an error: the layout
+/// changed and the bundle would not mean the same.
+fn module_as_function(js: &str, what: &str, allowed: &[&str]) -> Result<String> {
+    fn ident(s: &str) -> &str {
+        let end = s.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$')).unwrap_or(s.len());
+        &s[..end]
+    }
+    fn specifier(s: &str) -> Option<&str> {
+        let s = s.trim().trim_end_matches(';').trim();
+        let q = s.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+        s.strip_prefix(q)?.strip_suffix(q)
+    }
+    // `a, b as c` → [(local, exported)].
+    fn names(list: &str) -> Vec<(String, String)> {
+        list.split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(|n| match n.split_once(" as ") {
+                Some((a, b)) => (a.trim().to_string(), b.trim().trim_matches(['"', '\'']).to_string()),
+                None => (n.to_string(), n.to_string()),
+            })
+            .collect()
+    }
+    for bad in ["import.meta", "import("] {
+        if js.contains(bad) {
+            bail!("{what} uses `{bad}`, which a classic script cannot");
+        }
+    }
+    let mut body = String::with_capacity(js.len() + 1024);
+    let mut exports: Vec<(String, String)> = Vec::new();
+    for line in js.lines() {
+        let t = line.trim_start();
+        if let Some(rest) = t.strip_prefix("import ") {
+            let (what_in, from) = rest.rsplit_once(" from ").with_context(|| format!("{what}: odd import `{t}`"))?;
+            let module = specifier(from).with_context(|| format!("{what}: odd import `{t}`"))?;
+            if !allowed.contains(&module) {
+                bail!("{what} imports `{module}`, which the bundle does not provide");
+            }
+            let what_in = what_in.trim();
+            if let Some(ns) = what_in.strip_prefix("* as ") {
+                body.push_str(&format!("const {} = __imports[{module:?}];\n", ident(ns.trim())));
+            } else if let Some(list) = what_in.strip_prefix('{').and_then(|l| l.strip_suffix('}')) {
+                let binds: Vec<String> = names(list)
+                    .into_iter()
+                    .map(|(imported, local)| if imported == local { local } else { format!("{imported}: {local}") })
+                    .collect();
+                body.push_str(&format!("const {{ {} }} = __imports[{module:?}];\n", binds.join(", ")));
+            } else {
+                bail!("{what}: odd import `{t}`");
+            }
+        } else if let Some(rest) = t.strip_prefix("export ") {
+            let decl = ["function ", "function* ", "async function ", "class ", "const ", "let ", "var "]
+                .iter()
+                .find_map(|k| rest.strip_prefix(k));
+            if let Some(after) = decl {
+                let name = ident(after.trim_start());
+                if name.is_empty() {
+                    bail!("{what}: odd export `{t}`");
+                }
+                exports.push((name.to_string(), name.to_string()));
+                body.push_str(&line.replacen("export ", "", 1));
+                body.push('\n');
+            } else if let Some(list) = rest.trim().strip_prefix('{') {
+                let list = list.trim_end().trim_end_matches(';').trim_end();
+                let list = list.strip_suffix('}').with_context(|| format!("{what}: multi-line export `{t}`"))?;
+                if list.contains(" from ") || rest.contains(" from ") {
+                    bail!("{what}: re-export `{t}`");
+                }
+                exports.extend(names(list));
+            } else {
+                bail!("{what}: unsupported export `{t}`");
+            }
+        } else {
+            body.push_str(line);
+            body.push('\n');
+        }
+    }
+    let ret: Vec<String> = exports.iter().map(|(local, exported)| format!("{exported:?}: {local}")).collect();
+    Ok(format!("function (__imports) {{\n'use strict';\n{body}return {{ {} }};\n}}", ret.join(", ")))
 }
 
 /// wasm2js grows memory by allocating a new ArrayBuffer and leaves the old
@@ -602,6 +837,76 @@ mod tests {
         assert!(small < out.find("copyWithin").unwrap(), "the loop must come first: {out}");
         assert!(out.contains("for (i = size - 1; i >= 0; i--)"), "overlap copying backwards: {out}");
         assert!(patch_memory_copy("nothing").is_err());
+    }
+
+    #[test]
+    fn an_es_module_becomes_a_function_of_its_imports_returning_its_exports() {
+        let js = "let wasm;\nexport function __wbg_set_wasm(val) {\n    wasm = val;\n}\nexport function handle_message(m) { return wasm.f(m); }\n\nexport const __wbg_x = 1 + 1;\nexport class Thing {}\nexport { Math as __wbg_Math, y };\nconst y = 2;\n";
+        let f = module_as_function(js, "glue", &[]).unwrap();
+        assert!(f.starts_with("function (__imports) {\n'use strict';\n"), "{f}");
+        assert!(!f.contains("export "), "{f}");
+        assert!(f.contains("function handle_message(m)"), "{f}");
+        assert!(
+            f.ends_with(
+                "return { \"__wbg_set_wasm\": __wbg_set_wasm, \"handle_message\": handle_message, \"__wbg_x\": __wbg_x, \"Thing\": Thing, \"__wbg_Math\": Math, \"y\": y };\n}"
+            ),
+            "{f}"
+        );
+        let asm = "import { a, b as c } from './content_bg.js';\nimport * as ns from \"./content_bg.js\";\nfunction asmFunc(i) {}\nexport var memory = retasmFunc.memory;\n";
+        let f = module_as_function(asm, "asm", &["./content_bg.js"]).unwrap();
+        assert!(f.contains("const { a, b: c } = __imports[\"./content_bg.js\"];"), "{f}");
+        assert!(f.contains("const ns = __imports[\"./content_bg.js\"];"), "{f}");
+        assert!(f.contains("var memory = retasmFunc.memory;") && f.contains("\"memory\": memory"), "{f}");
+        // Anything whose meaning would change is refused.
+        for bad in [
+            "import { a } from './other.js';",
+            "export default 1;",
+            "export * from './x.js';",
+            "export { a } from './x.js';",
+            "export {\n a\n};",
+            "const u = import.meta.url;",
+            "import('./x.js');",
+        ] {
+            assert!(module_as_function(bad, "bad", &["./content_bg.js"]).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_content_module_is_wired_like_wasm_bindgens_entry_module() {
+        let main = "import * as wasm from \"./content_bg.wasm\";\nimport { __wbg_set_wasm } from \"./content_bg.js\";\n__wbg_set_wasm(wasm);\nwasm.__wbindgen_start();\nexport { handle_message } from \"./content_bg.js\";\n";
+        let m = content_module(main, "let wasm;\nexport function __wbg_set_wasm(v) { wasm = v; }\n", "export var f = 1;\n").unwrap();
+        let set = m.find("glue.__wbg_set_wasm(wasm);").unwrap();
+        assert!(m.find("wasm.__wbindgen_start();").unwrap() > set, "{m}");
+        assert!(m.contains("({ \"./content_bg.js\": glue })"), "{m}");
+        assert!(content_module("nothing", "", "").is_err());
+        let loader = "const content = /* chaperone:content-module */ null;";
+        assert_eq!(with_content_module(loader, "(x)").unwrap(), "const content = (x);");
+        assert!(with_content_module("no marker", "(x)").is_err());
+    }
+
+    #[test]
+    fn the_loader_in_static_holds_the_marker() {
+        let loader = fs::read_to_string(workspace_root().join("extension/static/content.js")).unwrap();
+        with_content_module(&loader, "(x)").unwrap();
+    }
+
+    #[test]
+    fn fuzz_stats_are_read_from_libfuzzer_output() {
+        let log = "#1024\tpulse  cov: 12 ft: 13\nDone 5 runs\nstat::number_of_executed_units: 123456\nstat::peak_rss_mb: 40\n";
+        assert_eq!(fuzz_stat(log, "stat::number_of_executed_units:"), Some(123456));
+        assert_eq!(fuzz_stat(log, "stat::missing:"), None);
+    }
+
+    #[test]
+    fn every_fuzz_target_has_a_source_and_seeds() {
+        let root = workspace_root();
+        for t in FUZZ_TARGETS {
+            assert!(root.join("fuzz/fuzz_targets").join(format!("{t}.rs")).is_file(), "{t}: no source");
+            let seeds = fs::read_dir(root.join("fuzz/corpus").join(t)).map(|d| d.count()).unwrap_or(0);
+            assert!(seeds > 0, "{t}: no seed corpus");
+        }
+        let manifest = fs::read_to_string(root.join("fuzz/Cargo.toml")).unwrap();
+        assert_eq!(manifest.matches("[[bin]]").count(), FUZZ_TARGETS.len(), "fuzz/Cargo.toml and FUZZ_TARGETS differ");
     }
 
     #[test]

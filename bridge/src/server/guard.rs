@@ -1,5 +1,6 @@
 //! Request guards: Host, Origin, OPTIONS (every route) and the mcp token
-//! (`/mcp`, `/status`), plus the auth-failure rate limiter.
+//! (`/mcp`, `/status`), plus the auth-failure rate limiter, and the answer
+//! to an `/mcp` body that is not one JSON-RPC message.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -106,6 +107,32 @@ pub(crate) async fn require_mcp_token(State(state): State<AppState>, req: Reques
         return refuse(StatusCode::UNAUTHORIZED);
     }
     next.run(req).await
+}
+
+/// What a POST to `/mcp` whose body is not one JSON-RPC message gets: 400
+/// and a JSON-RPC parse error (the MCP transport's rule).
+pub(crate) const BAD_BODY: &str =
+    r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: the body is not one JSON-RPC message"}}"#;
+
+/// `/mcp`: rmcp answers a JSON body it cannot read as one JSON-RPC message
+/// (not JSON, nested deeper than serde_json's 128 levels, another shape)
+/// with 415 and serde's error text. That becomes [`BAD_BODY`], a 400; the
+/// detail goes to the log only. A 415 for a body that is not
+/// `application/json` stays what it is.
+pub(crate) async fn mcp_bad_body(req: Request, next: Next) -> Response {
+    let json = req.method() == Method::POST
+        && req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    let resp = next.run(req).await;
+    if !json || resp.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        return resp;
+    }
+    tracing::warn!(reason = "body", "MCP request refused: the body is not one JSON-RPC message");
+    (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], BAD_BODY).into_response()
 }
 
 /// Counts failed authentications in a fixed window; once `max` failures

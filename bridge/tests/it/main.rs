@@ -9,6 +9,7 @@ mod actions;
 mod app_oneshot;
 mod cli;
 mod common;
+mod deep_json;
 mod flows;
 mod logging;
 mod mcp;

@@ -1,11 +1,16 @@
 //! Chaperone content script (docs/design.md, "Observation" and "Build and
 //! test facts").
 //!
-//! Runs inside every http(s) page, compiled from WASM to plain JS with
-//! binaryen's `wasm2js` so that strict page CSPs (no `'wasm-unsafe-eval'`)
-//! cannot stop it. Loaded lazily by `static/content.js` on the first
-//! message from the service worker. Kept lean: DOM walking only; no
-//! policy, formatting or redaction here.
+//! Runs in the http(s) pages the agent or a recording needs, compiled from
+//! WASM to plain JS with binaryen's `wasm2js` so that strict page CSPs (no
+//! `'wasm-unsafe-eval'`) cannot stop it, and bundled by `cargo xtask build`
+//! with its loader (`static/content.js`) into one classic script, which the
+//! worker injects the first time it needs a document (nothing is
+//! web-accessible: SECURITY.md). Answers each message from the service
+//! worker. Kept lean: DOM walking only; no policy, formatting or
+//! redaction here. Reading a page leaves no trace a page can observe: no
+//! attribute, node, event, message, global in the page's world or console
+//! output.
 //!
 //! Refs (`e1`, `e2`, …) live only in this script's memory: a `WeakMap`
 //! element → ref and a `Map` ref → `WeakRef(element)`. Nothing is written

@@ -101,14 +101,16 @@ pub async fn ask_page(tab: TabId, msg: &JsValue) -> Result<CommandResult, WireEr
 }
 
 /// Sends `msg` to the content script of `tab` and returns its answer (JSON
-/// text). A tab without the content script gets it injected once, if it
-/// shows an http(s) page (`INVALID_REQUEST` otherwise).
+/// text). The content script is never declared in the manifest nor
+/// web-accessible (SECURITY.md): a document without it gets it injected
+/// here, once, if it is an http(s) page (`INVALID_REQUEST` otherwise).
 pub async fn ask_page_text(tab: TabId, msg: &JsValue) -> Result<String, WireError> {
     let id = tab_id(tab)?;
     let reply = match ask_content(id, msg).await {
         Err(e) if no_receiver(&e) => {
             require_web_page(tab).await?;
-            // Tab loaded before the extension: inject the loader and retry once.
+            // No content script in this document yet: inject the bundle
+            // (`content.js`, a classic script) and retry once.
             let injection = obj(&[
                 ("target", obj(&[("tabId", JsValue::from_f64(id))]).into()),
                 ("files", Array::of1(&JsValue::from_str("content.js")).into()),

@@ -14,6 +14,7 @@ pub mod client;
 pub mod files;
 pub mod flows;
 pub mod pages;
+pub mod playwright;
 pub mod profile;
 pub mod report;
 pub mod sessions;
@@ -36,11 +37,13 @@ pub struct Config {
     pub cold_loads: usize,
     /// Skip the CDP profile of the largest page.
     pub no_profile: bool,
+    /// Measure Playwright MCP on the same pages (`snapshot` suite).
+    pub playwright: bool,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { warmup: 3, runs: 20, cold_loads: 5, no_profile: false }
+        Config { warmup: 3, runs: 20, cold_loads: 5, no_profile: false, playwright: true }
     }
 }
 

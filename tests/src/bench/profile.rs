@@ -63,7 +63,7 @@ pub async fn eval_in(page: &CdpSession, ctx: i64, expression: &str) -> Result<Va
 /// full and `n` times for an interactive-only snapshot, and once more to
 /// return the reply JSON. Times are `performance.now()` in the page.
 pub const IN_PAGE_TIMING: &str = r#"(async (n, fullOnly) => {
-  const m = await import(chrome.runtime.getURL('content/content.js'));
+  const m = globalThis.__chaperoneContent; // set by content.js in this world
   const time = async (request) => {
     const ms = []; let len = 0;
     for (let i = 0; i < n; i++) {

@@ -2,7 +2,7 @@
 //! through the real stack. See BENCHMARKS.md.
 //!
 //! ```text
-//! bench [SUITE…] [--runs N] [--warmup N] [--cold N] [--no-profile] [--out DIR]
+//! bench [SUITE…] [--runs N] [--warmup N] [--cold N] [--no-profile] [--no-playwright] [--out DIR]
 //! ```
 //!
 //! Exits 0 when targets are missed (it is a measurement; misses are
@@ -60,10 +60,11 @@ async fn real_main() -> Result<()> {
             "--warmup" => config.warmup = num("--warmup")?,
             "--cold" => config.cold_loads = num("--cold")?.max(1),
             "--no-profile" => config.no_profile = true,
+            "--no-playwright" => config.playwright = false,
             "--out" => out = PathBuf::from(args.next().context("--out needs a directory")?),
             "-h" | "--help" => {
                 println!(
-                    "bench [SUITE…] [--runs N] [--warmup N] [--cold N] [--no-profile] [--out DIR]\nsuites: {}",
+                    "bench [SUITE…] [--runs N] [--warmup N] [--cold N] [--no-profile] [--no-playwright] [--out DIR]\nsuites: {}",
                     SUITES.join(", ")
                 );
                 return Ok(());

@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde_json::json;
-use tests::{Browser, Daemon, FixtureServer, Mcp, parse_line};
+use tests::{Browser, Daemon, FixtureServer, Mcp};
 
 struct Row {
     file: String,
@@ -240,12 +240,12 @@ async fn wpt_roles_and_names() {
 
         let snap = mcp.ok("browser_snapshot", json!({ "max_chars": 2_000_000 })).await;
         let text = snap.snapshot();
-        let mut lines: HashMap<String, &str> = HashMap::new();
-        for line in text.lines() {
-            if let Some(d) = desc_of(line)
+        let mut lines: HashMap<String, tests::ParsedLine> = HashMap::new();
+        for (parsed, part) in tests::elements(&text) {
+            if let Some(d) = desc_of(&part)
                 && let Some(n) = d.strip_prefix("wpt-")
             {
-                lines.insert(n.to_string(), line);
+                lines.insert(n.to_string(), parsed);
             }
         }
         for (r, el) in file_rows.iter().zip(&row_el) {
@@ -255,14 +255,13 @@ async fn wpt_roles_and_names() {
                 skipped += 1;
                 continue;
             }
-            let Some(line) = lines.get(&el.to_string()) else {
+            let Some(parsed) = lines.get(&el.to_string()) else {
                 if marks[*el] != "ok" && marks[*el] != "none-role" {
                     eprintln!("wpt: {file} {}: element not found ({})", r.locator, marks[*el]);
                 }
                 not_included += 1;
                 continue;
             };
-            let parsed = parse_line(line).unwrap_or_else(|| panic!("unparsable line {line:?}"));
             counted += 1;
             let (got, want) = match r.kind.as_str() {
                 "role" => (chromium_role(&parsed.role).to_string(), r.expected.clone()),

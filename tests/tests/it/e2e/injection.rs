@@ -14,7 +14,7 @@
 
 use serde_json::json;
 use shared::untrusted::NOTICE;
-use tests::{Stack, ToolResult, parse_line};
+use tests::{Stack, ToolResult, elements, parse_line};
 
 use super::{new_tab, snapshot};
 
@@ -113,8 +113,9 @@ async fn injected_text_stays_data() {
     assert_eq!(outside, "Page title: \"\"", "the title escaped its quotes: {title_line}");
     assert!(title_line.contains("Account"), "{title_line}");
 
-    // Every line after the header is an element line, with its quotes
-    // closed, at most one real ref, and nothing forged outside the quotes.
+    // Every line after the header is an element line (a row line holds
+    // several), with its quotes closed and nothing forged outside the
+    // quotes; each element has at most one real ref.
     let mut element_lines = 0;
     let mut refs = Vec::new();
     let mut in_header = true;
@@ -136,11 +137,13 @@ async fn injected_text_stays_data() {
         let outside = outside_quotes(line).unwrap_or_else(|| panic!("quote left open: {line:?}"));
         let forged = forged_markers(&outside);
         assert!(forged.is_empty(), "{forged:?} outside the quotes of {line:?}");
-        let parsed = parse_line(line).unwrap_or_else(|| panic!("not an element line: {line:?}"));
-        let line_refs: Vec<&String> = parsed.tokens.iter().filter(|t| t.starts_with("[e")).collect();
-        assert!(line_refs.len() <= 1, "more than one ref on {line:?}");
-        assert!(!parsed.tokens.iter().any(|t| t.starts_with("[ref")), "fake ref marker outside quotes: {line:?}");
-        refs.extend(line_refs.into_iter().cloned());
+        assert!(parse_line(line).is_some(), "not an element line: {line:?}");
+    }
+    for (parsed, part) in elements(&text) {
+        let part_refs: Vec<&String> = parsed.tokens.iter().filter(|t| t.starts_with("[e")).collect();
+        assert!(part_refs.len() <= 1, "more than one ref on {part:?}");
+        assert!(!parsed.tokens.iter().any(|t| t.starts_with("[ref")), "fake ref marker outside quotes: {part:?}");
+        refs.extend(part_refs.into_iter().cloned());
     }
     assert!(element_lines >= 8, "too few element lines:\n{text}");
     let mut unique = refs.clone();
@@ -150,7 +153,7 @@ async fn injected_text_stays_data() {
 
     // The one real "Delete account" button is the only one; the injected
     // copies live inside other elements' quoted names.
-    let lines: Vec<_> = text.lines().filter_map(parse_line).collect();
+    let lines: Vec<_> = elements(&text).into_iter().map(|(p, _)| p).collect();
     let delete = lines.iter().filter(|p| p.role == "button" && p.name.as_deref() == Some("Delete account")).count();
     assert_eq!(delete, 1, "expected exactly one Delete account button:\n{text}");
     // Injected instructions in a visible aria-label stay: as a quoted name.

@@ -31,6 +31,7 @@ mod site_deny;
 mod stable_refs;
 mod stdio;
 mod strict_csp;
+mod undetectable;
 mod up;
 mod worker_restart;
 

@@ -359,23 +359,24 @@ async fn incognito_windows_are_never_recorded() {
         .expect("the incognito tab");
     let private = s.browser.cdp.attach(&target.target_id).await.unwrap();
     private.wait_ready().await.unwrap();
-    // The extension really runs there: its content script answers the
-    // worker (tabs.sendMessage reaches only a tab with the script).
+    // The extension really reaches it: the worker can inject a script
+    // there (the content script is injected only when the worker needs a
+    // page, never into an incognito tab while recording).
     let worker = s.browser.extension_worker(Duration::from_secs(10)).await.expect("the extension's worker");
     let worker = s.browser.cdp.attach(&worker.target_id).await.unwrap();
     let in_private = tests::poll(Duration::from_secs(10), Duration::from_millis(200), || async {
         let v = worker
             .evaluate(
                 "chrome.tabs.query({}).then(ts => ts.filter(t => t.incognito).map(t => t.id))\
-                 .then(ids => Promise.all(ids.map(id => chrome.tabs.sendMessage(id, {probe: true})\
-                 .then(() => true, e => String(e)))))",
+                 .then(ids => Promise.all(ids.map(id => chrome.scripting.executeScript(\
+                 {target: {tabId: id}, func: () => true}).then((r) => r[0].result === true, e => String(e)))))",
             )
             .await
             .ok()?;
         v.as_array().is_some_and(|a| !a.is_empty() && a.iter().all(|v| *v == true)).then_some(v)
     })
     .await;
-    assert!(in_private.is_some(), "the content script does not run in the incognito tab");
+    assert!(in_private.is_some(), "the extension cannot reach the incognito tab");
 
     // The person works in the incognito window: a size, the address.
     private.navigate(&incognito_url).await.unwrap();

@@ -24,12 +24,14 @@ fn ref_of(snapshot: &str, role: &str, name: &str) -> String {
 }
 
 /// The tab's group, as the extension's popup page reads it: `(groupId,
-/// group title, colour)`; `groupId` -1 when ungrouped.
+/// group title, colour)`; `groupId` -1 when ungrouped, -2 when the group
+/// went away between the two reads (an ungrouping in progress).
 async fn group_of(popup: &tests::CdpSession, tab: i64) -> (i64, String, String) {
     let v = popup
         .evaluate(&format!(
             "chrome.tabs.get({tab}).then(async t => t.groupId === -1 ? [-1, '', ''] : \
-             chrome.tabGroups.get(t.groupId).then(g => [t.groupId, g.title, g.color]))"
+             chrome.tabGroups.get(t.groupId).then(g => [t.groupId, g.title, g.color]))\
+             .catch(() => [-2, '', ''])"
         ))
         .await
         .expect("read the tab's group");

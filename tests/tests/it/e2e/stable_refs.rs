@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use serde_json::json;
-use tests::{CdpSession, Stack, parse_line};
+use tests::{CdpSession, Stack, elements};
 
 use super::{new_tab, snapshot, snapshot_matches};
 
@@ -19,8 +19,7 @@ use super::{new_tab, snapshot, snapshot_matches};
 fn refs(snap: &str) -> HashMap<(String, String), String> {
     let mut out = HashMap::new();
     let mut seen = HashSet::new();
-    for line in snap.lines() {
-        let Some(p) = parse_line(line) else { continue };
+    for (p, _) in elements(snap) {
         let Some(r) = p.tokens.iter().find_map(|t| {
             t.strip_prefix('[').and_then(|t| t.strip_suffix(']')).filter(|r| shared::tools::is_valid_ref(r))
         }) else {
