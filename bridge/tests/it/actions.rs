@@ -632,6 +632,30 @@ async fn a_lost_answer_after_a_click_is_effect_unknown() {
 }
 
 #[tokio::test]
+async fn a_lost_answer_while_the_person_was_asked_is_approval_denied() {
+    let mut page = shop_page();
+    page.act_hangs = true;
+    let mut s = setup("lost-asking", "", page).await;
+    let client = s.client.clone();
+    let call = tokio::spawn(async move { call_tool(&client, "browser_click", json!({"ref": "e2"})).await });
+    for _ in 0..200 {
+        if !s.fake.acts().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let gate = s.fake.acts()[0].4.clone();
+    s.fake.send(&shared::protocol::ExtToBridge::Asking { request: gate.request });
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    s.fake.disconnect();
+    let r = call.await.unwrap();
+    assert_tool_error(&r, "APPROVAL_DENIED");
+    assert!(result_text(&r).contains("nothing ran"), "{}", result_text(&r));
+    let rows = rows_of(&s, "browser_click");
+    assert_eq!(rows.last().unwrap().outcome.as_deref(), Some("APPROVAL_DENIED"));
+}
+
+#[tokio::test]
 async fn wait_for_polls_the_visible_text_within_its_bound() {
     let s = setup("wait", "", shop_page()).await;
     let r = call_tool(&s.client, "browser_wait_for", json!({"text": "welcome"})).await;

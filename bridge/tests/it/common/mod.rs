@@ -682,6 +682,11 @@ impl PageFake {
         panic!("the bridge did not take the control state");
     }
 
+    /// Sends a frame of the test's own.
+    pub fn send(&self, frame: &ExtToBridge) {
+        self.wire.send(frame);
+    }
+
     /// Drops the socket (the browser went away).
     pub fn disconnect(&mut self) {
         for t in self.tasks.drain(..) {
