@@ -737,11 +737,14 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
         + state.human_wait()
         + Duration::from_millis(COMMAND_TIMEOUT_MS);
     state.hub().act_sent(request);
+    // Forgets the stage however this future ends (a dropped call too).
+    let tracked = ActTracked { state, request };
     let sent = match grant {
         Some(grant) => state.hub().call_granting(command, wait, grant).await,
         None => state.hub().call(command, wait).await,
     };
     let stage = state.hub().act_finished(request);
+    drop(tracked);
     let answer = match sent {
         Ok(CommandResult::Acted { report }) => Ok(report),
         Ok(_) => Err(unexpected()),
@@ -821,6 +824,17 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
         ));
     }
     Ok(report)
+}
+
+struct ActTracked<'a> {
+    state: &'a AppState,
+    request: u64,
+}
+
+impl Drop for ActTracked<'_> {
+    fn drop(&mut self) {
+        self.state.hub().act_finished(self.request);
+    }
 }
 
 /// The hub's errors that leave an `Act` without an answer after it may have
