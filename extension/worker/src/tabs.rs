@@ -188,9 +188,15 @@ pub fn install_listeners() {
     });
 }
 
-fn on_updated(tab_id: JsValue, change: JsValue, _tab: JsValue) {
+fn on_updated(tab_id: JsValue, change: JsValue, tab_now: JsValue) {
     let Some(tab) = tab_id.as_f64().map(|t| t as TabId) else { return };
-    let status = get(&change, "status").as_string();
+    let mut status = get(&change, "status").as_string();
+    // A new tab's first `about:blank` can report its load late, after a
+    // navigation to a web page was asked for: that is not the load anyone
+    // waits for (every wait is for an http(s) page).
+    if status.as_deref() == Some("complete") && get(&tab_now, "url").as_string().as_deref() == Some("about:blank") {
+        status = None;
+    }
     let url_changed = !get(&change, "url").is_undefined();
     let done: Vec<Function> = LOADS.with(|l| {
         let mut l = l.borrow_mut();
