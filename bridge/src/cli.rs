@@ -311,7 +311,11 @@ pub async fn run(cli: Cli) -> Result<i32, Error> {
             let home = Home::resolve(home.home)?;
             let info = tokio::task::block_in_place(|| daemon::ensure_running(&home))?;
             let token = home.tokens()?.mcp.expose().to_string();
-            crate::proxy::run(info.port, token).await?;
+            let discover: crate::proxy::Discover = std::sync::Arc::new(move || {
+                let info = daemon::ensure_running(&home)?;
+                Ok((info.port, home.tokens()?.mcp.expose().to_string()))
+            });
+            crate::proxy::run(info.port, token, discover).await?;
             Ok(0)
         }
         Cmd::Status { home, json } => status(&Home::resolve(home.home)?, json).await,

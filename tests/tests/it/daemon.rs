@@ -89,3 +89,51 @@ async fn mcp_endpoint_refuses_foreign_origins_hosts_and_tokens() {
         assert_eq!(mode, 0o600, "{f}");
     }
 }
+
+/// `chaperone mcp` outlives its daemon: the daemon is killed with SIGKILL
+/// under a stdio client; the next call is answered `EXTENSION_DISCONNECTED`
+/// (never sent again), the proxy starts the daemon again and makes a new
+/// session with the client's own `initialize`, and the calls after it work
+/// without restarting the command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stdio_proxy_carries_on_after_the_daemon_is_killed() {
+    let mut d = Daemon::start().await.expect("start the daemon");
+    let mut stdio = StdioMcp::spawn(d.home()).unwrap();
+    stdio.initialize().await.expect("stdio initialize");
+    stdio.call("browser_status", json!({})).await.expect("status before the kill");
+    let pid = d.pid().expect("the daemon's pid");
+    let killed = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap();
+    assert!(killed.success());
+    let _ = d.stop();
+
+    let raw = stdio
+        .request_within("tools/call", json!({ "name": "browser_status", "arguments": {} }), Duration::from_secs(30))
+        .await
+        .expect("an answer while the daemon is gone");
+    let message = raw["error"]["message"].as_str().unwrap_or_default().to_string();
+    assert!(message.starts_with("EXTENSION_DISCONNECTED"), "{raw}");
+    // The proxy started a daemon again and made a new session.
+    let mut again = None;
+    for _ in 0..60 {
+        let raw = stdio
+            .request_within("tools/call", json!({ "name": "browser_status", "arguments": {} }), Duration::from_secs(10))
+            .await;
+        if let Ok(raw) = raw
+            && raw.get("result").is_some()
+        {
+            again = Some(raw);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let info: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.home().join("daemon.json")).unwrap_or_default()).unwrap_or_default();
+    let new_pid = info["pid"].as_u64();
+    assert!(again.is_some(), "no call worked after the restart; stderr:\n{}", stdio.stderr());
+    assert!(new_pid.is_some_and(|p| p != u64::from(pid)), "a new daemon runs: {info}");
+    let code = stdio.close(Duration::from_secs(10)).await.unwrap();
+    assert!(code.success(), "{code}");
+    if let Some(p) = new_pid {
+        let _ = std::process::Command::new("kill").arg(p.to_string()).status();
+    }
+}
