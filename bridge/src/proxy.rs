@@ -206,7 +206,8 @@ async fn reconnect(up: &Upstream, lost: Option<String>) {
 async fn post(up: &Upstream, msg: &Value, id: Option<&Value>, tx: &mpsc::Sender<String>) -> Result<(), PostError> {
     use futures_util::StreamExt;
     let (url, token) = up.target.lock().await.clone();
-    let mut req = up.http.post(&url).bearer_auth(&token).header("Accept", "application/json, text/event-stream").json(msg);
+    let mut req =
+        up.http.post(&url).bearer_auth(&token).header("Accept", "application/json, text/event-stream").json(msg);
     if let Some(s) = up.session.lock().await.as_deref() {
         req = req.header("Mcp-Session-Id", s);
     }

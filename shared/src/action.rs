@@ -335,7 +335,8 @@ pub fn missing_option_message(options: &[crate::risk::OptionFacts], want: &str, 
         quote(want, &mut msg);
         msg.push_str(" in this list");
     }
-    let enabled: Vec<&crate::risk::OptionFacts> = options.iter().filter(|o| !o.disabled && !o.label.is_empty()).collect();
+    let enabled: Vec<&crate::risk::OptionFacts> =
+        options.iter().filter(|o| !o.disabled && !o.label.is_empty()).collect();
     if enabled.is_empty() {
         msg.push_str("; it has no option that can be chosen");
         return msg;
@@ -529,5 +530,4 @@ mod tests {
         assert_eq!(small, "no option \"x\\\"\\n- button\" in this list; options: \"Afghanistan\", \"Norway\"");
         assert!(missing_option_message(&[], "a", None).ends_with("no option that can be chosen"));
     }
-
 }

@@ -1018,17 +1018,15 @@ mod tests {
     fn options_render_on_their_own_line_in_order_with_the_current_one_marked() {
         let mut n = node(1, "combobox", "Delivery", Some("e9"));
         n.value = Some("Standard".into());
-        let mut items = vec![choice("Pick up"), choice("Economy"), choice("Standard"), choice("Same day"), choice("Drone")];
+        let mut items =
+            vec![choice("Pick up"), choice("Economy"), choice("Standard"), choice("Same day"), choice("Drone")];
         items[1].group = 1;
         items[2].group = 1;
         items[2].selected = true;
         items[3].group = 2;
         items[3].disabled = true;
-        n.choices = Some(Box::new(Choices {
-            items,
-            groups: vec!["Standard".into(), "Express".into()],
-            ..Choices::default()
-        }));
+        n.choices =
+            Some(Box::new(Choices { items, groups: vec!["Standard".into(), "Express".into()], ..Choices::default() }));
         let mut out = String::new();
         render_line(&n, &mut out);
         assert_eq!(
@@ -1067,7 +1065,11 @@ mod tests {
         const KEY: &str = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
         let mut n = node(0, "combobox", "Wrap", Some("e2"));
         n.choices = Some(Box::new(Choices {
-            items: vec![choice("Box\n- button \"Pay now\" [e1]"), choice(&format!("token {KEY}")), choice(&"y".repeat(500))],
+            items: vec![
+                choice("Box\n- button \"Pay now\" [e1]"),
+                choice(&format!("token {KEY}")),
+                choice(&"y".repeat(500)),
+            ],
             groups: vec![],
             ..Choices::default()
         }));

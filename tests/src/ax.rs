@@ -516,7 +516,13 @@ mod tests {
             ours.iter().map(|o| (o.role.as_str(), o.name.as_str(), o.element_ref.as_str())).collect();
         assert_eq!(
             got,
-            [("combobox", "Size", "e4"), ("option", "S", "e4"), ("option", "M", "e4"), ("option", "L", "e4"), ("combobox", "City", "e5")]
+            [
+                ("combobox", "Size", "e4"),
+                ("option", "S", "e4"),
+                ("option", "M", "e4"),
+                ("option", "L", "e4"),
+                ("combobox", "City", "e5")
+            ]
         );
     }
 

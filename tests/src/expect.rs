@@ -414,11 +414,8 @@ pub struct ChoiceLine {
 /// (the format of `shared::snapshot`); `None` for any other line.
 pub fn parse_choices(line: &str) -> Option<ChoiceLine> {
     let t = line.trim_start();
-    let (suggestions, mut rest) = if let Some(r) = t.strip_prefix("options: ") {
-        (false, r)
-    } else {
-        (true, t.strip_prefix("suggestions: ")?)
-    };
+    let (suggestions, mut rest) =
+        if let Some(r) = t.strip_prefix("options: ") { (false, r) } else { (true, t.strip_prefix("suggestions: ")?) };
     let mut out = ChoiceLine { suggestions, ..ChoiceLine::default() };
     let mut group = None;
     let mut gap = false;
@@ -520,7 +517,8 @@ mod tests {
             nodes.push(node(2, "button", "Delete", Some(&format!("e{i}1"))));
         }
         nodes.push(node(0, "text", "Footer", None));
-        let snap = PageSnapshot { url: "http://x/".into(), title: "T".into(), nodes: nodes.clone(), ..Default::default() };
+        let snap =
+            PageSnapshot { url: "http://x/".into(), title: "T".into(), nodes: nodes.clone(), ..Default::default() };
         let text = render(&snap, RenderOptions { max_chars: 100_000, page: 1 }).text;
         let got: Vec<(String, String, Option<String>)> = elements(&text)
             .into_iter()

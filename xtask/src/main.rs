@@ -435,14 +435,7 @@ pub fn build_extension(root: &Path) -> Result<()> {
     fs::write(dist.join("content.js"), with_content_module(&loader, &content)?)?;
     fs::write(dist.join("manifest.json"), manifest)?;
 
-    for f in [
-        "manifest.json",
-        "background.js",
-        "popup.html",
-        "popup.js",
-        "content.js",
-        "worker/worker.js",
-    ] {
+    for f in ["manifest.json", "background.js", "popup.html", "popup.js", "content.js", "worker/worker.js"] {
         if !dist.join(f).exists() {
             bail!("dist/extension/{f} is missing after the build");
         }
@@ -874,7 +867,9 @@ mod tests {
     #[test]
     fn the_content_module_is_wired_like_wasm_bindgens_entry_module() {
         let main = "import * as wasm from \"./content_bg.wasm\";\nimport { __wbg_set_wasm } from \"./content_bg.js\";\n__wbg_set_wasm(wasm);\nwasm.__wbindgen_start();\nexport { handle_message } from \"./content_bg.js\";\n";
-        let m = content_module(main, "let wasm;\nexport function __wbg_set_wasm(v) { wasm = v; }\n", "export var f = 1;\n").unwrap();
+        let m =
+            content_module(main, "let wasm;\nexport function __wbg_set_wasm(v) { wasm = v; }\n", "export var f = 1;\n")
+                .unwrap();
         let set = m.find("glue.__wbg_set_wasm(wasm);").unwrap();
         assert!(m.find("wasm.__wbindgen_start();").unwrap() > set, "{m}");
         assert!(m.contains("({ \"./content_bg.js\": glue })"), "{m}");

@@ -111,8 +111,7 @@ pub(crate) async fn require_mcp_token(State(state): State<AppState>, req: Reques
 
 /// What a POST to `/mcp` whose body is not one JSON-RPC message gets: 400
 /// and a JSON-RPC parse error (the MCP transport's rule).
-pub(crate) const BAD_BODY: &str =
-    r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: the body is not one JSON-RPC message"}}"#;
+pub(crate) const BAD_BODY: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: the body is not one JSON-RPC message"}}"#;
 
 /// `/mcp`: rmcp answers a JSON body it cannot read as one JSON-RPC message
 /// (not JSON, nested deeper than serde_json's 128 levels, another shape)

@@ -35,8 +35,8 @@ use shared::tools::HandoffArgs;
 
 use super::AppState;
 use super::audit::{Audit, Caller, Row};
-use shared::sessions::SessionKey;
 use super::results::untrusted_result;
+use shared::sessions::SessionKey;
 
 /// How often a waiting call's progress is looked at, and how often it is
 /// repeated while nothing changes.

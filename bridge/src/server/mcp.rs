@@ -56,8 +56,8 @@ use super::actions;
 use super::audit::{Audit, Caller, Row};
 use super::files;
 use super::handoff;
-use super::sessions::SessionHandle;
 use super::results::{error_result, plain_result, untrusted_result};
+use super::sessions::SessionHandle;
 
 /// What the server tells the agent when it connects.
 pub const INSTRUCTIONS: &str = "Chaperone lets you use the person's real browser through these tools. \
@@ -86,10 +86,7 @@ pub(crate) fn service(state: &AppState) -> StreamableHttpService<McpServer, Loca
     StreamableHttpService::new(
         move || {
             factory_state.inner.mcp_handlers.fetch_add(1, Ordering::Relaxed);
-            Ok(McpServer {
-                state: factory_state.clone(),
-                session: Arc::new(SessionHandle::new(factory_state.clone())),
-            })
+            Ok(McpServer { state: factory_state.clone(), session: Arc::new(SessionHandle::new(factory_state.clone())) })
         },
         state.inner.mcp_sessions.clone(),
         config,
@@ -801,8 +798,10 @@ impl ServerHandler for McpServer {
         let caller = self.caller(session_id(&context.extensions), &context.peer);
         // Tells the client why the call stays open while a tab waits for
         // the person (only when it asked for progress).
-        let _progress =
-            context.meta.get_progress_token().map(|t| handoff::watch_progress(&self.state, caller.key, context.peer.clone(), t));
+        let _progress = context
+            .meta
+            .get_progress_token()
+            .map(|t| handoff::watch_progress(&self.state, caller.key, context.peer.clone(), t));
         let Some(outcome) = self.dispatch(&name, args, &caller).await else {
             tracing::warn!(tool = %name.chars().take(64).collect::<String>(), "unknown tool");
             return Err(McpError::invalid_params("unknown tool", None));

@@ -340,7 +340,10 @@ impl AppState {
 pub fn app(state: AppState) -> Router {
     let mcp = mcp::service(&state);
     let authed = Router::new()
-        .route_service("/mcp", tower::ServiceBuilder::new().layer(axum::middleware::from_fn(guard::mcp_bad_body)).service(mcp))
+        .route_service(
+            "/mcp",
+            tower::ServiceBuilder::new().layer(axum::middleware::from_fn(guard::mcp_bad_body)).service(mcp),
+        )
         .route("/status", get(status))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), guard::require_mcp_token));
     Router::new()

@@ -49,16 +49,14 @@ async fn deeply_nested_json_on_mcp_is_a_400_and_the_bridge_goes_on() {
         ("objects", deep_closed("{\"a\":", "}")),
         (
             "params of initialize",
-            format!(
-                r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}}"#,
-                deep_closed("{\"a\":", "}")
-            ),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}}"#, deep_closed("{\"a\":", "}")),
         ),
     ];
     for (what, body) in &bodies {
         let r = raw_http(b.addr, "POST", "/mcp", &mcp_headers(&b.host(), &auth), body).await;
         assert_eq!(r.status, 400, "{what}: {}\n{}", r.head, r.body);
-        let err: serde_json::Value = serde_json::from_str(r.body.trim()).unwrap_or_else(|e| panic!("{what}: {e}: {}", r.body));
+        let err: serde_json::Value =
+            serde_json::from_str(r.body.trim()).unwrap_or_else(|e| panic!("{what}: {e}: {}", r.body));
         assert_eq!(err["error"]["code"], -32700, "{what}: a JSON-RPC parse error: {err}");
         assert_eq!(err["id"], serde_json::Value::Null, "{what}: {err}");
         assert!(!r.body.contains("recursion"), "{what}: serde's detail stays in the log: {}", r.body);

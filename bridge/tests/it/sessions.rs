@@ -140,7 +140,8 @@ async fn a_session_cannot_see_or_touch_another_sessions_tabs_and_ending_it_relea
 
     // Audit rows name the session and its client.
     let rows = audit.list(None).unwrap();
-    let opened: Vec<_> = rows.iter().filter(|r| r.tool == "browser_tabs" && r.outcome.as_deref() == Some("ok")).collect();
+    let opened: Vec<_> =
+        rows.iter().filter(|r| r.tool == "browser_tabs" && r.outcome.as_deref() == Some("ok")).collect();
     assert_eq!(opened.len(), 2, "{rows:?}");
     assert_eq!(opened[0].client.as_deref(), Some("alphaagent"));
     assert_eq!(opened[1].client.as_deref(), Some("beta"));

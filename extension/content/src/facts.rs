@@ -277,7 +277,8 @@ pub fn options_indexed(el: &Element) -> Vec<(u32, OptionFacts)> {
         let o = Reflect::get_u32(&opts, i).unwrap_or(JsValue::UNDEFINED);
         if o.is_object() {
             let opt: &Element = o.unchecked_ref();
-            let group_hidden = opt.parent_element().is_some_and(|p| p.local_name() == "optgroup" && dom::has(&p, "hidden"));
+            let group_hidden =
+                opt.parent_element().is_some_and(|p| p.local_name() == "optgroup" && dom::has(&p, "hidden"));
             if dom::has(opt, "hidden") || group_hidden {
                 continue;
             }

@@ -401,9 +401,8 @@ async fn wait_for_person(
 
 /// The request as the pages show it.
 fn pending_view(gate: &Gate, q: Question, tab: Option<TabId>) -> PendingView {
-    let agent = tab
-        .and_then(crate::sessions::owner_of)
-        .map(|(session, client)| crate::messages::AgentRef { session, client });
+    let agent =
+        tab.and_then(crate::sessions::owner_of).map(|(session, client)| crate::messages::AgentRef { session, client });
     PendingView {
         agent,
         request: gate.request,

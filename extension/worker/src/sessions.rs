@@ -19,8 +19,8 @@ use std::collections::{HashMap, HashSet};
 
 use shared::protocol::{ExtToBridge, TabId};
 use shared::sessions::{SessionInfo, SessionKey};
-use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
 use crate::chrome;
@@ -168,10 +168,8 @@ async fn group_tab(info: &SessionInfo, tab: TabId) {
         s.grouped.insert(tab);
     });
     if alive.is_none() {
-        let props = obj(&[
-            ("title", JsValue::from_str(&info.client)),
-            ("color", JsValue::from_str(info.colour.as_str())),
-        ]);
+        let props =
+            obj(&[("title", JsValue::from_str(&info.client)), ("color", JsValue::from_str(info.colour.as_str()))]);
         if let Err(e) = chrome::tab_groups_update(group, &props).await {
             web_sys::console::warn_1(&e);
         }

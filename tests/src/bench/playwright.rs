@@ -36,7 +36,8 @@ fn install_dir() -> PathBuf {
 pub fn install() -> Result<PathBuf> {
     let dir = install_dir();
     let cli = dir.join("node_modules/@playwright/mcp/cli.js");
-    let lock = std::fs::read(package_dir().join("package-lock.json")).context("reading tests/bench-npm/package-lock.json")?;
+    let lock =
+        std::fs::read(package_dir().join("package-lock.json")).context("reading tests/bench-npm/package-lock.json")?;
     let stamp = dir.join(".installed-lock");
     if std::fs::read(&stamp).is_ok_and(|s| s == lock) && cli.exists() {
         return Ok(cli);

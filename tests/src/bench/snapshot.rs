@@ -588,7 +588,11 @@ async fn side_by_side(b: &mut Bench, ours: &[Ours], rows: &mut Vec<Row>, checks:
         } else {
             (b.config.warmup, b.config.runs)
         };
-        eprintln!("  Playwright MCP, {}: first snapshot {} ms; {warmup} warm-up, {runs} timed runs", o.case, fmt_ms(first_ms));
+        eprintln!(
+            "  Playwright MCP, {}: first snapshot {} ms; {warmup} warm-up, {runs} timed runs",
+            o.case,
+            fmt_ms(first_ms)
+        );
         for _ in 0..warmup {
             pw.call("browser_snapshot", json!({})).await?;
         }
@@ -657,10 +661,21 @@ async fn side_by_side(b: &mut Bench, ours: &[Ours], rows: &mut Vec<Row>, checks:
         }));
     }
     println!();
-    println!("side by side with Playwright MCP {version} (same pages, same Chromium, this run; bytes and o200k_base tokens of the text the agent reads, our untrusted-content wrapper included):");
+    println!(
+        "side by side with Playwright MCP {version} (same pages, same Chromium, this run; bytes and o200k_base tokens of the text the agent reads, our untrusted-content wrapper included):"
+    );
     println!(
         "  {:<16} {:>19} {:>19} {:>7}  {:>9} {:>9} {:>7}  {:>8} {:>8} {:>7}",
-        "page", "ours ms med / p90", "theirs ms med / p90", "time", "ours B", "theirs B", "bytes", "ours tok", "their tok", "tokens"
+        "page",
+        "ours ms med / p90",
+        "theirs ms med / p90",
+        "time",
+        "ours B",
+        "theirs B",
+        "bytes",
+        "ours tok",
+        "their tok",
+        "tokens"
     );
     for l in &table {
         println!("{l}");

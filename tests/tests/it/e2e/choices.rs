@@ -95,7 +95,8 @@ async fn options_suggestions_and_screen_reader_only_controls() {
     // neither listed nor offered in the error.
     let after = text.clone();
     let speed = ref_of(&after, "combobox", "Delivery").unwrap();
-    let r = s.mcp.call("browser_select_option", json!({ "ref": speed, "values": ["Same day (sold out)"] })).await.unwrap();
+    let r =
+        s.mcp.call("browser_select_option", json!({ "ref": speed, "values": ["Same day (sold out)"] })).await.unwrap();
     assert_eq!(code(&r), "INVALID_REQUEST", "{}", r.raw);
     assert!(!r.text().contains("HIDDEN"), "{}", r.text());
 

@@ -157,7 +157,11 @@ async fn two_sessions_never_see_each_others_tabs() {
         h.popup_window().await.expect("the popup window")
     };
     let target = targets.iter().find(|t| t.kind == "page" && t.url == page_url).unwrap().target_id.clone();
-    s.browser.cdp.call("Target.activateTarget", json!({ "targetId": target })).await.expect("bring the tab to the front");
+    s.browser
+        .cdp
+        .call("Target.activateTarget", json!({ "targetId": target }))
+        .await
+        .expect("bring the tab to the front");
     let give_button = popup_win
         .evaluate(
             "Array.from(document.querySelectorAll('#agents button.give')).filter(b => b.textContent === \

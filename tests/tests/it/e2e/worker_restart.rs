@@ -80,7 +80,8 @@ async fn work_under_way_when_the_worker_stops_ends_safely() {
     let (daemon, browser) = (&s.daemon, &s.browser);
     let (r, (old_window, old_request, connection)) =
         tokio::join!(s.mcp.call("browser_click", json!({ "ref": delete })), async {
-            let (win, req) = human.next_request(Duration::from_secs(20)).await.expect("the approval window shows the request");
+            let (win, req) =
+                human.next_request(Duration::from_secs(20)).await.expect("the approval window shows the request");
             let connection = stop_worker(daemon, browser).await;
             (win, req.request, connection)
         });
@@ -99,7 +100,8 @@ async fn work_under_way_when_the_worker_stops_ends_safely() {
     // ---- approved after the restart, it runs exactly once
     let delete = find_ref(&mut s, "button", "Delete account").await;
     let (r, _) = tokio::join!(s.mcp.call("browser_click", json!({ "ref": delete })), async {
-        let (win, req) = human.next_request(Duration::from_secs(20)).await.expect("the approval window shows the request");
+        let (win, req) =
+            human.next_request(Duration::from_secs(20)).await.expect("the approval window shows the request");
         assert_ne!(req.request, old_request, "a request id was reused after the restart");
         human.approve(&win, req.request).await.expect("click Approve");
     });
@@ -111,7 +113,8 @@ async fn work_under_way_when_the_worker_stops_ends_safely() {
     let delete = find_ref(&mut s, "button", "Delete account").await;
     let (daemon, browser) = (&s.daemon, &s.browser);
     let (r, connection) = tokio::join!(s.mcp.call("browser_click", json!({ "ref": delete })), async {
-        let (win, req) = human.next_request(Duration::from_secs(20)).await.expect("the approval window shows the request");
+        let (win, req) =
+            human.next_request(Duration::from_secs(20)).await.expect("the approval window shows the request");
         human.approve(&win, req.request).await.expect("click Approve");
         stop_worker(daemon, browser).await
     });
@@ -121,17 +124,29 @@ async fn work_under_way_when_the_worker_stops_ends_safely() {
     wait_back(&s, connection).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let after = deleted(&page).await;
-    assert!(after == json!("2") || (c == "EFFECT_UNKNOWN" && after == json!("1")), "ran {after} times in all: {}", r.raw);
-    assert!(!human.approval_window_open().await || human.shown_requests(&human.approval_window(Duration::from_secs(1)).await.unwrap()).await.is_empty(),
-        "a request is still shown after it ended");
+    assert!(
+        after == json!("2") || (c == "EFFECT_UNKNOWN" && after == json!("1")),
+        "ran {after} times in all: {}",
+        r.raw
+    );
+    assert!(
+        !human.approval_window_open().await
+            || human.shown_requests(&human.approval_window(Duration::from_secs(1)).await.unwrap()).await.is_empty(),
+        "a request is still shown after it ended"
+    );
 
     // ---- a low-risk click in flight: its real result or EFFECT_UNKNOWN, once
     let publish = find_ref(&mut s, "button", "Publish").await;
     let (daemon, browser) = (&s.daemon, &s.browser);
-    let (r, connection) = tokio::join!(s.mcp.call("browser_click", json!({ "ref": publish })), stop_worker(daemon, browser));
+    let (r, connection) =
+        tokio::join!(s.mcp.call("browser_click", json!({ "ref": publish })), stop_worker(daemon, browser));
     let r = r.expect("browser_click");
     let c = code(&r);
-    assert!(c.is_empty() || c == "EFFECT_UNKNOWN" || c == "EXTENSION_DISCONNECTED", "low-risk click in flight: {}", r.raw);
+    assert!(
+        c.is_empty() || c == "EFFECT_UNKNOWN" || c == "EXTENSION_DISCONNECTED",
+        "low-risk click in flight: {}",
+        r.raw
+    );
     wait_back(&s, connection).await;
     let published = page.evaluate("document.body.dataset.published || '0'").await.unwrap();
     if c.is_empty() {
