@@ -9,10 +9,41 @@ use shared::risk::{ActionKind, ElementFacts, Modifiers, OptionFacts, classify};
 use shared::sensitive::SensitiveKind;
 
 const WORDS: &[&str] = &[
-    "delete", "Delete account", "pay", "Pay now", "buy", "submit", "Continue", "send", "transfer", "löschen",
-    "支払う", "削除", "удалить", "حذف", "Dеlеtе", "𝐃𝐞𝐥𝐞𝐭𝐞", "ｄｅｌｅｔｅ", "button", "link", "menuitem", "textbox",
-    "checkbox", "option", "submit", "password", "https://shop.example/checkout", "https://bank.example/account/close",
-    "/account/delete?confirm=1", "?action=delete", "post", "get", "hidden:csrf#ab12", "🗑", "trash", "Cancel",
+    "delete",
+    "Delete account",
+    "pay",
+    "Pay now",
+    "buy",
+    "submit",
+    "Continue",
+    "send",
+    "transfer",
+    "löschen",
+    "支払う",
+    "削除",
+    "удалить",
+    "حذف",
+    "Dеlеtе",
+    "𝐃𝐞𝐥𝐞𝐭𝐞",
+    "ｄｅｌｅｔｅ",
+    "button",
+    "link",
+    "menuitem",
+    "textbox",
+    "checkbox",
+    "option",
+    "submit",
+    "password",
+    "https://shop.example/checkout",
+    "https://bank.example/account/close",
+    "/account/delete?confirm=1",
+    "?action=delete",
+    "post",
+    "get",
+    "hidden:csrf#ab12",
+    "🗑",
+    "trash",
+    "Cancel",
 ];
 
 fn text(u: &mut Unstructured) -> Result<String> {
@@ -40,7 +71,12 @@ fn action(u: &mut Unstructured) -> Result<ActionKind> {
         3 => ActionKind::SelectOption { options: texts(u)? },
         4 => ActionKind::PressKey {
             key: text(u)?,
-            modifiers: Modifiers { shift: u.arbitrary()?, ctrl: u.arbitrary()?, alt: u.arbitrary()?, meta: u.arbitrary()? },
+            modifiers: Modifiers {
+                shift: u.arbitrary()?,
+                ctrl: u.arbitrary()?,
+                alt: u.arbitrary()?,
+                meta: u.arbitrary()?,
+            },
         },
         5 => ActionKind::Scroll,
         6 => ActionKind::Hover,
@@ -78,21 +114,11 @@ fn facts(u: &mut Unstructured) -> Result<ElementFacts> {
     })
 }
 
-const SENSITIVE: &[SensitiveKind] = &[
-    SensitiveKind::Password,
-    SensitiveKind::OneTimeCode,
-    SensitiveKind::Pin,
-    SensitiveKind::Token,
-    SensitiveKind::Card,
-    SensitiveKind::Bank,
-    SensitiveKind::NationalId,
-];
-
 fn run(u: &mut Unstructured) -> Result<()> {
     let action = action(u)?;
     let element = if u.arbitrary()? { Some(facts(u)?) } else { None };
     let url = text(u)?;
-    let sensitive = if u.arbitrary()? { Some(*u.choose(SENSITIVE)?) } else { None };
+    let sensitive = if u.arbitrary()? { Some(*u.choose(&SensitiveKind::ALL)?) } else { None };
     let c = classify(&action, element.as_ref(), url.trim(), sensitive);
     let _ = format!("{c:?}");
     Ok(())

@@ -26,7 +26,8 @@ pub enum SensitiveKind {
 }
 
 impl SensitiveKind {
-    const ALL: [SensitiveKind; 7] = [
+    /// Every kind, in the order of the enum.
+    pub const ALL: [SensitiveKind; 7] = [
         SensitiveKind::Password,
         SensitiveKind::OneTimeCode,
         SensitiveKind::Pin,
