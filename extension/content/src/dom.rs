@@ -183,9 +183,19 @@ pub fn assigned_nodes(slot: &Element) -> Array {
     f.call1(slot, &opts).ok().and_then(|a| a.dyn_into::<Array>().ok()).unwrap_or_default()
 }
 
-/// Children in the flat tree: a shadow host's shadow tree, a slot's
-/// assigned nodes (or its fallback content), else the DOM children.
-pub fn flat_children(el: &Element) -> Vec<web_sys::Node> {
+/// An element's children in the flat tree.
+pub enum FlatChildren {
+    /// A shadow host's shadow tree, a slot's assigned nodes (or its
+    /// fallback content), else the DOM children.
+    Nodes(Vec<web_sys::Node>),
+    /// No shadow root, not a slot, no element children: its children are
+    /// text (and comments), read at once with `textContent`, which leaves
+    /// comments out as a walk would.
+    TextOnly,
+}
+
+/// Children in the flat tree of `el` (its local name `tag`).
+pub fn flat_children(el: &Element, tag: &str) -> FlatChildren {
     let mut out = Vec::new();
     if let Some(shadow) = el.shadow_root() {
         let mut c = shadow.first_child();
@@ -193,9 +203,9 @@ pub fn flat_children(el: &Element) -> Vec<web_sys::Node> {
             c = n.next_sibling();
             out.push(n);
         }
-        return out;
+        return FlatChildren::Nodes(out);
     }
-    if el.local_name() == "slot" {
+    if tag == "slot" {
         let assigned = assigned_nodes(el);
         if assigned.length() > 0 {
             for n in assigned.iter() {
@@ -204,15 +214,17 @@ pub fn flat_children(el: &Element) -> Vec<web_sys::Node> {
                     out.push(n.unchecked_into::<web_sys::Node>());
                 }
             }
-            return out;
+            return FlatChildren::Nodes(out);
         }
+    } else if el.child_element_count() == 0 {
+        return FlatChildren::TextOnly;
     }
     let mut c = el.first_child();
     while let Some(n) = c {
         c = n.next_sibling();
         out.push(n);
     }
-    out
+    FlatChildren::Nodes(out)
 }
 
 /// Collapses runs of whitespace (including U+00A0 kept as a space) to one

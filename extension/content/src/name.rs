@@ -284,7 +284,7 @@ fn compute(cx: &mut Cx, el: &Element, tag: &str, role: &str, mode: Mode) -> Stri
         }
     }
     if !own_text {
-        return content_text(cx, el, false);
+        return content_text(cx, el, tag, false);
     }
     let attrs = el.has_attributes();
     // One `matches` call before reading the naming attributes one by one.
@@ -321,7 +321,7 @@ fn compute(cx: &mut Cx, el: &Element, tag: &str, role: &str, mode: Mode) -> Stri
     }
     // 2F: name from content.
     if mode != Mode::Root || roles::name_from_content(role) {
-        let t = content_text(cx, el, true);
+        let t = content_text(cx, el, tag, true);
         if !t.trim().is_empty() || mode == Mode::Descendant && !attrs {
             return t;
         }
@@ -470,7 +470,7 @@ fn native_name(cx: &mut Cx, el: &Element, tag: &str, role: &str, mode: Mode) -> 
             if let Some(legend) = dom::query_selector(el, ":scope > legend")
                 && !is_hidden(&legend)
             {
-                return nonempty(child_text(cx, &legend));
+                return nonempty(child_text(cx, &legend, "legend"));
             }
             return None;
         }
@@ -478,7 +478,7 @@ fn native_name(cx: &mut Cx, el: &Element, tag: &str, role: &str, mode: Mode) -> 
             if let Some(caption) = dom::query_selector(el, ":scope > caption")
                 && !is_hidden(&caption)
             {
-                return nonempty(child_text(cx, &caption));
+                return nonempty(child_text(cx, &caption, "caption"));
             }
             return None;
         }
@@ -520,7 +520,7 @@ fn labels_text(cx: &mut Cx, el: &Element) -> Option<String> {
     for label in labels {
         // Hidden labels still name their control (as WPT's
         // comp_host_language_label expects; Chromium 156 ignores them).
-        let t = child_text(cx, &label);
+        let t = child_text(cx, &label, "label");
         let t = collapse(&t, NAME_SCAN);
         if !t.is_empty() {
             parts.push(t);
@@ -627,23 +627,32 @@ impl Labels {
 
 /// The text of a label-like element (label, legend, caption, figcaption):
 /// its aria-label, else its content.
-fn child_text(cx: &mut Cx, el: &Element) -> String {
+fn child_text(cx: &mut Cx, el: &Element, tag: &str) -> String {
     if let Some(l) = attr_nonempty(el, "aria-label") {
         return l;
     }
-    content_text(cx, el, true)
+    content_text(cx, el, tag, true)
 }
 
 /// 2F/2G/2H: `::before` + the flat-tree children + `::after`. Without
 /// `own_text` (under `visibility: hidden`) only element children that are
 /// visible again contribute.
-fn content_text(cx: &mut Cx, el: &Element, own_text: bool) -> String {
+fn content_text(cx: &mut Cx, el: &Element, tag: &str, own_text: bool) -> String {
     let mut out = String::new();
     let pseudo = own_text && cx.env.pseudo.may_have(el);
     if pseudo {
         pseudo_text(el, "::before", &mut out);
     }
-    for child in dom::flat_children(el) {
+    let children = match dom::flat_children(el, tag) {
+        dom::FlatChildren::Nodes(children) => children,
+        dom::FlatChildren::TextOnly => {
+            if own_text {
+                out.push_str(&el.text_content().unwrap_or_default());
+            }
+            Vec::new()
+        }
+    };
+    for child in children {
         if out.len() > NAME_SCAN {
             break;
         }

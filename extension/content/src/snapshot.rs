@@ -445,8 +445,19 @@ impl<'a> Walker<'a> {
                 if let Some(shadow) = el.shadow_root() {
                     self.visit_children(shadow.first_child(), text, child_depth, nesting);
                 } else if tag == "slot" {
-                    for child in dom::flat_children(el) {
-                        self.visit_node(child, text, child_depth, nesting);
+                    if let dom::FlatChildren::Nodes(children) = dom::flat_children(el, "slot") {
+                        for child in children {
+                            self.visit_node(child, text, child_depth, nesting);
+                        }
+                    }
+                } else if el.child_element_count() == 0 {
+                    // Text only (the commonest leaf: a link, a cell, a
+                    // span): one `textContent` instead of a call per child.
+                    // Nothing to read when it is a name and the signals
+                    // have their text.
+                    if self.text_wanted(text) {
+                        let t = el.text_content().unwrap_or_default();
+                        self.take_text(&t, text, child_depth);
                     }
                 } else {
                     self.visit_children(el.first_child(), text, child_depth, nesting);
@@ -504,20 +515,32 @@ impl<'a> Walker<'a> {
                 self.visit(&c, depth, nesting + 1);
             }
             web_sys::Node::TEXT_NODE => {
-                let signal = text.shown && self.signals.as_ref().is_some_and(Signals::wants_text);
-                if !(text.collect || signal) {
-                    return;
-                }
-                if let Some(t) = child.node_value() {
-                    if signal && let Some(sig) = self.signals.as_mut() {
-                        sig.text(&t);
-                    }
-                    if text.collect {
-                        self.push_text(&t, depth);
-                    }
+                if self.text_wanted(text)
+                    && let Some(t) = child.node_value()
+                {
+                    self.take_text(&t, text, depth);
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Whether text under an element with these rules is read at all: it
+    /// is collected, or the challenge signals still want text.
+    fn text_wanted(&self, text: Text) -> bool {
+        text.collect || (text.shown && self.signals.as_ref().is_some_and(Signals::wants_text))
+    }
+
+    /// Text read under an element with these rules (see [`Walker::text_wanted`]).
+    fn take_text(&mut self, t: &str, text: Text, depth: u16) {
+        if text.shown
+            && let Some(sig) = self.signals.as_mut()
+            && sig.wants_text()
+        {
+            sig.text(t);
+        }
+        if text.collect {
+            self.push_text(t, depth);
         }
     }
 
