@@ -109,37 +109,65 @@ pub fn snapshot_outcome_from_json(text: &str) -> Result<Result<PageSnapshot, Wir
     })
 }
 
-#[derive(Deserialize)]
+/// A snapshot as the service worker passes it on: its nodes, the bulk of
+/// it, stay the JSON text the content script wrote (checked to be one
+/// JSON value, so it cannot end the frame early); the bridge reads them.
+pub type PassedSnapshot = PageSnapshot<Box<serde_json::value::RawValue>>;
+
+/// [`snapshot_outcome_from_json`] without reading the nodes: what the
+/// service worker needs (url, title, signals) and the nodes as text.
+pub fn passed_snapshot_from_json(text: &str) -> Result<Result<PassedSnapshot, WireError>, serde_json::Error> {
+    Ok(match serde_json::from_str::<SnapshotReply<Box<serde_json::value::RawValue>>>(text)? {
+        SnapshotReply::Ok(ok) => Ok(ok.snapshot),
+        SnapshotReply::Err(e) => Err(e),
+    })
+}
+
+/// The [`ExtToBridge::Response`] frame answering request `id` with this
+/// snapshot: the very text `ExtToBridge::Response { id, outcome:
+/// Outcome::Ok(CommandResult::Snapshot { snapshot }) }` serialises to, its
+/// nodes copied through.
+pub fn passed_snapshot_frame(id: u64, snapshot: PassedSnapshot) -> Result<String, serde_json::Error> {
+    serde_json::to_string(&SnapshotResponseFrame {
+        _type: ResponseTag::Response,
+        id,
+        outcome: SnapshotReply::Ok(SnapshotOk { _kind: SnapshotTag::Snapshot, snapshot }),
+    })
+}
+
+/// `ExtToBridge::Response` holding a snapshot, field for field (the
+/// order too: [`passed_snapshot_frame`] writes it).
+#[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct SnapshotResponseFrame {
+struct SnapshotResponseFrame<N = Vec<crate::snapshot::Node>> {
     #[serde(rename = "type")]
     _type: ResponseTag,
     id: u64,
-    outcome: SnapshotReply,
+    outcome: SnapshotReply<N>,
 }
 
-#[derive(Deserialize)]
+#[derive(Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum ResponseTag {
     Response,
 }
 
-#[derive(Deserialize)]
+#[derive(Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-enum SnapshotReply {
-    Ok(SnapshotOk),
+enum SnapshotReply<N = Vec<crate::snapshot::Node>> {
+    Ok(SnapshotOk<N>),
     Err(WireError),
 }
 
-#[derive(Deserialize)]
+#[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct SnapshotOk {
+struct SnapshotOk<N = Vec<crate::snapshot::Node>> {
     #[serde(rename = "kind")]
     _kind: SnapshotTag,
-    snapshot: PageSnapshot,
+    snapshot: PageSnapshot<N>,
 }
 
-#[derive(Deserialize)]
+#[derive(Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum SnapshotTag {
     Snapshot,
@@ -742,6 +770,57 @@ mod tests {
             .unwrap(),
             snapshot
         );
+    }
+
+    #[test]
+    fn a_passed_snapshot_is_the_frame_the_typed_one_would_be() {
+        let signals = crate::challenge::PageSignals {
+            url: "https://a.example/login".into(),
+            title: "Sign in".into(),
+            headings: vec!["Sign in".into()],
+            buttons: vec!["Sign in".into()],
+            inputs: vec![crate::challenge::InputSignal { input_type: "password".into(), ..Default::default() }],
+            ..Default::default()
+        };
+        let mut typed = PageSnapshot {
+            url: "https://a.example/login".into(),
+            title: "Sign in \"now\" \u{1f600}".into(),
+            nodes: vec![
+                crate::snapshot::Node {
+                    role: "heading".into(),
+                    name: "Sign in".into(),
+                    level: Some(1),
+                    ..Default::default()
+                },
+                crate::snapshot::Node {
+                    depth: 1,
+                    role: "textbox".into(),
+                    name: "Pass\u{2028}word \"x\"".into(),
+                    element_ref: Some("e1".into()),
+                    ..Default::default()
+                },
+            ],
+            challenge: None,
+            signals: Some(Box::new(signals)),
+            partial: true,
+        };
+        let answer = serde_json::to_string(&Outcome::Ok(CommandResult::Snapshot { snapshot: typed.clone() })).unwrap();
+        let mut passed = passed_snapshot_from_json(&answer).unwrap().unwrap();
+        passed.decide_challenge();
+        typed.decide_challenge();
+        assert!(typed.challenge.is_some() && passed.challenge == typed.challenge, "the worker decides as before");
+        assert!(passed.signals.is_none(), "signals never go on to the bridge");
+        let frame = passed_snapshot_frame(4, passed).unwrap();
+        let expected =
+            ExtToBridge::Response { id: 4, outcome: Outcome::Ok(CommandResult::Snapshot { snapshot: typed }) };
+        assert_eq!(frame, serde_json::to_string(&expected).unwrap());
+        assert_eq!(ExtToBridge::from_json(&frame).unwrap(), expected);
+        // Errors and answers that are not JSON stay what they were.
+        let err = r#"{"err":{"code":"STALE_REF","message":"gone"}}"#;
+        assert!(matches!(passed_snapshot_from_json(err), Ok(Err(e)) if e.code == crate::error::ErrorCode::StaleRef));
+        for bad in [r#"{"ok":{"kind":"snapshot","snapshot":{"url":"u","title":"","nodes":[}}}"#, "", "{\"ok\":1}"] {
+            assert!(passed_snapshot_from_json(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -180,7 +180,7 @@ fn quote_block(s: &str, out: &mut String) {
     out.push('"');
 }
 
-impl PageSnapshot {
+impl<N> PageSnapshot<N> {
     /// Turns the gathered signals into `challenge` and drops them.
     pub fn decide_challenge(&mut self) {
         if let Some(signals) = self.signals.take() {
@@ -189,13 +189,16 @@ impl PageSnapshot {
     }
 }
 
-/// The page as the content script saw it.
+/// The page as the content script saw it. `N` is how the nodes are held:
+/// read ([`Node`]s, everywhere but in one place) or, as the service worker
+/// passes them on, left as the JSON text they came in
+/// ([`crate::protocol::PassedSnapshot`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PageSnapshot {
+pub struct PageSnapshot<N = Vec<Node>> {
     pub url: String,
     pub title: String,
-    pub nodes: Vec<Node>,
+    pub nodes: N,
     /// A challenge on the page (CAPTCHA, MFA, login…), surfaced in the header.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub challenge: Option<crate::challenge::Challenge>,
@@ -1121,7 +1124,7 @@ mod tests {
             text: "secret page text".into(),
             ..Default::default()
         };
-        let mut snap = PageSnapshot { signals: Some(Box::new(signals)), ..Default::default() };
+        let mut snap: PageSnapshot = PageSnapshot { signals: Some(Box::new(signals)), ..Default::default() };
         snap.decide_challenge();
         assert_eq!(snap.challenge.as_ref().map(|c| c.kind), Some(crate::challenge::ChallengeKind::Captcha));
         assert!(snap.signals.is_none(), "signals must not travel on to the bridge");

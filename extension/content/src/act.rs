@@ -295,7 +295,7 @@ fn value_state(el: &Element) -> String {
 /// `aria-modal=true`, that are rendered.
 fn open_dialogs() -> Vec<Element> {
     let Ok(doc) = facts::document() else { return Vec::new() };
-    let Ok(list) = doc.query_selector_all("dialog[open], [role=dialog], [role=alertdialog], [aria-modal=true]") else {
+    let Ok(list) = doc.query_selector_all(dom::OPEN_DIALOGS) else {
         return Vec::new();
     };
     let vis = dom::Visibility::new();

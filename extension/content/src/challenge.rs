@@ -34,13 +34,16 @@ const MAX_TEXT_NODES: usize = 1_500;
 /// Most matches of one selector looked at (visible or not): bounds the
 /// cost on pages with thousands of hidden buttons or links.
 const MAX_CANDIDATES: u32 = 300;
+/// Most `<script>` elements looked at for a `src`.
+const MAX_SCRIPTS: u32 = 1_000;
 /// Same-origin iframes looked into (in total) and how deep.
 const MAX_FRAMES: usize = 8;
 const MAX_FRAME_DEPTH: u32 = 2;
 
 /// CAPTCHA widget and challenge-page markers: a selector and the token
 /// the signals report for a visible match (`shared::challenge` names
-/// them); the first that matches an element names it.
+/// them); the first that matches an element names it. Looked for with
+/// [`WIDGET_QUERIES`].
 const WIDGET_MARKERS: &[(&str, &str)] = &[
     (".g-recaptcha", "g-recaptcha"),
     (".h-captcha", "h-captcha"),
@@ -58,6 +61,31 @@ const WIDGET_MARKERS: &[(&str, &str)] = &[
     (".frc-captcha", "frc-captcha"),
     ("altcha-widget, .altcha", "altcha"),
     ("[data-sitekey]", "data-sitekey"),
+];
+/// The queries that find [`WIDGET_MARKERS`]' elements (each marker is in
+/// one; a test checks it), cheap on pages with thousands of elements:
+/// one class, id, tag or attribute each, which the browser answers from
+/// its indexes, and the substring markers together behind a test for the
+/// attributes they need.
+const WIDGET_QUERIES: &[&str] = &[
+    ".g-recaptcha",
+    ".h-captcha",
+    ".cf-turnstile",
+    "#challenge-stage",
+    "#challenge-form",
+    "#challenge-running",
+    "#cf-challenge-running",
+    "#challenge-body-text",
+    ".cf-browser-verification",
+    ":is([id],[class]):is([id*=funcaptcha i], [class*=funcaptcha i], [id*=arkose i], [class*=arkose i], \
+     [class*=geetest_])",
+    "#px-captcha",
+    "#sec-if-cpt-container",
+    "#sec-cpt-if",
+    ".frc-captcha",
+    "altcha-widget",
+    ".altcha",
+    "[data-sitekey]",
 ];
 const INPUT_SELECTOR: &str = "input:not([type=hidden i]):not([type=submit i]):not([type=button i])\
      :not([type=image i]):not([type=reset i])";
@@ -116,26 +144,31 @@ fn gather_document(doc: &Document, s: &mut PageSignals, depth: u32, frames: &mut
 }
 
 fn widgets_scripts_forms(root: &Element, s: &mut PageSignals) {
-    let selector = WIDGET_MARKERS.iter().map(|(sel, _)| *sel).collect::<Vec<_>>().join(", ");
-    each_visible(root, &selector, true, |el| {
-        if let Some(w) = widget_token(el)
-            && !s.widgets.iter().any(|x| x == w)
-        {
-            s.widgets.push(w.to_string());
+    for query in WIDGET_QUERIES {
+        if s.widgets.len() >= MAX_SIGNAL_ITEMS {
+            break;
         }
-        s.widgets.len() < MAX_SIGNAL_ITEMS
-    });
-    if let Ok(list) = root.query_selector_all("script[src]") {
-        for i in 0..list.length() {
-            if s.scripts.len() >= MAX_SIGNAL_ITEMS {
-                break;
+        each_visible(root, query, true, |el| {
+            if let Some(w) = widget_token(el)
+                && !s.widgets.iter().any(|x| x == w)
+            {
+                s.widgets.push(w.to_string());
             }
-            if let Some(src) = list.item(i).and_then(|n| prop_string(&n, "src")) {
-                s.scripts.push(src);
-            }
+            s.widgets.len() < MAX_SIGNAL_ITEMS
+        });
+    }
+    // Tag collections: kept by the browser between snapshots of a page
+    // that did not change.
+    let scripts = root.get_elements_by_tag_name("script");
+    for i in 0..scripts.length().min(MAX_SCRIPTS) {
+        if s.scripts.len() >= MAX_SIGNAL_ITEMS {
+            break;
+        }
+        if let Some(src) = scripts.item(i).and_then(|n| prop_string(&n, "src")).filter(|src| !src.is_empty()) {
+            s.scripts.push(src);
         }
     }
-    s.forms += root.query_selector_all("form").map(|l| l.length() as usize).unwrap_or(0);
+    s.forms += root.get_elements_by_tag_name("form").length() as usize;
 }
 
 /// Documents of the visible same-origin frames under `root` (within the
@@ -148,7 +181,7 @@ fn inner_documents(
     mut signals: Option<&mut PageSignals>,
 ) -> Vec<Document> {
     let mut inner: Vec<Document> = Vec::new();
-    each_visible(root, "iframe, frame", false, |el| {
+    let mut each = |el: &Element| {
         if let Some(s) = signals.as_deref_mut() {
             push_frame(s, prop_string(el, "src").unwrap_or_default(), &attr(el, "title"));
         }
@@ -160,7 +193,13 @@ fn inner_documents(
             inner.push(d);
         }
         signals.as_deref().is_none_or(|s| s.iframes.len() < MAX_SIGNAL_ITEMS)
-    });
+    };
+    for tag in ["iframe", "frame"] {
+        let list = root.get_elements_by_tag_name(tag);
+        if !visible_items(list.length(), |i| list.item(i), false, &mut each) {
+            break;
+        }
+    }
     *frames += inner.len();
     inner
 }
@@ -171,17 +210,32 @@ fn inner_documents(
 /// not hide.
 fn each_visible(root: &Element, selector: &str, allow_empty: bool, mut f: impl FnMut(&Element) -> bool) {
     let Ok(list) = root.query_selector_all(selector) else { return };
+    visible_items(list.length(), |i| list.item(i).and_then(|n| n.dyn_into::<Element>().ok()), allow_empty, &mut f);
+}
+
+/// [`each_visible`] over the first `len` items of a list; false when `f`
+/// asked to stop.
+fn visible_items(
+    len: u32,
+    item: impl Fn(u32) -> Option<Element>,
+    allow_empty: bool,
+    f: &mut dyn FnMut(&Element) -> bool,
+) -> bool {
     let mut seen = 0;
-    for i in 0..list.length().min(MAX_CANDIDATES) {
-        let Some(el) = list.item(i).and_then(|n| n.dyn_into::<Element>().ok()) else { continue };
+    for i in 0..len.min(MAX_CANDIDATES) {
+        let Some(el) = item(i) else { continue };
         if !is_visible(&el, allow_empty) {
             continue;
         }
         seen += 1;
-        if !f(&el) || seen >= MAX_SIGNAL_ITEMS {
+        if !f(&el) {
+            return false;
+        }
+        if seen >= MAX_SIGNAL_ITEMS {
             break;
         }
     }
+    true
 }
 
 /// [`push_item`], then whether the list has room for more.
@@ -406,6 +460,35 @@ fn visible_text(doc: &Document, body: &Element, out: &mut String) {
         }
         if !push_text(out, &mut count, &text) {
             return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every part of every marker is found by a query: alone, or inside
+    /// the substring query's `:is(…)`.
+    #[test]
+    fn every_widget_marker_has_a_query() {
+        let norm = |q: &str| q.split_whitespace().collect::<Vec<_>>().join(" ");
+        let queries: Vec<String> = WIDGET_QUERIES.iter().map(|q| norm(q)).collect();
+        for (selector, token) in WIDGET_MARKERS {
+            for part in selector.split(',').map(str::trim) {
+                let found = queries.iter().any(|q| {
+                    q == part
+                        || q.strip_prefix(":is([id],[class]):is(")
+                            .and_then(|inner| inner.strip_suffix(')'))
+                            .is_some_and(|inner| inner.split(',').any(|p| p.trim() == part))
+                });
+                assert!(found, "{token}: no query finds {part}");
+            }
+        }
+        // And no query looks for something no marker names.
+        for q in &queries {
+            let named = WIDGET_MARKERS.iter().any(|(sel, _)| sel.split(',').any(|p| q == p.trim()));
+            assert!(named || q.starts_with(":is([id],[class]):is("), "query {q} names no marker");
         }
     }
 }

@@ -34,53 +34,68 @@ extern "C" {
     fn query_selector_js(this: &JsElement, selector: &JsValue) -> Result<Option<Element>, JsValue>;
 }
 
+/// Slots of the [`js_name`] table (a power of two, more than the names
+/// this crate uses).
+const NAME_SLOTS: usize = 512;
+
 thread_local! {
     /// JS strings for the attribute names, property names and selectors
-    /// this crate uses.
-    static NAMES: std::cell::RefCell<Vec<(&'static str, JsValue)>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// this crate uses, found by the address of the `&'static str`. The
+    /// values live as long as the page (a few hundred short strings), so
+    /// they are lent out, never cloned: a clone and its drop are two more
+    /// calls into the glue per DOM call.
+    static NAMES: std::cell::RefCell<Vec<Option<(usize, usize, &'static JsValue)>>> =
+        std::cell::RefCell::new(vec![None; NAME_SLOTS]);
 }
 
-/// `name` as a JS string, cached (decoding a string from wasm memory costs
-/// more than the DOM call it is passed to). Not generic on purpose: under
-/// wasm2js every copy of a function warms up in the JIT on its own.
-fn js_name(name: &'static str) -> JsValue {
+/// `name` as a JS string, made once per page (decoding a string from wasm
+/// memory costs more than the DOM call it is passed to). Not generic on
+/// purpose: under wasm2js every copy of a function warms up in the JIT on
+/// its own.
+fn js_name(name: &'static str) -> &'static JsValue {
+    let (ptr, len) = (name.as_ptr() as usize, name.len());
     NAMES.with(|n| {
         let mut n = n.borrow_mut();
-        if let Some((_, v)) = n.iter().find(|(k, _)| std::ptr::eq(k.as_ptr(), name.as_ptr()) && k.len() == name.len()) {
-            return v.clone();
+        let mut i = ((ptr >> 2) ^ len) & (NAME_SLOTS - 1);
+        for _ in 0..NAME_SLOTS {
+            match n[i] {
+                Some((p, l, v)) if p == ptr && l == len => return v,
+                Some(_) => i = (i + 1) & (NAME_SLOTS - 1),
+                None => {
+                    let v: &'static JsValue = Box::leak(Box::new(JsValue::from_str(name)));
+                    // Keep a quarter free so probes stay short.
+                    if n.iter().filter(|s| s.is_some()).count() < NAME_SLOTS * 3 / 4 {
+                        n[i] = Some((ptr, len, v));
+                    }
+                    return v;
+                }
+            }
         }
-        if let Some((_, v)) = n.iter().find(|(k, _)| k.len() == name.len() && *k == name) {
-            return v.clone();
-        }
-        let v = JsValue::from_str(name);
-        if n.len() < 256 {
-            n.push((name, v.clone()));
-        }
-        v
+        Box::leak(Box::new(JsValue::from_str(name)))
     })
 }
 
 pub fn attr(el: &Element, name: &'static str) -> Option<String> {
-    el.unchecked_ref::<JsElement>().get_attribute_js(&js_name(name))
+    el.unchecked_ref::<JsElement>().get_attribute_js(js_name(name))
 }
 
 pub fn has(el: &Element, name: &'static str) -> bool {
-    el.unchecked_ref::<JsElement>().has_attribute_js(&js_name(name))
+    el.unchecked_ref::<JsElement>().has_attribute_js(js_name(name))
 }
 
 /// `el.matches(selector)`; false when the selector is invalid.
 pub fn matches(el: &Element, selector: &'static str) -> bool {
-    el.unchecked_ref::<JsElement>().matches_js(&js_name(selector)).unwrap_or(false)
+    el.unchecked_ref::<JsElement>().matches_js(js_name(selector)).unwrap_or(false)
 }
 
 /// `el.closest(selector)`.
 pub fn closest(el: &Element, selector: &'static str) -> Option<Element> {
-    el.unchecked_ref::<JsElement>().closest_js(&js_name(selector)).ok().flatten()
+    el.unchecked_ref::<JsElement>().closest_js(js_name(selector)).ok().flatten()
 }
 
 /// `el.querySelector(selector)`.
 pub fn query_selector(el: &Element, selector: &'static str) -> Option<Element> {
-    el.unchecked_ref::<JsElement>().query_selector_js(&js_name(selector)).ok().flatten()
+    el.unchecked_ref::<JsElement>().query_selector_js(js_name(selector)).ok().flatten()
 }
 
 /// `el.matches(selector)` for a selector held as a JS string.
@@ -99,7 +114,7 @@ pub fn attr_is(el: &Element, name: &'static str, value: &str) -> bool {
 
 /// A JS property of `obj` (`el.labels`, `input.checked`, …).
 pub fn prop(obj: &JsValue, name: &'static str) -> JsValue {
-    Reflect::get(obj, &js_name(name)).unwrap_or(JsValue::UNDEFINED)
+    Reflect::get(obj, js_name(name)).unwrap_or(JsValue::UNDEFINED)
 }
 
 pub fn prop_bool(obj: &JsValue, name: &'static str) -> bool {
@@ -110,11 +125,38 @@ pub fn prop_f64(obj: &JsValue, name: &'static str) -> Option<f64> {
     prop(obj, name).as_f64()
 }
 
+/// Open dialogs: `<dialog open>`, `role=dialog|alertdialog`,
+/// `aria-modal=true` (the first `:is` lets most elements fail at once).
+pub const OPEN_DIALOGS: &str =
+    ":is(dialog,[role],[aria-modal]):is(dialog[open],[role=dialog],[role=alertdialog],[aria-modal=true])";
+
+/// The attributes [`Attrs::aria`] stands for: the ones the walk's rules
+/// read on most elements (role, hiding, naming, description, states).
+const ARIA_ATTRS: &str = "[role],[inert],[aria-hidden],[aria-label],[aria-labelledby],[aria-labeledby],\
+                          [aria-describedby],[aria-description],[aria-checked],[aria-selected],[aria-expanded],\
+                          [aria-pressed],[aria-disabled],[aria-required],[aria-readonly],[aria-invalid]";
+
+/// What two calls tell of an element's attributes, read once per element
+/// and handed to the rules that would otherwise each ask again (most
+/// elements have none, or only `class`, `id`, `href`, `type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Attrs {
+    /// It has attributes at all.
+    pub any: bool,
+    /// It has one of [`ARIA_ATTRS`]: reading those is worth a call each.
+    pub aria: bool,
+}
+
+impl Attrs {
+    pub fn of(el: &Element) -> Attrs {
+        let any = el.has_attributes();
+        Attrs { any, aria: any && matches(el, ARIA_ATTRS) }
+    }
+}
+
 /// `aria-hidden="true"` or `inert`: the subtree is out of the tree.
-pub fn hidden_by_attribute(el: &Element) -> bool {
-    el.has_attributes()
-        && matches(el, "[inert],[aria-hidden]")
-        && (has(el, "inert") || attr_is(el, "aria-hidden", "true"))
+pub fn hidden_by_attribute(el: &Element, a: Attrs) -> bool {
+    a.aria && matches(el, "[inert],[aria-hidden]") && (has(el, "inert") || attr_is(el, "aria-hidden", "true"))
 }
 
 /// How an element shows.

@@ -62,7 +62,7 @@ pub fn resolve(el: &Element) -> Result<ResolvedElement, WireError> {
     let env = NameEnv { pseudo: &pseudo };
     let tag = el.local_name();
     let role = role_of(el, &tag);
-    let mut name = name::accessible_name(&env, el, &tag, &role);
+    let mut name = name::accessible_name(&env, el, &tag, &role, crate::dom::Attrs::of(el));
     truncate_chars(&mut name, MAX_NAME_CHARS);
 
     let input_type = match tag.as_str() {
@@ -345,7 +345,7 @@ fn fnv(s: &str) -> String {
 }
 
 fn role_of(el: &Element, tag: &str) -> String {
-    roles::role_of(el, tag).unwrap_or("generic").to_string()
+    roles::role_of(el, tag, crate::dom::Attrs::of(el)).unwrap_or("generic").to_string()
 }
 
 /// `el.form` for form-associated elements, else the nearest `<form>`.
@@ -439,15 +439,15 @@ fn context(env: &NameEnv, el: &Element) -> Vec<String> {
         let tag = a.local_name();
         let role = attr(&a, "role").unwrap_or_default().to_ascii_lowercase();
         if tag == "dialog" || role == "dialog" || role == "alertdialog" {
-            push(name::accessible_name(env, &a, &tag, "dialog"));
+            push(name::accessible_name(env, &a, &tag, "dialog", crate::dom::Attrs::of(&a)));
         } else if tag == "form" || role == "form" {
-            push(name::accessible_name(env, &a, &tag, "form"));
+            push(name::accessible_name(env, &a, &tag, "form", crate::dom::Attrs::of(&a)));
         } else if tag == "fieldset" {
             if let Some(legend) = a.query_selector(":scope > legend").ok().flatten() {
                 push(legend.text_content().unwrap_or_default());
             }
         } else if (tag == "section" || role == "region") && (has(&a, "aria-label") || has(&a, "aria-labelledby")) {
-            push(name::accessible_name(env, &a, &tag, "region"));
+            push(name::accessible_name(env, &a, &tag, "region", crate::dom::Attrs::of(&a)));
         }
         cur = a.parent_element();
     }

@@ -63,8 +63,9 @@ impl Pool<'_> {
 
 fn summary(env: &NameEnv, el: &Element) -> TargetSummary {
     let tag = el.local_name();
-    let role = roles::role_of(el, &tag).unwrap_or("generic").to_string();
-    let mut name = name::accessible_name(env, el, &tag, &role);
+    let attrs = dom::Attrs::of(el);
+    let role = roles::role_of(el, &tag, attrs).unwrap_or("generic").to_string();
+    let mut name = name::accessible_name(env, el, &tag, &role, attrs);
     truncate_chars(&mut name, MAX_NAME_CHARS);
     TargetSummary { role, name }
 }
@@ -87,7 +88,7 @@ fn find(d: &Descriptor) -> Result<Located, WireError> {
     if !d.role.is_empty() {
         for el in all_elements(&doc) {
             let tag = el.local_name();
-            if roles::role_of(&el, &tag).unwrap_or("generic") != d.role || !shown(&vis, &el) {
+            if roles::role_of(&el, &tag, dom::Attrs::of(&el)).unwrap_or("generic") != d.role || !shown(&vis, &el) {
                 continue;
             }
             let i = pool.index(&el);

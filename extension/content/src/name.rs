@@ -145,6 +145,8 @@ struct Cx<'a> {
     visited: Vec<Element>,
     /// Role of the element whose name is computed.
     root_role: &'a str,
+    /// Its attributes, as the caller read them.
+    root_attrs: dom::Attrs,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -157,23 +159,40 @@ enum Mode {
     Descendant,
 }
 
-/// The accessible name of `el` (whitespace collapsed, not yet cut).
-pub fn accessible_name(env: &NameEnv, el: &Element, tag: &str, role: &str) -> String {
-    let mut cx =
-        Cx { env, root: el, in_labelledby: false, hidden_ok: false, steps: 0, visited: Vec::new(), root_role: role };
+/// The accessible name of `el` (whitespace collapsed, not yet cut); `a`
+/// are its attributes ([`dom::Attrs::of`]).
+pub fn accessible_name(env: &NameEnv, el: &Element, tag: &str, role: &str, a: dom::Attrs) -> String {
+    let mut cx = Cx {
+        env,
+        root: el,
+        in_labelledby: false,
+        hidden_ok: false,
+        steps: 0,
+        visited: Vec::new(),
+        root_role: role,
+        root_attrs: a,
+    };
     let raw = compute(&mut cx, el, tag, role, Mode::Root);
     collapse(&raw, NAME_SCAN)
 }
 
 /// The description of `el` in AccName order: the text of its
 /// `aria-describedby` targets, else `aria-description`.
-pub fn description(env: &NameEnv, el: &Element) -> Option<String> {
-    if !el.has_attributes() || !dom::matches(el, "[aria-describedby],[aria-description]") {
+pub fn description(env: &NameEnv, el: &Element, a: dom::Attrs) -> Option<String> {
+    if !a.aria || !dom::matches(el, "[aria-describedby],[aria-description]") {
         return None;
     }
     if let Some(ids) = attr_nonempty(el, "aria-describedby") {
-        let mut cx =
-            Cx { env, root: el, in_labelledby: true, hidden_ok: false, steps: 0, visited: Vec::new(), root_role: "" };
+        let mut cx = Cx {
+            env,
+            root: el,
+            in_labelledby: true,
+            hidden_ok: false,
+            steps: 0,
+            visited: Vec::new(),
+            root_role: "",
+            root_attrs: a,
+        };
         let d = collapse(&referenced_text(&mut cx, el, &ids), NAME_SCAN);
         if !d.is_empty() {
             return Some(d);
@@ -252,7 +271,7 @@ fn referenced_text(cx: &mut Cx, el: &Element, ids: &str) -> String {
         cx.in_labelledby = true;
         cx.hidden_ok = is_hidden(&target);
         let tag = target.local_name();
-        let role = roles::role_of(&target, &tag).unwrap_or("generic");
+        let role = roles::role_of(&target, &tag, dom::Attrs::of(&target)).unwrap_or("generic");
         let t = compute(cx, &target, &tag, role, Mode::Referenced);
         let t = collapse(&t, NAME_SCAN);
         if !t.is_empty() {
@@ -286,9 +305,10 @@ fn compute(cx: &mut Cx, el: &Element, tag: &str, role: &str, mode: Mode) -> Stri
     if !own_text {
         return content_text(cx, el, tag, false);
     }
-    let attrs = el.has_attributes();
+    let a = if mode == Mode::Root { cx.root_attrs } else { dom::Attrs::of(el) };
+    let attrs = a.any;
     // One `matches` call before reading the naming attributes one by one.
-    let aria_named = attrs && dom::matches(el, "[aria-labelledby],[aria-labeledby],[aria-label]");
+    let aria_named = a.aria && dom::matches(el, "[aria-labelledby],[aria-labeledby],[aria-label]");
     // 2B: aria-labelledby (one hop only; Chromium also reads the
     // `aria-labeledby` spelling, whichever comes first).
     if aria_named
@@ -675,7 +695,7 @@ fn content_text(cx: &mut Cx, el: &Element, tag: &str, own_text: bool) -> String 
                     out.push(' ');
                     continue;
                 }
-                let role = roles::role_of(&e, &tag).unwrap_or("generic");
+                let role = roles::role_of(&e, &tag, dom::Attrs::of(&e)).unwrap_or("generic");
                 // A tree item's or menu item's name leaves out its subtree
                 // or submenu (as Chromium does).
                 if matches!(role, "group" | "tree" | "menu" | "listbox")

@@ -288,12 +288,13 @@ fn selected_option(el: &Element) -> (String, String) {
 /// sensitive field.
 fn descriptor(el: &Element) -> (Descriptor, String, bool) {
     let tag = el.local_name();
-    let role = roles::role_of(el, &tag).unwrap_or("").to_string();
+    let attrs = crate::dom::Attrs::of(el);
+    let role = roles::role_of(el, &tag, attrs).unwrap_or("").to_string();
     let name = web_sys::window()
         .and_then(|w| w.document())
         .map(|doc| {
             let pseudo = Pseudo::scan(&doc);
-            name::accessible_name(&NameEnv { pseudo: &pseudo }, el, &tag, &role)
+            name::accessible_name(&NameEnv { pseudo: &pseudo }, el, &tag, &role, attrs)
         })
         .unwrap_or_default();
     let input_type = match tag.as_str() {

@@ -281,8 +281,8 @@ fn focusable(el: &Element, tag: &str) -> bool {
 
 /// The role of `el` as listed (`None` for hidden inputs and elements with
 /// no role at all). `generic` and `none` are returned as such.
-pub fn role_of(el: &Element, tag: &str) -> Option<&'static str> {
-    if el.has_attributes()
+pub fn role_of(el: &Element, tag: &str, a: crate::dom::Attrs) -> Option<&'static str> {
+    if a.aria
         && let Some(r) = attr(el, "role")
     {
         // The first token that names a concrete role usable here.

@@ -81,14 +81,14 @@ fn walk(
                 w.set_window(win);
             }
             w.scope = Some(el.clone());
-            w.visit(&el, 0, 0);
+            w.visit_from(&el);
         }
         None => {
             w.signals = Some(Signals::default());
             let dialogs;
             (dialogs, modal) = open_dialogs(document, &w.vis);
             for d in &dialogs {
-                w.visit(d, 0, 0);
+                w.visit_from(d);
                 w.flush_text();
             }
             if !modal && let Some(root) = document.document_element() {
@@ -201,7 +201,7 @@ fn internal(msg: &str) -> WireError {
 fn open_dialogs(doc: &Document, vis: &dom::Visibility) -> (Vec<Element>, bool) {
     let mut out: Vec<Element> = Vec::new();
     let mut modal = false;
-    let Ok(list) = doc.query_selector_all("dialog[open],[role=dialog],[role=alertdialog],[aria-modal=true]") else {
+    let Ok(list) = doc.query_selector_all(dom::OPEN_DIALOGS) else {
         return (out, false);
     };
     for i in 0..list.length() {
@@ -249,6 +249,11 @@ struct Walker<'a> {
     /// only controls get lines, marked [`State::VisuallyHidden`]; no text
     /// is collected.
     clipped: u32,
+    /// Elements with `aria-disabled="true"` around the one being visited.
+    aria_disabled: u32,
+    /// The element just visited among its siblings was a list item or row
+    /// wholly below the viewport.
+    after_fold: bool,
     /// The element a scoped snapshot was asked for: its choices are listed
     /// in full.
     scope: Option<Element>,
@@ -286,6 +291,8 @@ impl<'a> Walker<'a> {
             consuming: 0,
             offscreen: 0,
             clipped: 0,
+            aria_disabled: 0,
+            after_fold: false,
             scope: None,
             max_chars: shared::limits::DEFAULT_SNAPSHOT_CHARS,
             text: String::new(),
@@ -339,6 +346,15 @@ impl<'a> Walker<'a> {
         self.nodes.push(Node { depth: self.text_depth, role: TEXT_ROLE.into(), name: t, ..Node::default() });
     }
 
+    /// Visits the subtree of `el` as the start of a walk (a dialog, a
+    /// scope): what its ancestors pass down is read from them.
+    fn visit_from(&mut self, el: &Element) {
+        let disabled = el.parent_element().and_then(|p| dom::closest(&p, "[aria-disabled=true i]"));
+        self.aria_disabled = u32::from(disabled.is_some());
+        self.visit(el, 0, 0);
+        self.aria_disabled = 0;
+    }
+
     /// Visits `el` and its subtree; `depth` is the number of listed
     /// ancestors, `nesting` the DOM depth (bounded).
     fn visit(&mut self, el: &Element, depth: u16, nesting: u32) {
@@ -352,7 +368,8 @@ impl<'a> Walker<'a> {
         ) {
             return;
         }
-        if dom::hidden_by_attribute(el) {
+        let attrs = dom::Attrs::of(el);
+        if dom::hidden_by_attribute(el, attrs) {
             return;
         }
         if !self.skip.is_empty() && self.skip.iter().any(|d| d == el) {
@@ -377,7 +394,13 @@ impl<'a> Walker<'a> {
         // `clip-path`) on a box of at most 1×1 px hides its content
         // (visually-hidden and zero-size tricks). Exposed all the same, as
         // in Chromium's tree; text extraction leaves it out.
-        let rect = (vis == Vis::Shown && self.offscreen == 0).then(|| el.get_bounding_client_rect());
+        let role = roles::role_of(el, &tag, attrs).unwrap_or("generic");
+        // A list item or table row after one wholly below the viewport is
+        // taken to be below it too (in a list, document order is layout
+        // order): no rect of its own, and its content is offscreen.
+        let item = matches!(role, "listitem" | "row");
+        let follows_fold = item && std::mem::take(&mut self.after_fold);
+        let rect = (vis == Vis::Shown && self.offscreen == 0 && !follows_fold).then(|| el.get_bounding_client_rect());
         let clips = self.clipped == 0 && rect.as_ref().is_some_and(|r| self.clipped_away(el, r));
         if clips && self.text_only {
             return;
@@ -390,7 +413,6 @@ impl<'a> Walker<'a> {
             self.flush_text();
         }
 
-        let role = roles::role_of(el, &tag).unwrap_or("generic");
         let mut listed = shown && self.listed(el, &tag, role);
         let mut consume = false;
         let mut idx = None;
@@ -398,7 +420,7 @@ impl<'a> Walker<'a> {
         let mut marked_offscreen = false;
         let mut folds = false;
         if listed {
-            match self.describe(el, &tag, role, depth, rect.as_ref()) {
+            match self.describe(el, &tag, role, attrs, depth, rect.as_ref(), follows_fold) {
                 Some(node) => {
                     self.flush_text();
                     marked_offscreen = self.last_offscreen;
@@ -430,6 +452,10 @@ impl<'a> Walker<'a> {
         if folds {
             self.open_folds += 1;
         }
+        let disables = descend && attrs.aria && dom::attr_is(el, "aria-disabled", "true");
+        if disables {
+            self.aria_disabled += 1;
+        }
         if descend {
             if tag == "iframe" || tag == "frame" {
                 self.visit_frame(el, child_depth, nesting);
@@ -446,9 +472,11 @@ impl<'a> Walker<'a> {
                     self.visit_children(shadow.first_child(), text, child_depth, nesting);
                 } else if tag == "slot" {
                     if let dom::FlatChildren::Nodes(children) = dom::flat_children(el, "slot") {
+                        let outer = std::mem::take(&mut self.after_fold);
                         for child in children {
                             self.visit_node(child, text, child_depth, nesting);
                         }
+                        self.after_fold = outer;
                     }
                 } else if el.child_element_count() == 0 {
                     // Text only (the commonest leaf: a link, a cell, a
@@ -479,9 +507,14 @@ impl<'a> Walker<'a> {
         if folds {
             self.open_folds -= 1;
         }
+        if disables {
+            self.aria_disabled -= 1;
+        }
         if clips {
             self.clipped -= 1;
         }
+        self.after_fold =
+            item && (follows_fold || rect.as_ref().is_some_and(|r| self.view_h > 0.0 && r.top() >= self.view_h));
         // Every line so far is final here unless a list item around is
         // still open: stop once the requested page is complete.
         if self.open_folds == 0
@@ -495,6 +528,7 @@ impl<'a> Walker<'a> {
 
     /// Visits `first` and its following siblings.
     fn visit_children(&mut self, first: Option<web_sys::Node>, text: Text, depth: u16, nesting: u32) {
+        let outer = std::mem::take(&mut self.after_fold);
         let mut next = first;
         while let Some(child) = next {
             if self.stopped {
@@ -503,6 +537,7 @@ impl<'a> Walker<'a> {
             next = child.next_sibling();
             self.visit_node(child, text, depth, nesting);
         }
+        self.after_fold = outer;
     }
 
     fn visit_node(&mut self, child: web_sys::Node, text: Text, depth: u16, nesting: u32) {
@@ -650,8 +685,10 @@ impl<'a> Walker<'a> {
         el: &Element,
         tag: &str,
         role: &'static str,
+        attrs: dom::Attrs,
         depth: u16,
         rect: Option<&web_sys::DomRect>,
+        below: bool,
     ) -> Option<Node> {
         let interactive = roles::is_interactive(role);
         let mut node = Node { depth, role: role.to_string(), ..Node::default() };
@@ -675,7 +712,7 @@ impl<'a> Walker<'a> {
             // A row's content is listed in its cells; only an author name counts.
             attr_nonempty(el, "aria-label").unwrap_or_default()
         } else {
-            name::accessible_name(&self.env, el, tag, role)
+            name::accessible_name(&self.env, el, tag, role, attrs)
         };
         if name.is_empty() && matches!(role, "img" | "group" | "region" | "figure") {
             return None;
@@ -687,7 +724,7 @@ impl<'a> Walker<'a> {
         // Items of lists and rows of tables are not marked, nor is their
         // content: long lists would pay a word a row (browser_click
         // scrolls to its target anyway).
-        self.last_offscreen = false;
+        self.last_offscreen = below;
         if self.clipped > 0 {
             node.states.push(State::VisuallyHidden);
         } else if let Some(r) = rect {
@@ -704,7 +741,7 @@ impl<'a> Walker<'a> {
         if role == "heading" {
             node.level = heading_level(el, tag);
         }
-        states_of(el, tag, role, self.focused.as_ref(), &mut node.states);
+        states_of(el, tag, role, attrs, self.aria_disabled > 0, self.focused.as_ref(), &mut node.states);
         node.value = value_of(el, tag, role, &input_type, &node.name);
         node.choices = match tag {
             "select" if role == "combobox" => {
@@ -722,7 +759,7 @@ impl<'a> Walker<'a> {
             "list" => node.items = list_items(el, tag),
             _ => {}
         }
-        if let Some(mut d) = name::description(&self.env, el)
+        if let Some(mut d) = name::description(&self.env, el, attrs)
             && d != node.name
         {
             truncate_chars(&mut d, MAX_NAME_CHARS);
@@ -800,8 +837,18 @@ fn list_items(el: &Element, tag: &str) -> Option<u32> {
 const STATE_ATTRS: &str = "[aria-checked],[aria-selected],[aria-expanded],[aria-pressed],[aria-disabled],\
                            [aria-required],[aria-readonly],[aria-invalid]";
 
-fn states_of(el: &Element, tag: &str, role: &str, focused: Option<&Element>, s: &mut Vec<State>) {
-    let attrs = el.has_attributes() && dom::matches(el, STATE_ATTRS);
+/// `a`: the element's attributes; `in_disabled`: under an element with
+/// `aria-disabled="true"` (the flat tree, as Chromium's tree inherits it).
+fn states_of(
+    el: &Element,
+    tag: &str,
+    role: &str,
+    a: dom::Attrs,
+    in_disabled: bool,
+    focused: Option<&Element>,
+    s: &mut Vec<State>,
+) {
+    let attrs = a.aria && dom::matches(el, STATE_ATTRS);
     if tag == "input" && matches!(role, "checkbox" | "radio" | "switch" | "menuitemcheckbox" | "menuitemradio") {
         let input = el.unchecked_ref::<HtmlInputElement>();
         if input.indeterminate() {
@@ -841,7 +888,7 @@ fn states_of(el: &Element, tag: &str, role: &str, focused: Option<&Element>, s: 
     let form_control = matches!(tag, "button" | "input" | "select" | "textarea" | "option" | "optgroup" | "fieldset");
     if (form_control && dom::matches(el, ":disabled"))
         || (attrs && attr_is(el, "aria-disabled", "true"))
-        || (roles::is_interactive(role) && dom::closest(el, "[aria-disabled=true]").is_some())
+        || (roles::is_interactive(role) && in_disabled)
     {
         s.push(State::Disabled);
     }

@@ -5,15 +5,22 @@
 //! `crate::handoff`.
 
 use shared::error::{ErrorCode, WireError};
-use shared::protocol::{Command, CommandResult, HistoryStep, Outcome, PageRequest, TabId};
-use shared::snapshot::{PageSnapshot, SnapshotRequest, TextRequest};
+use shared::protocol::{Command, CommandResult, HistoryStep, Outcome, PageRequest, PassedSnapshot, TabId};
+use shared::snapshot::{SnapshotRequest, TextRequest};
 use wasm_bindgen::prelude::*;
 
 use crate::chrome::{self, Tab};
 use crate::tabs::{LoadWaiter, ask_page, ask_page_text, get_tab, info, is_web_url, tab_error, tab_id};
 use crate::util::{js_error_text, obj, to_js, wire};
 
-pub async fn run(command: Command) -> Outcome {
+/// What a command answers: an [`Outcome`], or a snapshot whose nodes
+/// pass through unread (`shared::protocol::PassedSnapshot`).
+pub enum Answer {
+    Outcome(Outcome),
+    Snapshot(PassedSnapshot),
+}
+
+pub async fn run(command: Command) -> Answer {
     let result = match command {
         Command::TabsList { tabs } => tabs_list(&tabs).await,
         Command::TabNew { url } => tab_new(url).await,
@@ -21,7 +28,12 @@ pub async fn run(command: Command) -> Outcome {
         Command::TabClose { tab } => tab_close(tab).await,
         Command::Navigate { tab, url } => navigate(tab, &url).await,
         Command::History { tab, step } => history(tab, step).await,
-        Command::Snapshot { tab, request } => snapshot(tab, request).await,
+        Command::Snapshot { tab, request } => {
+            return match page_snapshot(tab, request).await {
+                Ok(snapshot) => Answer::Snapshot(snapshot),
+                Err(e) => Answer::Outcome(Outcome::Err(e)),
+            };
+        }
         Command::ExtractText { tab, request } => extract_text(tab, request).await,
         Command::Screenshot { tab } => screenshot(tab).await,
         Command::Resolve { tab, target } => crate::gate::resolve(tab, &target).await,
@@ -32,10 +44,10 @@ pub async fn run(command: Command) -> Outcome {
         Command::Locate { tab, target } => locate(tab, target).await,
         Command::AskPerson { gate } => crate::gate::ask_only(gate).await,
     };
-    match result {
+    Answer::Outcome(match result {
         Ok(r) => Outcome::Ok(r),
         Err(e) => Outcome::Err(e),
-    }
+    })
 }
 
 type CmdResult = Result<CommandResult, WireError>;
@@ -166,20 +178,17 @@ async fn history(tab: TabId, step: HistoryStep) -> CmdResult {
 
 // ---------------------------------------------------------------- snapshot
 
-// Only http(s) pages have the content script; other pages are refused when
-// they do not answer (`ask_page_text`), which saves a `tabs.get` a call.
-async fn snapshot(tab: TabId, request: SnapshotRequest) -> CmdResult {
-    Ok(CommandResult::Snapshot { snapshot: page_snapshot(tab, request).await? })
-}
-
 /// A snapshot from the page, its challenge decided here from the signals
-/// the content script gathered (which go no further).
-async fn page_snapshot(tab: TabId, request: SnapshotRequest) -> Result<PageSnapshot, WireError> {
+/// the content script gathered (which go no further). Its nodes are not
+/// read here: the bridge reads them (checked to be one JSON value).
+///
+/// Only http(s) pages have the content script; other pages are refused
+/// when they do not answer (`ask_page_text`), which saves a `tabs.get` a
+/// call.
+async fn page_snapshot(tab: TabId, request: SnapshotRequest) -> Result<PassedSnapshot, WireError> {
     let msg = to_js(&PageRequest::Snapshot { request });
     let text = ask_page_text(tab, &msg).await?;
-    // Read straight into its one expected shape (no buffering of a
-    // snapshot that can hold tens of thousands of nodes).
-    match shared::protocol::snapshot_outcome_from_json(&text) {
+    match shared::protocol::passed_snapshot_from_json(&text) {
         Ok(Ok(mut snapshot)) => {
             snapshot.decide_challenge();
             Ok(snapshot)

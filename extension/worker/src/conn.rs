@@ -337,11 +337,27 @@ fn drop_socket() {
 /// Sends a frame on the socket of `generation`, if it is still the current one.
 pub fn send(generation: u64, frame: &ExtToBridge) {
     let Ok(text) = serde_json::to_string(frame) else { return };
+    send_text(generation, &text);
+}
+
+/// Answers request `id` with a snapshot whose nodes pass through unread
+/// (`shared::protocol::passed_snapshot_frame`).
+pub fn send_snapshot(generation: u64, id: u64, snapshot: shared::protocol::PassedSnapshot) {
+    match shared::protocol::passed_snapshot_frame(id, snapshot) {
+        Ok(text) => send_text(generation, &text),
+        Err(_) => {
+            let e = shared::error::WireError::new(shared::error::ErrorCode::Internal, "could not encode the snapshot");
+            send(generation, &ExtToBridge::Response { id, outcome: shared::protocol::Outcome::Err(e) });
+        }
+    }
+}
+
+fn send_text(generation: u64, text: &str) {
     STATE.with(|s| {
         let s = s.borrow();
         if let Some(sock) = s.socket.as_ref().filter(|k| k.generation == generation)
             && sock.ws.ready_state() == WebSocket::OPEN
-            && sock.ws.send_with_str(&text).is_err()
+            && sock.ws.send_with_str(text).is_err()
         {
             web_sys::console::warn_1(&JsValue::from_str("chaperone: could not send a frame"));
         }

@@ -97,8 +97,12 @@ fn on_bridge_frame(generation: u64, frame: BridgeToExt) {
     match frame {
         BridgeToExt::Request { id, command } => {
             spawn_local(async move {
-                let outcome = commands::run(*command).await;
-                conn::send(generation, &ExtToBridge::Response { id, outcome });
+                match commands::run(*command).await {
+                    commands::Answer::Outcome(outcome) => {
+                        conn::send(generation, &ExtToBridge::Response { id, outcome })
+                    }
+                    commands::Answer::Snapshot(snapshot) => conn::send_snapshot(generation, id, snapshot),
+                }
             });
         }
         BridgeToExt::Secret { request, value } => secret::answer(generation, request, Ok(value)),

@@ -487,8 +487,16 @@ async fn profile_page(b: &mut Bench, url: &str, end_to_end_ms: f64) -> Result<Va
     profile::start_profiler(&page, 100).await?;
     profile::start_profiler(&worker, 100).await?;
     let call = snapshot(b, json!({ "max_chars": FULL })).await?;
-    let page_profile = profile::stop_profiler(&page).await?;
-    let worker_profile = profile::stop_profiler(&worker).await?;
+    let page_raw = profile::stop_profiler_raw(&page).await?;
+    let worker_raw = profile::stop_profiler_raw(&worker).await?;
+    let (page_profile, worker_profile) = (profile::categorise(&page_raw), profile::categorise(&worker_raw));
+    if std::env::var_os("CHAPERONE_KEEP_NAMES").is_some() {
+        // The one MCP call, page and worker side, for DevTools and callers.
+        let stem = url.rsplit('/').next().unwrap_or("page").trim_end_matches(".html");
+        let dir = tests::workspace_root().join("target/bench");
+        let _ = std::fs::write(dir.join(format!("call-page-{stem}.cpuprofile")), page_raw.to_string());
+        let _ = std::fs::write(dir.join(format!("call-worker-{stem}.cpuprofile")), worker_raw.to_string());
+    }
     let _ = page.call("Runtime.disable", json!({})).await;
     let _ = cdp.call("Target.detachFromTarget", json!({ "sessionId": page.session_id })).await;
     let _ = cdp.call("Target.detachFromTarget", json!({ "sessionId": worker.session_id })).await;
