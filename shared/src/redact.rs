@@ -230,6 +230,41 @@ fn has_key_prefix(s: &str) -> bool {
 /// `"key": "value"` pairs with sensitive keys, `Bearer`/`Basic` credentials,
 /// JWTs, well-known key prefixes and URLs.
 pub fn redact_text(text: &str) -> String {
+    if nothing_to_redact(text) {
+        return text.to_string();
+    }
+    redact_text_fully(text)
+}
+
+/// Token runs shorter than this can be no key: the shortest
+/// [`KEY_PREFIXES`] match and the shortest JWT are longer (a test checks).
+const SHORTEST_SECRET_RUN: usize = 15;
+
+/// Whether no rule of [`redact_text_fully`] can change `text` (the common
+/// case of names and labels), found in one pass: every rule needs a `:`,
+/// `=` or `"`, a `Bearer`/`Basic` word, a PEM header, or a run of token
+/// characters as long as the shortest key. A test compares both on the
+/// fixture table and on generated text.
+fn nothing_to_redact(text: &str) -> bool {
+    let mut run = 0;
+    for c in text.chars() {
+        if matches!(c, ':' | '=' | '"') {
+            return false;
+        }
+        if is_token_char(c) {
+            run += 1;
+            if run >= SHORTEST_SECRET_RUN {
+                return false;
+            }
+        } else {
+            run = 0;
+        }
+    }
+    let has_word = |w: &str| text.as_bytes().windows(w.len()).any(|b| b.eq_ignore_ascii_case(w.as_bytes()));
+    !has_word("bearer") && !has_word("basic") && !text.contains("-----BEGIN")
+}
+
+fn redact_text_fully(text: &str) -> String {
     let text = redact_pem(text);
     let mut out = String::with_capacity(text.len());
     for (i, line) in text.split('\n').enumerate() {
@@ -509,6 +544,90 @@ mod tests {
         }
         assert!(count >= 60, "the table must hold at least 60 cases, has {count}");
         assert!(failures.is_empty(), "{} of {count} cases failed:\n{}", failures.len(), failures.join("\n"));
+    }
+
+    /// The fast path never skips text a rule would change: on the table
+    /// above and on text built from the pieces the rules look for.
+    #[test]
+    fn the_fast_path_only_skips_text_no_rule_changes() {
+        for (prefix, min) in KEY_PREFIXES {
+            assert!(prefix.len() + min >= SHORTEST_SECRET_RUN, "{prefix}");
+        }
+        assert!(22 >= SHORTEST_SECRET_RUN, "a JWT has at least 10 + 1 + 10 + 1 characters");
+        let table = include_str!("../../fixtures/redaction/cases.tsv");
+        let mut inputs: Vec<String> = table
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .filter_map(|l| l.split_once('\t').map(|(i, _)| i.replace("\\n", "\n").replace("\\t", "\t")))
+            .collect();
+        let pieces = [
+            "Item 7",
+            "Order 12 · shipped",
+            "Delete",
+            "basic",
+            "BeArEr",
+            "x",
+            "ghp_",
+            "xoxb-",
+            "0123456789",
+            "abcdefghij",
+            "eyJhbGciOi",
+            ".",
+            "-",
+            "_",
+            "~",
+            "/",
+            "+",
+            " ",
+            "\n",
+            "\t",
+            "(",
+            ")",
+            "é",
+            "日本",
+            "-----BEGIN",
+            "PRIVATE KEY",
+            "-----",
+            "{secret:",
+            "}",
+            "&",
+            "?",
+            "@",
+            "'",
+            ",",
+            "AKIA",
+            "sk-",
+            "npm_",
+            "token",
+            "password",
+        ];
+        // Every string of up to three pieces, and longer ones by a fixed walk.
+        for a in pieces {
+            for b in pieces {
+                inputs.push(format!("{a}{b}"));
+                for c in pieces {
+                    inputs.push(format!("{a}{b}{c}"));
+                }
+            }
+        }
+        let mut seed = 0x2545_f491_u64;
+        for _ in 0..20_000 {
+            let mut t = String::new();
+            for _ in 0..8 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                t.push_str(pieces[(seed % pieces.len() as u64) as usize]);
+            }
+            inputs.push(t);
+        }
+        for input in &inputs {
+            let full = redact_text_fully(input);
+            if nothing_to_redact(input) {
+                assert_eq!(&full, input, "the fast path would leave {input:?} as it is");
+            }
+            assert_eq!(redact_text(input), full, "{input:?}");
+        }
     }
 
     #[test]

@@ -73,6 +73,18 @@ impl Pseudo {
         if matches!(self.kind, PseudoKind::Always) || !self.doc.contains(Some(el)) {
             return true;
         }
+        self.may_have_in_top(el)
+    }
+
+    /// Whether `el` is in the document this scan read, not in a shadow
+    /// tree or a frame.
+    pub fn covers(&self, el: &Element) -> bool {
+        self.doc.contains(Some(el))
+    }
+
+    /// [`Pseudo::may_have`] for an element known to be in the scanned
+    /// document's own tree.
+    fn may_have_in_top(&self, el: &Element) -> bool {
         match &self.kind {
             PseudoKind::Never => false,
             PseudoKind::Always => true,
@@ -145,8 +157,21 @@ struct Cx<'a> {
     visited: Vec<Element>,
     /// Role of the element whose name is computed.
     root_role: &'a str,
-    /// Its attributes, as the caller read them.
-    root_attrs: dom::Attrs,
+    /// What the caller knew of it.
+    known: Known,
+}
+
+/// What the caller already knows of the element whose name is computed
+/// (the walk reads these once per element).
+#[derive(Debug, Clone, Copy)]
+pub struct Known {
+    pub attrs: dom::Attrs,
+    /// No shadow root, not a slot, no element children: its content is
+    /// its `textContent`.
+    pub text_only: bool,
+    /// In the document [`Pseudo::scan`] read, not in a shadow tree or a
+    /// frame (which bring their own style sheets).
+    pub top_tree: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -162,6 +187,11 @@ enum Mode {
 /// The accessible name of `el` (whitespace collapsed, not yet cut); `a`
 /// are its attributes ([`dom::Attrs::of`]).
 pub fn accessible_name(env: &NameEnv, el: &Element, tag: &str, role: &str, a: dom::Attrs) -> String {
+    accessible_name_known(env, el, tag, role, Known { attrs: a, text_only: false, top_tree: false })
+}
+
+/// [`accessible_name`] with more of the element known.
+pub fn accessible_name_known(env: &NameEnv, el: &Element, tag: &str, role: &str, known: Known) -> String {
     let mut cx = Cx {
         env,
         root: el,
@@ -170,7 +200,7 @@ pub fn accessible_name(env: &NameEnv, el: &Element, tag: &str, role: &str, a: do
         steps: 0,
         visited: Vec::new(),
         root_role: role,
-        root_attrs: a,
+        known,
     };
     let raw = compute(&mut cx, el, tag, role, Mode::Root);
     collapse(&raw, NAME_SCAN)
@@ -191,7 +221,7 @@ pub fn description(env: &NameEnv, el: &Element, a: dom::Attrs) -> Option<String>
             steps: 0,
             visited: Vec::new(),
             root_role: "",
-            root_attrs: a,
+            known: Known { attrs: a, text_only: false, top_tree: false },
         };
         let d = collapse(&referenced_text(&mut cx, el, &ids), NAME_SCAN);
         if !d.is_empty() {
@@ -305,7 +335,7 @@ fn compute(cx: &mut Cx, el: &Element, tag: &str, role: &str, mode: Mode) -> Stri
     if !own_text {
         return content_text(cx, el, tag, false);
     }
-    let a = if mode == Mode::Root { cx.root_attrs } else { dom::Attrs::of(el) };
+    let a = if mode == Mode::Root { cx.known.attrs } else { dom::Attrs::of(el) };
     let attrs = a.any;
     // One `matches` call before reading the naming attributes one by one.
     let aria_named = a.aria && dom::matches(el, "[aria-labelledby],[aria-labeledby],[aria-label]");
@@ -524,7 +554,8 @@ fn native_name(cx: &mut Cx, el: &Element, tag: &str, role: &str, mode: Mode) -> 
 /// the labelled control itself. (`el.labels` is not used: Chromium builds
 /// it by scanning the whole tree scope, per call.)
 fn labels_text(cx: &mut Cx, el: &Element) -> Option<String> {
-    let labels = LABELS.with(|l| l.borrow().as_ref().map(|l| l.of(el))).unwrap_or_else(|| {
+    let top = std::ptr::eq(el, cx.root) && cx.known.top_tree;
+    let labels = LABELS.with(|l| l.borrow().as_ref().map(|l| l.of(el, top))).unwrap_or_else(|| {
         let list = dom::prop(el, "labels");
         let n = dom::prop_f64(&list, "length").unwrap_or(0.0) as u32;
         (0..n)
@@ -583,11 +614,12 @@ impl Labels {
         LABELS.with(|l| *l.borrow_mut() = None);
     }
 
-    /// The labels whose control is `el`, in document order.
-    fn of(&self, el: &Element) -> Vec<Element> {
+    /// The labels whose control is `el`, in document order (`top`: it is
+    /// known to be in the scanned document's own tree).
+    fn of(&self, el: &Element, top: bool) -> Vec<Element> {
         let mut found: Vec<Element> = Vec::new();
         // In the top document's own tree (not a shadow tree, not a frame).
-        let in_top = self.doc.contains(Some(el));
+        let in_top = top || self.doc.contains(Some(el));
         if in_top && !self.any {
             return found;
         }
@@ -659,11 +691,15 @@ fn child_text(cx: &mut Cx, el: &Element, tag: &str) -> String {
 /// visible again contribute.
 fn content_text(cx: &mut Cx, el: &Element, tag: &str, own_text: bool) -> String {
     let mut out = String::new();
-    let pseudo = own_text && cx.env.pseudo.may_have(el);
+    // The element whose name this is: the caller may know more of it.
+    let root = std::ptr::eq(el, cx.root);
+    let pseudo = own_text
+        && if root && cx.known.top_tree { cx.env.pseudo.may_have_in_top(el) } else { cx.env.pseudo.may_have(el) };
     if pseudo {
         pseudo_text(el, "::before", &mut out);
     }
-    let children = match dom::flat_children(el, tag) {
+    let children = if root && cx.known.text_only { dom::FlatChildren::TextOnly } else { dom::flat_children(el, tag) };
+    let children = match children {
         dom::FlatChildren::Nodes(children) => children,
         dom::FlatChildren::TextOnly => {
             if own_text {

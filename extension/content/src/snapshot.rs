@@ -187,7 +187,7 @@ pub fn text_blocks(root: &Element, max_blocks: usize) -> Vec<String> {
     let pseudo = Pseudo::scan(&doc);
     let mut w = Walker::new(&win, &doc, &pseudo, false);
     w.text_only = true;
-    w.visit(root, 0, 0);
+    w.visit_from(root);
     w.flush_text();
     w.nodes.into_iter().take(max_blocks).map(|n| n.name).collect()
 }
@@ -254,6 +254,8 @@ struct Walker<'a> {
     /// The element just visited among its siblings was a list item or row
     /// wholly below the viewport.
     after_fold: bool,
+    /// Shadow trees and frames the walk is in.
+    tree_depth: u32,
     /// The element a scoped snapshot was asked for: its choices are listed
     /// in full.
     scope: Option<Element>,
@@ -293,6 +295,7 @@ impl<'a> Walker<'a> {
             clipped: 0,
             aria_disabled: 0,
             after_fold: false,
+            tree_depth: 0,
             scope: None,
             max_chars: shared::limits::DEFAULT_SNAPSHOT_CHARS,
             text: String::new(),
@@ -351,8 +354,10 @@ impl<'a> Walker<'a> {
     fn visit_from(&mut self, el: &Element) {
         let disabled = el.parent_element().and_then(|p| dom::closest(&p, "[aria-disabled=true i]"));
         self.aria_disabled = u32::from(disabled.is_some());
+        self.tree_depth = u32::from(!self.env.pseudo.covers(el));
         self.visit(el, 0, 0);
         self.aria_disabled = 0;
+        self.tree_depth = 0;
     }
 
     /// Visits `el` and its subtree; `depth` is the number of listed
@@ -413,6 +418,17 @@ impl<'a> Walker<'a> {
             self.flush_text();
         }
 
+        // Fields show their content as a value, images have none.
+        let descend = match tag.as_str() {
+            "select" => role == "listbox",
+            "textarea" | "input" | "img" => false,
+            _ => true,
+        };
+        let frame = tag == "iframe" || tag == "frame";
+        // Read once for the name and the walk below.
+        let shadow = if descend && !frame { el.shadow_root() } else { None };
+        let text_only = descend && !frame && shadow.is_none() && tag != "slot" && el.child_element_count() == 0;
+        let known = name::Known { attrs, text_only, top_tree: self.tree_depth == 0 };
         let mut listed = shown && self.listed(el, &tag, role);
         let mut consume = false;
         let mut idx = None;
@@ -420,7 +436,7 @@ impl<'a> Walker<'a> {
         let mut marked_offscreen = false;
         let mut folds = false;
         if listed {
-            match self.describe(el, &tag, role, attrs, depth, rect.as_ref(), follows_fold) {
+            match self.describe(el, &tag, role, known, depth, rect.as_ref(), follows_fold) {
                 Some(node) => {
                     self.flush_text();
                     marked_offscreen = self.last_offscreen;
@@ -443,12 +459,6 @@ impl<'a> Walker<'a> {
             sig.element(el, &tag, idx.map(|i| &self.nodes[i]), rect.as_ref());
         }
 
-        // Fields show their content as a value, images have none.
-        let descend = match tag.as_str() {
-            "select" => role == "listbox",
-            "textarea" | "input" | "img" => false,
-            _ => true,
-        };
         if folds {
             self.open_folds += 1;
         }
@@ -457,7 +467,7 @@ impl<'a> Walker<'a> {
             self.aria_disabled += 1;
         }
         if descend {
-            if tag == "iframe" || tag == "frame" {
+            if frame {
                 self.visit_frame(el, child_depth, nesting);
             } else {
                 if consume {
@@ -468,8 +478,10 @@ impl<'a> Walker<'a> {
                 }
                 let seen = shown && self.clipped == 0;
                 let text = Text { shown: seen, collect: seen && self.consuming == 0 };
-                if let Some(shadow) = el.shadow_root() {
+                if let Some(shadow) = shadow {
+                    self.tree_depth += 1;
                     self.visit_children(shadow.first_child(), text, child_depth, nesting);
+                    self.tree_depth -= 1;
                 } else if tag == "slot" {
                     if let dom::FlatChildren::Nodes(children) = dom::flat_children(el, "slot") {
                         let outer = std::mem::take(&mut self.after_fold);
@@ -478,7 +490,7 @@ impl<'a> Walker<'a> {
                         }
                         self.after_fold = outer;
                     }
-                } else if el.child_element_count() == 0 {
+                } else if text_only {
                     // Text only (the commonest leaf: a link, a cell, a
                     // span): one `textContent` instead of a call per child.
                     // Nothing to read when it is a name and the signals
@@ -673,7 +685,9 @@ impl<'a> Walker<'a> {
         self.flush_text();
         let outer = self.win.clone();
         self.set_window(win);
+        self.tree_depth += 1;
         self.visit(&root, depth, nesting + 1);
+        self.tree_depth -= 1;
         self.flush_text();
         self.set_window(outer);
     }
@@ -685,7 +699,7 @@ impl<'a> Walker<'a> {
         el: &Element,
         tag: &str,
         role: &'static str,
-        attrs: dom::Attrs,
+        known: name::Known,
         depth: u16,
         rect: Option<&web_sys::DomRect>,
         below: bool,
@@ -712,7 +726,7 @@ impl<'a> Walker<'a> {
             // A row's content is listed in its cells; only an author name counts.
             attr_nonempty(el, "aria-label").unwrap_or_default()
         } else {
-            name::accessible_name(&self.env, el, tag, role, attrs)
+            name::accessible_name_known(&self.env, el, tag, role, known)
         };
         if name.is_empty() && matches!(role, "img" | "group" | "region" | "figure") {
             return None;
@@ -741,7 +755,7 @@ impl<'a> Walker<'a> {
         if role == "heading" {
             node.level = heading_level(el, tag);
         }
-        states_of(el, tag, role, attrs, self.aria_disabled > 0, self.focused.as_ref(), &mut node.states);
+        states_of(el, tag, role, known.attrs, self.aria_disabled > 0, self.focused.as_ref(), &mut node.states);
         node.value = value_of(el, tag, role, &input_type, &node.name);
         node.choices = match tag {
             "select" if role == "combobox" => {
@@ -759,7 +773,7 @@ impl<'a> Walker<'a> {
             "list" => node.items = list_items(el, tag),
             _ => {}
         }
-        if let Some(mut d) = name::description(&self.env, el, attrs)
+        if let Some(mut d) = name::description(&self.env, el, known.attrs)
             && d != node.name
         {
             truncate_chars(&mut d, MAX_NAME_CHARS);
