@@ -757,7 +757,9 @@ mod tests {
             r#"{"type":"response","id":2,"extra":1,"outcome":{"ok":{"kind":"snapshot","snapshot":{"nodes":[],"title":"","url":"u"}}}}"#,
             r#"{"type":"response","id":2,"id":3,"outcome":{"ok":{"kind":"snapshot","snapshot":{"nodes":[],"title":"","url":"u"}}}}"#,
             r#"{"type":"request","id":2,"outcome":{"ok":{"kind":"snapshot","snapshot":{"nodes":[],"title":"","url":"u"}}}}"#,
-            r#"{"type":"response","id":2,"outcome":{"ok":{"kind":"snapshot","snapshot":{"nodes":[{"r":"button","zz":1}],"title":"","url":"u"}}}}"#,
+            r#"{"type":"response","id":2,"outcome":{"ok":{"kind":"snapshot","snapshot":{"nodes":[[1,"button","Go","e1",{"zz":1}]],"title":"","url":"u"}}}}"#,
+            r#"{"type":"response","id":2,"outcome":{"ok":{"kind":"snapshot","snapshot":{"nodes":[[1,"button","Go","e1",{},6]],"title":"","url":"u"}}}}"#,
+            r#"{"type":"response","id":2,"outcome":{"ok":{"kind":"snapshot","snapshot":{"nodes":[{"r":"button"}],"title":"","url":"u"}}}}"#,
         ] {
             assert!(serde_json::from_str::<ExtToBridge>(bad).is_err(), "generic reading accepted {bad}");
             assert!(ExtToBridge::from_json(bad).is_err(), "direct reading accepted {bad}");

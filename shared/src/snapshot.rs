@@ -215,44 +215,140 @@ pub struct PageSnapshot<N = Vec<Node>> {
     pub partial: bool,
 }
 
-/// One element a person can see or use. Keys are short: a 10,000-row page
-/// carries tens of thousands of these.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// One element a person can see or use.
+///
+/// On the wire (content script → worker → bridge) a node is a short
+/// array, not an object: a 10,000-row page carries tens of thousands of
+/// them, and keys were a third of the bytes. `[depth, role, name, ref,
+/// extras]`, trailing parts left out when empty (`[2,"button","Edit","e7"]`,
+/// `[3,"text","Total"]`); `extras` is an object with the rarer fields
+/// under short keys ([`Extras`]). Anything else is refused.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Node {
     /// Nesting depth for indentation (0 = top level).
-    #[serde(rename = "d", default)]
     pub depth: u16,
-    #[serde(rename = "r")]
     pub role: String,
-    #[serde(rename = "n", default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// `e12`: present on elements an agent can act on.
-    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
     pub element_ref: Option<String>,
     /// Heading level 1–6.
-    #[serde(rename = "l", default, skip_serializing_if = "Option::is_none")]
     pub level: Option<u8>,
-    #[serde(rename = "s", default, skip_serializing_if = "Vec::is_empty")]
     pub states: Vec<State>,
     /// Current value of a field (already masked for sensitive fields).
-    #[serde(rename = "v", default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// Short description (`aria-description`, `aria-describedby`), rendered
     /// last as ` desc="…"` (cut like names).
-    #[serde(rename = "ds", default, skip_serializing_if = "Option::is_none")]
     pub desc: Option<String>,
     /// Tables and grids: number of rows and columns, rendered as
     /// ` (R rows × C cols)`.
-    #[serde(rename = "rc", default, skip_serializing_if = "Option::is_none")]
     pub table_size: Option<(u32, u32)>,
     /// Lists, listboxes, menus, trees: number of items, rendered as ` (N items)`.
-    #[serde(rename = "ic", default, skip_serializing_if = "Option::is_none")]
     pub items: Option<u32>,
     /// A drop-down select's options or a datalist's suggestions, rendered
     /// on the line under this one (module docs, "Choices").
-    #[serde(rename = "o", default, skip_serializing_if = "Option::is_none")]
     pub choices: Option<Box<Choices>>,
+}
+
+/// A [`Node`]'s fields after its ref, as its wire form's last part.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Extras {
+    #[serde(rename = "l", default, skip_serializing_if = "Option::is_none")]
+    level: Option<u8>,
+    #[serde(rename = "s", default, skip_serializing_if = "Vec::is_empty")]
+    states: Vec<State>,
+    #[serde(rename = "v", default, skip_serializing_if = "Option::is_none")]
+    value: Option<String>,
+    #[serde(rename = "ds", default, skip_serializing_if = "Option::is_none")]
+    desc: Option<String>,
+    #[serde(rename = "rc", default, skip_serializing_if = "Option::is_none")]
+    table_size: Option<(u32, u32)>,
+    #[serde(rename = "ic", default, skip_serializing_if = "Option::is_none")]
+    items: Option<u32>,
+    #[serde(rename = "o", default, skip_serializing_if = "Option::is_none")]
+    choices: Option<Box<Choices>>,
+}
+
+impl Node {
+    /// The rarer fields, when it has any.
+    fn extras(&self) -> Option<Extras> {
+        let x = Extras {
+            level: self.level,
+            states: self.states.clone(),
+            value: self.value.clone(),
+            desc: self.desc.clone(),
+            table_size: self.table_size,
+            items: self.items,
+            choices: self.choices.clone(),
+        };
+        (x != Extras::default()).then_some(x)
+    }
+}
+
+impl Serialize for Node {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let extras = self.extras();
+        let len = if extras.is_some() {
+            5
+        } else if self.element_ref.is_some() {
+            4
+        } else if !self.name.is_empty() {
+            3
+        } else {
+            2
+        };
+        let mut seq = s.serialize_seq(Some(len))?;
+        seq.serialize_element(&self.depth)?;
+        seq.serialize_element(&self.role)?;
+        if len > 2 {
+            seq.serialize_element(&self.name)?;
+        }
+        if len > 3 {
+            seq.serialize_element(&self.element_ref)?;
+        }
+        if let Some(x) = &extras {
+            seq.serialize_element(x)?;
+        }
+        seq.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Node {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Wire;
+        impl<'de> serde::de::Visitor<'de> for Wire {
+            type Value = Node;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a node: [depth, role, name, ref, extras] with the trailing parts optional")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+                use serde::de::Error;
+                let depth = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(0, &self))?;
+                let role = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(1, &self))?;
+                let name = seq.next_element::<String>()?.unwrap_or_default();
+                let element_ref = seq.next_element::<Option<String>>()?.flatten();
+                let x = seq.next_element::<Extras>()?.unwrap_or_default();
+                if seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                    return Err(A::Error::invalid_length(6, &self));
+                }
+                Ok(Node {
+                    depth,
+                    role,
+                    name,
+                    element_ref,
+                    level: x.level,
+                    states: x.states,
+                    value: x.value,
+                    desc: x.desc,
+                    table_size: x.table_size,
+                    items: x.items,
+                    choices: x.choices,
+                })
+            }
+        }
+        d.deserialize_seq(Wire)
+    }
 }
 
 /// What a drop-down `<select>` offers or a `<datalist>` suggests.
@@ -927,6 +1023,44 @@ pub fn render(snap: &PageSnapshot, opts: RenderOptions) -> Rendered {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nodes_travel_as_short_arrays() {
+        let cases = [
+            (node(0, "main", "", None), r#"[0,"main"]"#),
+            (node(3, "text", "Total", None), r#"[3,"text","Total"]"#),
+            (node(2, "button", "Edit", Some("e7")), r#"[2,"button","Edit","e7"]"#),
+            (node(1, "textbox", "", Some("e1")), r#"[1,"textbox","","e1"]"#),
+            (Node { level: Some(2), ..node(0, "heading", "Orders", None) }, r#"[0,"heading","Orders",null,{"l":2}]"#),
+            (
+                Node {
+                    states: vec![State::Checked, State::Disabled],
+                    value: Some("on".into()),
+                    desc: Some("d".into()),
+                    table_size: Some((3, 4)),
+                    items: Some(9),
+                    ..node(4, "checkbox", "", Some("e2"))
+                },
+                r#"[4,"checkbox","","e2",{"s":["checked","disabled"],"v":"on","ds":"d","rc":[3,4],"ic":9}]"#,
+            ),
+        ];
+        for (n, json) in cases {
+            assert_eq!(serde_json::to_string(&n).unwrap(), json);
+            assert_eq!(serde_json::from_str::<Node>(json).unwrap(), n, "{json}");
+        }
+        for bad in [
+            "[]",
+            "[1]",
+            r#"["1","x"]"#,
+            r#"[1,"x","n","e1",{},0]"#,
+            r#"[1,"x","n","e1",{"zz":1}]"#,
+            r#"[1,"x","n",5]"#,
+            r#"{"d":1,"r":"x"}"#,
+            "null",
+        ] {
+            assert!(serde_json::from_str::<Node>(bad).is_err(), "{bad}");
+        }
+    }
 
     fn node(depth: u16, role: &str, name: &str, r: Option<&str>) -> Node {
         Node { depth, role: role.into(), name: name.into(), element_ref: r.map(Into::into), ..Node::default() }
