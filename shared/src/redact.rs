@@ -553,7 +553,10 @@ mod tests {
         for (prefix, min) in KEY_PREFIXES {
             assert!(prefix.len() + min >= SHORTEST_SECRET_RUN, "{prefix}");
         }
-        assert!(22 >= SHORTEST_SECRET_RUN, "a JWT has at least 10 + 1 + 10 + 1 characters");
+        // The shortest JWT: 10 + 1 + 10 + 1 characters.
+        let jwt = "eyJaaaaaaa.bbbbbbbbbb.";
+        assert!(is_jwt(jwt) && !is_jwt("eyJaaaaaa.bbbbbbbbbb.") && !is_jwt("eyJaaaaaaa.bbbbbbbbb."));
+        assert!(jwt.len() >= SHORTEST_SECRET_RUN);
         let table = include_str!("../../fixtures/redaction/cases.tsv");
         let mut inputs: Vec<String> = table
             .lines()

@@ -38,13 +38,16 @@ extern "C" {
 /// this crate uses).
 const NAME_SLOTS: usize = 512;
 
+/// A [`js_name`] table slot: the address and length of the name, its JS string.
+type NameSlot = Option<(usize, usize, &'static JsValue)>;
+
 thread_local! {
     /// JS strings for the attribute names, property names and selectors
     /// this crate uses, found by the address of the `&'static str`. The
     /// values live as long as the page (a few hundred short strings), so
     /// they are lent out, never cloned: a clone and its drop are two more
     /// calls into the glue per DOM call.
-    static NAMES: std::cell::RefCell<Vec<Option<(usize, usize, &'static JsValue)>>> =
+    static NAMES: std::cell::RefCell<Vec<NameSlot>> =
         std::cell::RefCell::new(vec![None; NAME_SLOTS]);
 }
 

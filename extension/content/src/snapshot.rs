@@ -23,9 +23,24 @@
 //! see never reaches an agent as a text block (names of controls may hold
 //! such text, as `aria-label`s do). Text extraction leaves it all out.
 //!
-//! Cost: one `checkVisibility()` per element; computed style only for
-//! elements it rejects; pseudo-element styles only for elements that a
-//! `::before`/`::after` rule in the page's sheets can match.
+//! Offscreen: a line scrolled out of view is marked once for its subtree;
+//! list items and table rows are not, nor their content. A list item or
+//! row that follows one wholly below the viewport is taken to be below it
+//! too, without a rect of its own (document order is layout order in a
+//! list; a reordered list only loses `visually-hidden` marks inside such
+//! items, which rows below the fold never had).
+//!
+//! Cost: most of a walk is calls into the DOM through the wasm-bindgen
+//! glue, and each node that crosses makes a wrapper in this world; so each
+//! element is asked once what the rules need and the answers are passed
+//! down: one `checkVisibility()` (computed style only for elements it
+//! rejects), one `hasAttributes()` and at most one `matches()` for the
+//! ARIA attributes ([`dom::Attrs`]), one look for a shadow root and element
+//! children (a text-only leaf is read with one `textContent`), a rect only
+//! when no ancestor is offscreen; `aria-disabled` is inherited down the
+//! walk instead of asked of every control's ancestors. Pseudo-element
+//! styles only for elements that a `::before`/`::after` rule in the page's
+//! sheets can match.
 
 use shared::error::{ErrorCode, WireError};
 use shared::limits::{MAX_NAME_CHARS, MAX_TEXT_CHARS, truncate_chars};
@@ -218,6 +233,16 @@ fn open_dialogs(doc: &Document, vis: &dom::Visibility) -> (Vec<Element>, bool) {
         out.push(el);
     }
     (out, modal)
+}
+
+/// Where an element's box is, as far as the walk looked.
+#[derive(Clone, Copy)]
+enum Place<'r> {
+    Rect(&'r web_sys::DomRect),
+    /// A list item or row after one below the viewport ([`Walker::visit`]).
+    Below,
+    /// Not looked at (inside an offscreen subtree, or no box of its own).
+    Unknown,
 }
 
 /// What becomes of the text nodes of an element's children.
@@ -436,7 +461,12 @@ impl<'a> Walker<'a> {
         let mut marked_offscreen = false;
         let mut folds = false;
         if listed {
-            match self.describe(el, &tag, role, known, depth, rect.as_ref(), follows_fold) {
+            let place = match (&rect, follows_fold) {
+                (Some(r), _) => Place::Rect(r),
+                (None, true) => Place::Below,
+                (None, false) => Place::Unknown,
+            };
+            match self.describe(el, &tag, role, known, depth, place) {
                 Some(node) => {
                     self.flush_text();
                     marked_offscreen = self.last_offscreen;
@@ -701,8 +731,7 @@ impl<'a> Walker<'a> {
         role: &'static str,
         known: name::Known,
         depth: u16,
-        rect: Option<&web_sys::DomRect>,
-        below: bool,
+        place: Place,
     ) -> Option<Node> {
         let interactive = roles::is_interactive(role);
         let mut node = Node { depth, role: role.to_string(), ..Node::default() };
@@ -738,10 +767,10 @@ impl<'a> Walker<'a> {
         // Items of lists and rows of tables are not marked, nor is their
         // content: long lists would pay a word a row (browser_click
         // scrolls to its target anyway).
-        self.last_offscreen = below;
+        self.last_offscreen = matches!(place, Place::Below);
         if self.clipped > 0 {
             node.states.push(State::VisuallyHidden);
-        } else if let Some(r) = rect {
+        } else if let Place::Rect(r) = place {
             let out = r.bottom() <= 0.0 || r.right() <= 0.0 || r.top() >= self.view_h || r.left() >= self.view_w;
             if out && self.view_h > 0.0 {
                 self.last_offscreen = true;

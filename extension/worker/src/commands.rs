@@ -16,7 +16,7 @@ use crate::util::{js_error_text, obj, to_js, wire};
 /// What a command answers: an [`Outcome`], or a snapshot whose nodes
 /// pass through unread (`shared::protocol::PassedSnapshot`).
 pub enum Answer {
-    Outcome(Outcome),
+    Outcome(Box<Outcome>),
     Snapshot(PassedSnapshot),
 }
 
@@ -31,7 +31,7 @@ pub async fn run(command: Command) -> Answer {
         Command::Snapshot { tab, request } => {
             return match page_snapshot(tab, request).await {
                 Ok(snapshot) => Answer::Snapshot(snapshot),
-                Err(e) => Answer::Outcome(Outcome::Err(e)),
+                Err(e) => Answer::Outcome(Box::new(Outcome::Err(e))),
             };
         }
         Command::ExtractText { tab, request } => extract_text(tab, request).await,
@@ -44,10 +44,10 @@ pub async fn run(command: Command) -> Answer {
         Command::Locate { tab, target } => locate(tab, target).await,
         Command::AskPerson { gate } => crate::gate::ask_only(gate).await,
     };
-    Answer::Outcome(match result {
+    Answer::Outcome(Box::new(match result {
         Ok(r) => Outcome::Ok(r),
         Err(e) => Outcome::Err(e),
-    })
+    }))
 }
 
 type CmdResult = Result<CommandResult, WireError>;

@@ -99,7 +99,7 @@ fn on_bridge_frame(generation: u64, frame: BridgeToExt) {
             spawn_local(async move {
                 match commands::run(*command).await {
                     commands::Answer::Outcome(outcome) => {
-                        conn::send(generation, &ExtToBridge::Response { id, outcome })
+                        conn::send(generation, &ExtToBridge::Response { id, outcome: *outcome })
                     }
                     commands::Answer::Snapshot(snapshot) => conn::send_snapshot(generation, id, snapshot),
                 }
