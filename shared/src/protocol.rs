@@ -135,6 +135,33 @@ pub fn passed_snapshot_frame(id: u64, snapshot: PassedSnapshot) -> Result<String
     })
 }
 
+/// A snapshot answer as the content script sends it, in two parts: the
+/// answer without its nodes (`"nodes":[]`, read by the service worker) and
+/// the JSON array of the nodes, which the worker passes on without ever
+/// copying it into its own memory ([`frame_around_nodes`]).
+pub fn snapshot_reply_parts(snapshot: PageSnapshot) -> Result<(String, String), serde_json::Error> {
+    let nodes = serde_json::to_string(&snapshot.nodes)?;
+    let head = PageSnapshot { nodes: Vec::new(), ..snapshot };
+    Ok((serde_json::to_string(&Outcome::Ok(CommandResult::Snapshot { snapshot: head }))?, nodes))
+}
+
+/// The text before and after the nodes in [`passed_snapshot_frame`]'s
+/// frame for `snapshot` (its own nodes left out): the frame is `before +
+/// nodes + after`, `nodes` being the second part of
+/// [`snapshot_reply_parts`]. The bridge reads the whole frame as strictly
+/// as any other.
+pub fn frame_around_nodes(id: u64, snapshot: PassedSnapshot) -> Result<(String, String), serde_json::Error> {
+    // A marker no field before the nodes can hold unescaped: every string
+    // there is JSON-escaped, so `"nodes":` first appears as the key.
+    const KEY: &str = "\"nodes\":0";
+    let marker = serde_json::value::RawValue::from_string("0".to_string())?;
+    let frame = passed_snapshot_frame(id, PageSnapshot { nodes: marker, ..snapshot })?;
+    let at =
+        frame.find(KEY).ok_or_else(|| <serde_json::Error as serde::ser::Error>::custom("no nodes in the frame"))?;
+    let (before, after) = frame.split_at(at + KEY.len() - 1);
+    Ok((before.to_string(), after[1..].to_string()))
+}
+
 /// `ExtToBridge::Response` holding a snapshot, field for field (the
 /// order too: [`passed_snapshot_frame`] writes it).
 #[derive(Serialize, Deserialize)]
@@ -822,6 +849,38 @@ mod tests {
         assert!(matches!(passed_snapshot_from_json(err), Ok(Err(e)) if e.code == crate::error::ErrorCode::StaleRef));
         for bad in [r#"{"ok":{"kind":"snapshot","snapshot":{"url":"u","title":"","nodes":[}}}"#, "", "{\"ok\":1}"] {
             assert!(passed_snapshot_from_json(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_snapshot_in_two_parts_makes_the_same_frame() {
+        let node = |role: &str, name: &str| crate::snapshot::Node {
+            role: role.into(),
+            name: name.into(),
+            element_ref: Some("e3".into()),
+            ..Default::default()
+        };
+        for title in ["Plain", "\"nodes\":0", "x\",\"nodes\":0,\"y", "\\\"nodes\\\":0 \u{2028}"] {
+            for nodes in [vec![], vec![node("button", "\"nodes\":0"), node("link", "a]}")]] {
+                let typed = PageSnapshot {
+                    url: format!("https://a.example/?q=\"nodes\":0&t={title}"),
+                    title: title.into(),
+                    nodes,
+                    challenge: None,
+                    signals: None,
+                    partial: false,
+                };
+                let (head, nodes) = snapshot_reply_parts(typed.clone()).unwrap();
+                assert!(head.contains(r#""nodes":[]"#), "{head}");
+                let mut passed = passed_snapshot_from_json(&head).unwrap().unwrap();
+                passed.decide_challenge();
+                let (before, after) = frame_around_nodes(8, passed).unwrap();
+                let frame = format!("{before}{nodes}{after}");
+                let expected =
+                    ExtToBridge::Response { id: 8, outcome: Outcome::Ok(CommandResult::Snapshot { snapshot: typed }) };
+                assert_eq!(frame, serde_json::to_string(&expected).unwrap(), "{title}");
+                assert_eq!(ExtToBridge::from_json(&frame).unwrap(), expected);
+            }
         }
     }
 

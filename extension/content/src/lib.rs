@@ -37,7 +37,8 @@ mod text;
 mod upload;
 
 /// Entry point for `static/content.js`: answers one message with a Promise
-/// of a JSON string holding a `shared::protocol::Outcome`.
+/// of a JSON string holding a `shared::protocol::Outcome` — or, for a
+/// snapshot, of `{head, nodes}` (`shared::protocol::snapshot_reply_parts`).
 #[wasm_bindgen]
 pub fn handle_message(msg: JsValue) -> Promise {
     let outcome = match parse(&msg) {
@@ -53,7 +54,17 @@ pub fn handle_message(msg: JsValue) -> Promise {
         },
         Ok(PageRequest::Resolve { target }) => act::resolve(target.as_deref()),
         Ok(PageRequest::Snapshot { request }) => match snapshot::take(&request) {
-            Ok(snapshot) => Outcome::Ok(CommandResult::Snapshot { snapshot }),
+            // In two parts, so that the worker need not copy the nodes
+            // into its memory (`shared::protocol::snapshot_reply_parts`).
+            Ok(snapshot) => match shared::protocol::snapshot_reply_parts(snapshot) {
+                Ok((head, nodes)) => {
+                    let reply = js_sys::Object::new();
+                    let _ = js_sys::Reflect::set(&reply, &"head".into(), &JsValue::from_str(&head));
+                    let _ = js_sys::Reflect::set(&reply, &"nodes".into(), &JsValue::from_str(&nodes));
+                    return Promise::resolve(&JsValue::from(reply));
+                }
+                Err(_) => Outcome::Err(WireError::new(ErrorCode::Internal, "could not encode the snapshot")),
+            },
             Err(e) => Outcome::Err(e),
         },
         Ok(PageRequest::ExtractText { request }) => match text::extract(&request) {

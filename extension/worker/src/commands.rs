@@ -10,14 +10,22 @@ use shared::snapshot::{SnapshotRequest, TextRequest};
 use wasm_bindgen::prelude::*;
 
 use crate::chrome::{self, Tab};
-use crate::tabs::{LoadWaiter, ask_page, ask_page_text, get_tab, info, is_web_url, tab_error, tab_id};
+use crate::tabs::{LoadWaiter, ask_page, ask_page_value, get_tab, info, is_web_url, tab_error, tab_id};
 use crate::util::{js_error_text, obj, to_js, wire};
 
 /// What a command answers: an [`Outcome`], or a snapshot whose nodes
-/// pass through unread (`shared::protocol::PassedSnapshot`).
+/// pass through unread.
 pub enum Answer {
     Outcome(Box<Outcome>),
-    Snapshot(PassedSnapshot),
+    Snapshot(Box<Snapshot>),
+}
+
+/// A page's snapshot as the worker holds it: all but the nodes read (and
+/// the challenge decided), the nodes as the JS string the page sent
+/// (`shared::protocol::snapshot_reply_parts`), never copied into wasm.
+pub struct Snapshot {
+    pub head: PassedSnapshot,
+    pub nodes: js_sys::JsString,
 }
 
 pub async fn run(command: Command) -> Answer {
@@ -30,7 +38,7 @@ pub async fn run(command: Command) -> Answer {
         Command::History { tab, step } => history(tab, step).await,
         Command::Snapshot { tab, request } => {
             return match page_snapshot(tab, request).await {
-                Ok(snapshot) => Answer::Snapshot(snapshot),
+                Ok(snapshot) => Answer::Snapshot(Box::new(snapshot)),
                 Err(e) => Answer::Outcome(Box::new(Outcome::Err(e))),
             };
         }
@@ -185,13 +193,23 @@ async fn history(tab: TabId, step: HistoryStep) -> CmdResult {
 /// Only http(s) pages have the content script; other pages are refused
 /// when they do not answer (`ask_page_text`), which saves a `tabs.get` a
 /// call.
-async fn page_snapshot(tab: TabId, request: SnapshotRequest) -> Result<PassedSnapshot, WireError> {
+async fn page_snapshot(tab: TabId, request: SnapshotRequest) -> Result<Snapshot, WireError> {
     let msg = to_js(&PageRequest::Snapshot { request });
-    let text = ask_page_text(tab, &msg).await?;
+    let reply = ask_page_value(tab, &msg).await?;
+    // `{head, nodes}`; errors come as one JSON text.
+    let part = |k: &str| js_sys::Reflect::get(&reply, &JsValue::from_str(k)).ok().filter(JsValue::is_string);
+    let (text, nodes) = match (reply.as_string(), part("head"), part("nodes")) {
+        (Some(text), _, _) => (text, None),
+        (None, Some(head), Some(nodes)) => (head.as_string().unwrap_or_default(), Some(nodes)),
+        _ => return Err(wire(ErrorCode::Internal, "the page gave no answer")),
+    };
     match shared::protocol::passed_snapshot_from_json(&text) {
-        Ok(Ok(mut snapshot)) => {
-            snapshot.decide_challenge();
-            Ok(snapshot)
+        Ok(Ok(mut head)) => {
+            head.decide_challenge();
+            let Some(nodes) = nodes else {
+                return Err(wire(ErrorCode::Internal, "the page sent an invalid snapshot"));
+            };
+            Ok(Snapshot { head, nodes: nodes.unchecked_into() })
         }
         Ok(Err(e)) => Err(e),
         Err(_) => Err(wire(ErrorCode::Internal, "the page sent an invalid snapshot")),
@@ -212,14 +230,14 @@ async fn extract_text(tab: TabId, request: TextRequest) -> CmdResult {
 async fn screenshot(tab: TabId) -> CmdResult {
     let request = SnapshotRequest { interactive_only: true, ..SnapshotRequest::default() };
     let snapshot = page_snapshot(tab, request).await?;
-    if snapshot.challenge.is_some() {
+    if snapshot.head.challenge.is_some() {
         return Err(wire(
             ErrorCode::SecurityChallenge,
             "the page shows a security challenge (CAPTCHA or similar); no screenshot is taken. Ask the person to \
              solve it by hand",
         ));
     }
-    let url = snapshot.url;
+    let url = snapshot.head.url;
     let page = get_tab(tab).await?;
     let window = page.window_id().ok_or_else(|| wire(ErrorCode::Internal, "the tab has no window"))?;
     if page.active() != Some(true) {

@@ -340,16 +340,41 @@ pub fn send(generation: u64, frame: &ExtToBridge) {
     send_text(generation, &text);
 }
 
-/// Answers request `id` with a snapshot whose nodes pass through unread
-/// (`shared::protocol::passed_snapshot_frame`).
-pub fn send_snapshot(generation: u64, id: u64, snapshot: shared::protocol::PassedSnapshot) {
-    match shared::protocol::passed_snapshot_frame(id, snapshot) {
-        Ok(text) => send_text(generation, &text),
+/// Answers request `id` with a snapshot whose nodes pass through unread:
+/// the frame is joined as JS strings around them
+/// (`shared::protocol::frame_around_nodes`).
+pub fn send_snapshot(generation: u64, id: u64, snapshot: crate::commands::Snapshot) {
+    match shared::protocol::frame_around_nodes(id, snapshot.head) {
+        Ok((before, after)) => {
+            let frame = js_sys::JsString::from(before).concat(&snapshot.nodes).concat(&JsValue::from_str(&after));
+            send_js(generation, &frame);
+        }
         Err(_) => {
             let e = shared::error::WireError::new(shared::error::ErrorCode::Internal, "could not encode the snapshot");
             send(generation, &ExtToBridge::Response { id, outcome: shared::protocol::Outcome::Err(e) });
         }
     }
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// A WebSocket seen through `send` with a JS string (web-sys's takes a
+    /// Rust `&str`, which would copy the frame out of JS and back).
+    type JsStringSocket;
+    #[wasm_bindgen(method, catch, js_name = send)]
+    fn send_js_string(this: &JsStringSocket, data: &js_sys::JsString) -> Result<(), JsValue>;
+}
+
+fn send_js(generation: u64, frame: &js_sys::JsString) {
+    STATE.with(|s| {
+        let s = s.borrow();
+        if let Some(sock) = s.socket.as_ref().filter(|k| k.generation == generation)
+            && sock.ws.ready_state() == WebSocket::OPEN
+            && sock.ws.unchecked_ref::<JsStringSocket>().send_js_string(frame).is_err()
+        {
+            web_sys::console::warn_1(&JsValue::from_str("chaperone: could not send a frame"));
+        }
+    });
 }
 
 fn send_text(generation: u64, text: &str) {

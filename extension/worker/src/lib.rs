@@ -101,7 +101,7 @@ fn on_bridge_frame(generation: u64, frame: BridgeToExt) {
                     commands::Answer::Outcome(outcome) => {
                         conn::send(generation, &ExtToBridge::Response { id, outcome: *outcome })
                     }
-                    commands::Answer::Snapshot(snapshot) => conn::send_snapshot(generation, id, snapshot),
+                    commands::Answer::Snapshot(snapshot) => conn::send_snapshot(generation, id, *snapshot),
                 }
             });
         }

@@ -105,6 +105,12 @@ pub async fn ask_page(tab: TabId, msg: &JsValue) -> Result<CommandResult, WireEr
 /// web-accessible (SECURITY.md): a document without it gets it injected
 /// here, once, if it is an http(s) page (`INVALID_REQUEST` otherwise).
 pub async fn ask_page_text(tab: TabId, msg: &JsValue) -> Result<String, WireError> {
+    let reply = ask_page_value(tab, msg).await?;
+    reply.as_string().ok_or_else(|| wire(ErrorCode::Internal, "the page gave no answer"))
+}
+
+/// [`ask_page_text`]'s answer as it came (a snapshot comes in two parts).
+pub async fn ask_page_value(tab: TabId, msg: &JsValue) -> Result<JsValue, WireError> {
     let id = tab_id(tab)?;
     let reply = match ask_content(id, msg).await {
         Err(e) if no_receiver(&e) => {
@@ -122,11 +128,10 @@ pub async fn ask_page_text(tab: TabId, msg: &JsValue) -> Result<String, WireErro
         }
         other => other,
     };
-    let reply = reply.map_err(|e| match e {
+    reply.map_err(|e| match e {
         AskError::Timeout => wire(ErrorCode::Timeout, "the page did not answer in time"),
         AskError::Js(e) => tab_error(tab, &e),
-    })?;
-    reply.as_string().ok_or_else(|| wire(ErrorCode::Internal, "the page gave no answer"))
+    })
 }
 
 enum AskError {
