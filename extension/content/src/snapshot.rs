@@ -276,6 +276,9 @@ struct Walker<'a> {
     clipped: u32,
     /// Elements with `aria-disabled="true"` around the one being visited.
     aria_disabled: u32,
+    /// Disabled `<fieldset>`s and `<optgroup>`s around it: only under one
+    /// can a control be `:disabled` without a `disabled` attribute.
+    disabled_groups: u32,
     /// The element just visited among its siblings was a list item or row
     /// wholly below the viewport.
     after_fold: bool,
@@ -319,6 +322,7 @@ impl<'a> Walker<'a> {
             offscreen: 0,
             clipped: 0,
             aria_disabled: 0,
+            disabled_groups: 0,
             after_fold: false,
             tree_depth: 0,
             scope: None,
@@ -379,9 +383,12 @@ impl<'a> Walker<'a> {
     fn visit_from(&mut self, el: &Element) {
         let disabled = el.parent_element().and_then(|p| dom::closest(&p, "[aria-disabled=true i]"));
         self.aria_disabled = u32::from(disabled.is_some());
+        let group = el.parent_element().and_then(|p| dom::closest(&p, "fieldset[disabled],optgroup[disabled]"));
+        self.disabled_groups = u32::from(group.is_some());
         self.tree_depth = u32::from(!self.env.pseudo.covers(el));
         self.visit(el, 0, 0);
         self.aria_disabled = 0;
+        self.disabled_groups = 0;
         self.tree_depth = 0;
     }
 
@@ -496,6 +503,10 @@ impl<'a> Walker<'a> {
         if disables {
             self.aria_disabled += 1;
         }
+        let disables_group = descend && attrs.any && matches!(tag.as_str(), "fieldset" | "optgroup") && has(el, "disabled");
+        if disables_group {
+            self.disabled_groups += 1;
+        }
         if descend {
             if frame {
                 self.visit_frame(el, child_depth, nesting);
@@ -551,6 +562,9 @@ impl<'a> Walker<'a> {
         }
         if disables {
             self.aria_disabled -= 1;
+        }
+        if disables_group {
+            self.disabled_groups -= 1;
         }
         if clips {
             self.clipped -= 1;
@@ -784,7 +798,8 @@ impl<'a> Walker<'a> {
         if role == "heading" {
             node.level = heading_level(el, tag);
         }
-        states_of(el, tag, role, known.attrs, self.aria_disabled > 0, self.focused.as_ref(), &mut node.states);
+        let around = Around { aria_disabled: self.aria_disabled > 0, disabled_group: self.disabled_groups > 0 };
+        states_of(el, tag, role, known.attrs, around, self.focused.as_ref(), &mut node.states);
         node.value = value_of(el, tag, role, &input_type, &node.name);
         node.choices = match tag {
             "select" if role == "combobox" => {
@@ -880,14 +895,23 @@ fn list_items(el: &Element, tag: &str) -> Option<u32> {
 const STATE_ATTRS: &str = "[aria-checked],[aria-selected],[aria-expanded],[aria-pressed],[aria-disabled],\
                            [aria-required],[aria-readonly],[aria-invalid]";
 
-/// `a`: the element's attributes; `in_disabled`: under an element with
-/// `aria-disabled="true"` (the flat tree, as Chromium's tree inherits it).
+/// What an element's ancestors pass down to its states.
+#[derive(Clone, Copy)]
+struct Around {
+    /// Under an element with `aria-disabled="true"` (the flat tree, as
+    /// Chromium's tree inherits it).
+    aria_disabled: bool,
+    /// Under a disabled `<fieldset>` or `<optgroup>`.
+    disabled_group: bool,
+}
+
+/// `a`: the element's attributes; `around`: what its ancestors pass down.
 fn states_of(
     el: &Element,
     tag: &str,
     role: &str,
     a: dom::Attrs,
-    in_disabled: bool,
+    around: Around,
     focused: Option<&Element>,
     s: &mut Vec<State>,
 ) {
@@ -929,9 +953,13 @@ fn states_of(
         s.push(State::Pressed);
     }
     let form_control = matches!(tag, "button" | "input" | "select" | "textarea" | "option" | "optgroup" | "fieldset");
-    if (form_control && dom::matches(el, ":disabled"))
+    // `:disabled` is the attribute unless a disabled fieldset or optgroup
+    // is around (one cheap call instead of a selector match).
+    let disabled = form_control
+        && if around.disabled_group { dom::matches(el, ":disabled") } else { a.any && has(el, "disabled") };
+    if disabled
         || (attrs && attr_is(el, "aria-disabled", "true"))
-        || (roles::is_interactive(role) && in_disabled)
+        || (roles::is_interactive(role) && around.aria_disabled)
     {
         s.push(State::Disabled);
     }
