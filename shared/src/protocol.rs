@@ -109,9 +109,11 @@ pub fn snapshot_outcome_from_json(text: &str) -> Result<Result<PageSnapshot, Wir
     })
 }
 
-/// A snapshot as the service worker passes it on: its nodes, the bulk of
-/// it, stay the JSON text the content script wrote (checked to be one
-/// JSON value, so it cannot end the frame early); the bridge reads them.
+/// A snapshot as the service worker holds it: everything but the nodes
+/// read; the nodes, the bulk of it, left as JSON text (in the two-part
+/// answer the head's empty `[]`, the nodes themselves staying a JS string:
+/// [`frame_around_nodes`]). The bridge reads the whole frame strictly: a
+/// frame whose nodes were not one JSON array of nodes is refused there.
 pub type PassedSnapshot = PageSnapshot<Box<serde_json::value::RawValue>>;
 
 /// [`snapshot_outcome_from_json`] without reading the nodes: what the
@@ -201,7 +203,8 @@ enum SnapshotTag {
 }
 
 /// The service worker → content script message (`chrome.tabs.sendMessage`);
-/// the content script answers with an [`Outcome`] as JSON text.
+/// the content script answers with an [`Outcome`] as JSON text (a
+/// snapshot in two parts: [`snapshot_reply_parts`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum PageRequest {

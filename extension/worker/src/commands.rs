@@ -188,7 +188,7 @@ async fn history(tab: TabId, step: HistoryStep) -> CmdResult {
 
 /// A snapshot from the page, its challenge decided here from the signals
 /// the content script gathered (which go no further). Its nodes are not
-/// read here: the bridge reads them (checked to be one JSON value).
+/// read here, nor copied into wasm: the bridge reads them.
 ///
 /// Only http(s) pages have the content script; other pages are refused
 /// when they do not answer (`ask_page_text`), which saves a `tabs.get` a
