@@ -70,10 +70,10 @@ const RICH: &str = "a[href],button,input,select,textarea,img,svg,iframe,h1,h2,h3
 pub fn take(req: &SnapshotRequest) -> Result<PageSnapshot, WireError> {
     let window = web_sys::window().ok_or_else(|| internal("no window"))?;
     let document = window.document().ok_or_else(|| internal("no document"))?;
-    let elements = reserve_memory(&document, req);
+    reserve_memory(&document, req);
     let pseudo = Pseudo::scan(&document);
     Labels::scan(&document).install();
-    let result = walk(req, &window, &document, &pseudo, elements);
+    let result = walk(req, &window, &document, &pseudo);
     Labels::uninstall();
     result
 }
@@ -83,12 +83,8 @@ fn walk(
     window: &Window,
     document: &Document,
     pseudo: &Pseudo,
-    elements: usize,
 ) -> Result<PageSnapshot, WireError> {
     let mut w = Walker::new(window, document, pseudo, req.interactive_only);
-    // Lines come to about half the elements or fewer: room for that at
-    // once instead of copying a growing list again and again.
-    w.nodes.reserve(elements.min(MAX_NODES) / 2);
     w.end = Some(PageEnd::new(req));
     w.max_chars = req.max_chars;
     let mut modal = false;
@@ -147,7 +143,7 @@ impl Signals {
     fn element(&mut self, el: &Element, tag: &str, line: Option<&Node>, rect: Option<&web_sys::DomRect>) {
         let p = &mut self.page;
         if let Some(n) = line {
-            match n.role.as_ref() {
+            match n.role.as_str() {
                 "heading" => challenge::push_item(&mut p.headings, &n.name),
                 "button" => challenge::push_item(&mut p.buttons, &n.name),
                 "link" => challenge::push_item(&mut p.links, &n.name),
@@ -188,14 +184,12 @@ impl Signals {
 /// times. Growing once up front, by an estimate from the page's element
 /// count (or from the output asked for, when that is less), leaves the
 /// allocator free space to carve from.
-/// Returns the element count.
-fn reserve_memory(doc: &Document, req: &SnapshotRequest) -> usize {
+fn reserve_memory(doc: &Document, req: &SnapshotRequest) {
     let elements = doc.get_elements_by_tag_name("*").length() as usize;
     let asked = req.max_chars.saturating_mul(req.page.max(1)).saturating_mul(64);
     let want = (elements * 1_200).min(asked).clamp(2 << 20, 96 << 20);
     let v: Vec<u8> = Vec::with_capacity(want);
     drop(std::hint::black_box(v));
-    elements
 }
 
 /// The visible text under `root` as blocks (`browser_extract_text`): the
@@ -509,8 +503,7 @@ impl<'a> Walker<'a> {
         if disables {
             self.aria_disabled += 1;
         }
-        let disables_group =
-            descend && attrs.any && matches!(tag.as_str(), "fieldset" | "optgroup") && has(el, "disabled");
+        let disables_group = descend && attrs.any && matches!(tag.as_str(), "fieldset" | "optgroup") && has(el, "disabled");
         if disables_group {
             self.disabled_groups += 1;
         }
@@ -755,7 +748,7 @@ impl<'a> Walker<'a> {
         place: Place,
     ) -> Option<Node> {
         let interactive = roles::is_interactive(role);
-        let mut node = Node { depth, role: role.into(), ..Node::default() };
+        let mut node = Node { depth, role: role.to_string(), ..Node::default() };
 
         if role == "iframe" {
             let frame = el.unchecked_ref::<HtmlIFrameElement>();
