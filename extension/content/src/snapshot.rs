@@ -276,9 +276,6 @@ struct Walker<'a> {
     clipped: u32,
     /// Elements with `aria-disabled="true"` around the one being visited.
     aria_disabled: u32,
-    /// Disabled `<fieldset>`s and `<optgroup>`s around it: only under one
-    /// can a control be `:disabled` without a `disabled` attribute.
-    disabled_groups: u32,
     /// The element just visited among its siblings was a list item or row
     /// wholly below the viewport.
     after_fold: bool,
@@ -322,7 +319,6 @@ impl<'a> Walker<'a> {
             offscreen: 0,
             clipped: 0,
             aria_disabled: 0,
-            disabled_groups: 0,
             after_fold: false,
             tree_depth: 0,
             scope: None,
@@ -383,12 +379,9 @@ impl<'a> Walker<'a> {
     fn visit_from(&mut self, el: &Element) {
         let disabled = el.parent_element().and_then(|p| dom::closest(&p, "[aria-disabled=true i]"));
         self.aria_disabled = u32::from(disabled.is_some());
-        let group = el.parent_element().and_then(|p| dom::closest(&p, "fieldset[disabled],optgroup[disabled]"));
-        self.disabled_groups = u32::from(group.is_some());
         self.tree_depth = u32::from(!self.env.pseudo.covers(el));
         self.visit(el, 0, 0);
         self.aria_disabled = 0;
-        self.disabled_groups = 0;
         self.tree_depth = 0;
     }
 
@@ -503,10 +496,6 @@ impl<'a> Walker<'a> {
         if disables {
             self.aria_disabled += 1;
         }
-        let disables_group = descend && attrs.any && matches!(tag.as_str(), "fieldset" | "optgroup") && has(el, "disabled");
-        if disables_group {
-            self.disabled_groups += 1;
-        }
         if descend {
             if frame {
                 self.visit_frame(el, child_depth, nesting);
@@ -562,9 +551,6 @@ impl<'a> Walker<'a> {
         }
         if disables {
             self.aria_disabled -= 1;
-        }
-        if disables_group {
-            self.disabled_groups -= 1;
         }
         if clips {
             self.clipped -= 1;
@@ -798,8 +784,7 @@ impl<'a> Walker<'a> {
         if role == "heading" {
             node.level = heading_level(el, tag);
         }
-        let around = Around { aria_disabled: self.aria_disabled > 0, disabled_group: self.disabled_groups > 0 };
-        states_of(el, tag, role, known.attrs, around, self.focused.as_ref(), &mut node.states);
+        states_of(el, tag, role, known.attrs, self.aria_disabled > 0, self.focused.as_ref(), &mut node.states);
         node.value = value_of(el, tag, role, &input_type, &node.name);
         node.choices = match tag {
             "select" if role == "combobox" => {
@@ -895,23 +880,14 @@ fn list_items(el: &Element, tag: &str) -> Option<u32> {
 const STATE_ATTRS: &str = "[aria-checked],[aria-selected],[aria-expanded],[aria-pressed],[aria-disabled],\
                            [aria-required],[aria-readonly],[aria-invalid]";
 
-/// What an element's ancestors pass down to its states.
-#[derive(Clone, Copy)]
-struct Around {
-    /// Under an element with `aria-disabled="true"` (the flat tree, as
-    /// Chromium's tree inherits it).
-    aria_disabled: bool,
-    /// Under a disabled `<fieldset>` or `<optgroup>`.
-    disabled_group: bool,
-}
-
-/// `a`: the element's attributes; `around`: what its ancestors pass down.
+/// `a`: the element's attributes; `in_disabled`: under an element with
+/// `aria-disabled="true"` (the flat tree, as Chromium's tree inherits it).
 fn states_of(
     el: &Element,
     tag: &str,
     role: &str,
     a: dom::Attrs,
-    around: Around,
+    in_disabled: bool,
     focused: Option<&Element>,
     s: &mut Vec<State>,
 ) {
@@ -953,13 +929,9 @@ fn states_of(
         s.push(State::Pressed);
     }
     let form_control = matches!(tag, "button" | "input" | "select" | "textarea" | "option" | "optgroup" | "fieldset");
-    // `:disabled` is the attribute unless a disabled fieldset or optgroup
-    // is around (one cheap call instead of a selector match).
-    let disabled = form_control
-        && if around.disabled_group { dom::matches(el, ":disabled") } else { a.any && has(el, "disabled") };
-    if disabled
+    if (form_control && dom::matches(el, ":disabled"))
         || (attrs && attr_is(el, "aria-disabled", "true"))
-        || (roles::is_interactive(role) && around.aria_disabled)
+        || (roles::is_interactive(role) && in_disabled)
     {
         s.push(State::Disabled);
     }
