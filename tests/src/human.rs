@@ -88,9 +88,19 @@ impl Human {
 
     /// Waits for the approval window and its first request.
     pub async fn next_request(&self, within: Duration) -> Result<(CdpSession, ShownRequest)> {
-        let page = self.approval_window(within).await?;
-        let r = self.wait_for_request(&page, within).await?;
-        Ok((page, r))
+        // The window found may be one that is closing (its last request
+        // just decided) while the next request opens a new one: look again
+        // every few seconds instead of waiting on a window that is gone.
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let page = self.approval_window(left).await?;
+            match self.wait_for_request(&page, left.min(Duration::from_secs(3))).await {
+                Ok(r) => return Ok((page, r)),
+                Err(_) if std::time::Instant::now() < deadline => continue,
+                Err(_) => return Err(anyhow!("no request was shown within {within:?}")),
+            }
+        }
     }
 
     pub async fn approve(&self, page: &CdpSession, request: u64) -> Result<()> {
