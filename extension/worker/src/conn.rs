@@ -378,15 +378,7 @@ fn send_js(generation: u64, frame: &js_sys::JsString) {
 }
 
 fn send_text(generation: u64, text: &str) {
-    STATE.with(|s| {
-        let s = s.borrow();
-        if let Some(sock) = s.socket.as_ref().filter(|k| k.generation == generation)
-            && sock.ws.ready_state() == WebSocket::OPEN
-            && sock.ws.send_with_str(text).is_err()
-        {
-            web_sys::console::warn_1(&JsValue::from_str("chaperone: could not send a frame"));
-        }
-    });
+    send_js(generation, &js_sys::JsString::from(text));
 }
 
 /// Tells the bridge about the person's controls (informational: the
