@@ -857,7 +857,7 @@ mod tests {
 
     #[test]
     fn a_snapshot_in_two_parts_makes_the_same_frame() {
-        let node = |role: &str, name: &str| crate::snapshot::Node {
+        let node = |role: &'static str, name: &str| crate::snapshot::Node {
             role: role.into(),
             name: name.into(),
             element_ref: Some("e3".into()),

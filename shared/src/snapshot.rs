@@ -227,7 +227,9 @@ pub struct PageSnapshot<N = Vec<Node>> {
 pub struct Node {
     /// Nesting depth for indentation (0 = top level).
     pub depth: u16,
-    pub role: String,
+    /// Borrowed when the content script names it (no allocation a node),
+    /// owned when read from the wire.
+    pub role: std::borrow::Cow<'static, str>,
     pub name: String,
     /// `e12`: present on elements an agent can act on.
     pub element_ref: Option<String>,
@@ -325,7 +327,7 @@ impl<'de> Deserialize<'de> for Node {
             fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
                 use serde::de::Error;
                 let depth = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(0, &self))?;
-                let role = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(1, &self))?;
+                let role: String = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(1, &self))?;
                 let name = seq.next_element::<String>()?.unwrap_or_default();
                 let element_ref = seq.next_element::<Option<String>>()?.flatten();
                 let x = seq.next_element::<Extras>()?.unwrap_or_default();
@@ -334,7 +336,7 @@ impl<'de> Deserialize<'de> for Node {
                 }
                 Ok(Node {
                     depth,
-                    role,
+                    role: role.into(),
                     name,
                     element_ref,
                     level: x.level,
@@ -609,7 +611,7 @@ enum RowEnd {
 /// may still grow at the end (the content script's walk).
 fn row_end(nodes: &[Node], i: usize, complete: bool) -> RowEnd {
     let n = &nodes[i];
-    if !ROW_ROLES.contains(&n.role.as_str()) || n.choices.is_some() {
+    if !ROW_ROLES.contains(&n.role.as_ref()) || n.choices.is_some() {
         return RowEnd::No;
     }
     let mut bound = line_chars_bound(n);
@@ -1062,7 +1064,7 @@ mod tests {
         }
     }
 
-    fn node(depth: u16, role: &str, name: &str, r: Option<&str>) -> Node {
+    fn node(depth: u16, role: &'static str, name: &str, r: Option<&str>) -> Node {
         Node { depth, role: role.into(), name: name.into(), element_ref: r.map(Into::into), ..Node::default() }
     }
 

@@ -500,7 +500,7 @@ mod tests {
     #[test]
     fn row_lines_give_every_element_with_the_roles_of_the_row_above() {
         use shared::snapshot::{Node, PageSnapshot, RenderOptions, render};
-        let node = |depth: u16, role: &str, name: &str, r: Option<&str>| Node {
+        let node = |depth: u16, role: &'static str, name: &str, r: Option<&str>| Node {
             depth,
             role: role.into(),
             name: name.into(),
@@ -526,7 +526,7 @@ mod tests {
             .collect();
         let want: Vec<(String, String, Option<String>)> = nodes
             .iter()
-            .map(|n| (n.role.clone(), n.name.clone(), n.element_ref.as_ref().map(|r| format!("[{r}]"))))
+            .map(|n| (n.role.to_string(), n.name.clone(), n.element_ref.as_ref().map(|r| format!("[{r}]"))))
             .collect();
         assert_eq!(got, want, "{text}");
         assert_eq!(ref_of(&text, "button", "Delete").as_deref(), Some("e11"));

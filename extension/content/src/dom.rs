@@ -219,6 +219,35 @@ impl Visibility {
     }
 }
 
+/// Whether an element with this local name can be a shadow host: a custom
+/// element's name (it has a `-`) or one of the elements `attachShadow`
+/// (and a declarative `<template shadowrootmode>`) accepts. Any other
+/// element's `shadowRoot` is always null, so the walk need not ask.
+pub fn may_host_shadow(tag: &str) -> bool {
+    tag.contains('-')
+        || matches!(
+            tag,
+            "div"
+                | "span"
+                | "section"
+                | "article"
+                | "aside"
+                | "header"
+                | "footer"
+                | "main"
+                | "nav"
+                | "p"
+                | "blockquote"
+                | "body"
+                | "h1"
+                | "h2"
+                | "h3"
+                | "h4"
+                | "h5"
+                | "h6"
+        )
+}
+
 /// `slot.assignedNodes({flatten: true})`.
 pub fn assigned_nodes(slot: &Element) -> Array {
     let f = Reflect::get(slot, &JsValue::from_str("assignedNodes")).ok();

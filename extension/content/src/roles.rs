@@ -282,6 +282,13 @@ fn focusable(el: &Element, tag: &str) -> bool {
 /// The role of `el` as listed (`None` for hidden inputs and elements with
 /// no role at all). `generic` and `none` are returned as such.
 pub fn role_of(el: &Element, tag: &str, a: crate::dom::Attrs) -> Option<&'static str> {
+    role_in(el, tag, a, None)
+}
+
+/// [`role_of`] for the walk, which knows more than the element: whether its
+/// DOM parent is a `ul`, `ol` or `menu` (`None`: not known, asked of the
+/// element; a list item's role depends on it).
+pub fn role_in(el: &Element, tag: &str, a: crate::dom::Attrs, parent_list: Option<bool>) -> Option<&'static str> {
     if a.aria
         && let Some(r) = attr(el, "role")
     {
@@ -302,7 +309,7 @@ pub fn role_of(el: &Element, tag: &str, a: crate::dom::Attrs) -> Option<&'static
             }
         }
     }
-    implicit_role(el, tag)
+    implicit_role(el, tag, a, parent_list)
 }
 
 /// Roles that only mean something inside their container (ARIA "required
@@ -343,7 +350,7 @@ fn table_kind(el: &Element) -> Option<&'static str> {
     }
 }
 
-pub fn implicit_role(el: &Element, tag: &str) -> Option<&'static str> {
+fn implicit_role(el: &Element, tag: &str, a: crate::dom::Attrs, parent_list: Option<bool>) -> Option<&'static str> {
     let role = match tag {
         "a" | "area" => {
             if has(el, "href") {
@@ -425,7 +432,10 @@ pub fn implicit_role(el: &Element, tag: &str) -> Option<&'static str> {
         }
         "ins" => "insertion",
         "li" => {
-            if el.parent_element().is_some_and(|p| matches!(p.local_name().as_str(), "ul" | "ol" | "menu")) {
+            let in_list = parent_list.unwrap_or_else(|| {
+                el.parent_element().is_some_and(|p| matches!(p.local_name().as_str(), "ul" | "ol" | "menu"))
+            });
+            if in_list {
                 "listitem"
             } else {
                 "generic"
@@ -481,14 +491,14 @@ pub fn implicit_role(el: &Element, tag: &str) -> Option<&'static str> {
             }
         }
         "b" | "bdi" | "bdo" | "body" | "data" | "div" | "i" | "pre" | "q" | "samp" | "small" | "span" | "u" => {
-            if is_editable_root(el) {
+            if a.any && is_editable_root(el) {
                 "textbox"
             } else {
                 "generic"
             }
         }
         _ => {
-            if is_editable_root(el) {
+            if a.any && is_editable_root(el) {
                 "textbox"
             } else {
                 return None;

@@ -70,10 +70,10 @@ const RICH: &str = "a[href],button,input,select,textarea,img,svg,iframe,h1,h2,h3
 pub fn take(req: &SnapshotRequest) -> Result<PageSnapshot, WireError> {
     let window = web_sys::window().ok_or_else(|| internal("no window"))?;
     let document = window.document().ok_or_else(|| internal("no document"))?;
-    reserve_memory(&document, req);
+    let elements = reserve_memory(&document, req);
     let pseudo = Pseudo::scan(&document);
     Labels::scan(&document).install();
-    let result = walk(req, &window, &document, &pseudo);
+    let result = walk(req, &window, &document, &pseudo, elements);
     Labels::uninstall();
     result
 }
@@ -83,8 +83,12 @@ fn walk(
     window: &Window,
     document: &Document,
     pseudo: &Pseudo,
+    elements: usize,
 ) -> Result<PageSnapshot, WireError> {
     let mut w = Walker::new(window, document, pseudo, req.interactive_only);
+    // Lines come to about half the elements or fewer: room for that at
+    // once instead of copying a growing list again and again.
+    w.nodes.reserve(elements.min(MAX_NODES) / 2);
     w.end = Some(PageEnd::new(req));
     w.max_chars = req.max_chars;
     let mut modal = false;
@@ -143,7 +147,7 @@ impl Signals {
     fn element(&mut self, el: &Element, tag: &str, line: Option<&Node>, rect: Option<&web_sys::DomRect>) {
         let p = &mut self.page;
         if let Some(n) = line {
-            match n.role.as_str() {
+            match n.role.as_ref() {
                 "heading" => challenge::push_item(&mut p.headings, &n.name),
                 "button" => challenge::push_item(&mut p.buttons, &n.name),
                 "link" => challenge::push_item(&mut p.links, &n.name),
@@ -184,12 +188,14 @@ impl Signals {
 /// times. Growing once up front, by an estimate from the page's element
 /// count (or from the output asked for, when that is less), leaves the
 /// allocator free space to carve from.
-fn reserve_memory(doc: &Document, req: &SnapshotRequest) {
+/// Returns the element count.
+fn reserve_memory(doc: &Document, req: &SnapshotRequest) -> usize {
     let elements = doc.get_elements_by_tag_name("*").length() as usize;
     let asked = req.max_chars.saturating_mul(req.page.max(1)).saturating_mul(64);
     let want = (elements * 1_200).min(asked).clamp(2 << 20, 96 << 20);
     let v: Vec<u8> = Vec::with_capacity(want);
     drop(std::hint::black_box(v));
+    elements
 }
 
 /// The visible text under `root` as blocks (`browser_extract_text`): the
@@ -276,9 +282,16 @@ struct Walker<'a> {
     clipped: u32,
     /// Elements with `aria-disabled="true"` around the one being visited.
     aria_disabled: u32,
+    /// Disabled `<fieldset>`s and `<optgroup>`s around it: only under one
+    /// can a control be `:disabled` without a `disabled` attribute.
+    disabled_groups: u32,
     /// The element just visited among its siblings was a list item or row
     /// wholly below the viewport.
     after_fold: bool,
+    /// Whether the DOM parent of the nodes being visited is a `ul`, `ol`
+    /// or `menu` (`None` when they are not its DOM children: a shadow
+    /// root's, a slot's assigned nodes, a walk's start).
+    parent_list: Option<bool>,
     /// Shadow trees and frames the walk is in.
     tree_depth: u32,
     /// The element a scoped snapshot was asked for: its choices are listed
@@ -319,7 +332,9 @@ impl<'a> Walker<'a> {
             offscreen: 0,
             clipped: 0,
             aria_disabled: 0,
+            disabled_groups: 0,
             after_fold: false,
+            parent_list: None,
             tree_depth: 0,
             scope: None,
             max_chars: shared::limits::DEFAULT_SNAPSHOT_CHARS,
@@ -379,9 +394,12 @@ impl<'a> Walker<'a> {
     fn visit_from(&mut self, el: &Element) {
         let disabled = el.parent_element().and_then(|p| dom::closest(&p, "[aria-disabled=true i]"));
         self.aria_disabled = u32::from(disabled.is_some());
+        let group = el.parent_element().and_then(|p| dom::closest(&p, "fieldset[disabled],optgroup[disabled]"));
+        self.disabled_groups = u32::from(group.is_some());
         self.tree_depth = u32::from(!self.env.pseudo.covers(el));
         self.visit(el, 0, 0);
         self.aria_disabled = 0;
+        self.disabled_groups = 0;
         self.tree_depth = 0;
     }
 
@@ -424,7 +442,7 @@ impl<'a> Walker<'a> {
         // `clip-path`) on a box of at most 1×1 px hides its content
         // (visually-hidden and zero-size tricks). Exposed all the same, as
         // in Chromium's tree; text extraction leaves it out.
-        let role = roles::role_of(el, &tag, attrs).unwrap_or("generic");
+        let role = roles::role_in(el, &tag, attrs, self.parent_list).unwrap_or("generic");
         // A list item or table row after one wholly below the viewport is
         // taken to be below it too (in a list, document order is layout
         // order): no rect of its own, and its content is offscreen.
@@ -451,7 +469,7 @@ impl<'a> Walker<'a> {
         };
         let frame = tag == "iframe" || tag == "frame";
         // Read once for the name and the walk below.
-        let shadow = if descend && !frame { el.shadow_root() } else { None };
+        let shadow = if descend && !frame && dom::may_host_shadow(&tag) { el.shadow_root() } else { None };
         let text_only = descend && !frame && shadow.is_none() && tag != "slot" && el.child_element_count() == 0;
         let known = name::Known { attrs, text_only, top_tree: self.tree_depth == 0 };
         let mut listed = shown && self.listed(el, &tag, role);
@@ -496,6 +514,11 @@ impl<'a> Walker<'a> {
         if disables {
             self.aria_disabled += 1;
         }
+        let disables_group =
+            descend && attrs.any && matches!(tag.as_str(), "fieldset" | "optgroup") && has(el, "disabled");
+        if disables_group {
+            self.disabled_groups += 1;
+        }
         if descend {
             if frame {
                 self.visit_frame(el, child_depth, nesting);
@@ -510,14 +533,18 @@ impl<'a> Walker<'a> {
                 let text = Text { shown: seen, collect: seen && self.consuming == 0 };
                 if let Some(shadow) = shadow {
                     self.tree_depth += 1;
+                    let outer = self.parent_list.take();
                     self.visit_children(shadow.first_child(), text, child_depth, nesting);
+                    self.parent_list = outer;
                     self.tree_depth -= 1;
                 } else if tag == "slot" {
                     if let dom::FlatChildren::Nodes(children) = dom::flat_children(el, "slot") {
                         let outer = std::mem::take(&mut self.after_fold);
+                        let outer_list = self.parent_list.take();
                         for child in children {
                             self.visit_node(child, text, child_depth, nesting);
                         }
+                        self.parent_list = outer_list;
                         self.after_fold = outer;
                     }
                 } else if text_only {
@@ -530,7 +557,9 @@ impl<'a> Walker<'a> {
                         self.take_text(&t, text, child_depth);
                     }
                 } else {
+                    let outer = self.parent_list.replace(matches!(tag.as_str(), "ul" | "ol" | "menu"));
                     self.visit_children(el.first_child(), text, child_depth, nesting);
+                    self.parent_list = outer;
                 }
                 if consume {
                     self.consuming -= 1;
@@ -551,6 +580,9 @@ impl<'a> Walker<'a> {
         }
         if disables {
             self.aria_disabled -= 1;
+        }
+        if disables_group {
+            self.disabled_groups -= 1;
         }
         if clips {
             self.clipped -= 1;
@@ -716,7 +748,9 @@ impl<'a> Walker<'a> {
         let outer = self.win.clone();
         self.set_window(win);
         self.tree_depth += 1;
+        let outer_list = self.parent_list.take();
         self.visit(&root, depth, nesting + 1);
+        self.parent_list = outer_list;
         self.tree_depth -= 1;
         self.flush_text();
         self.set_window(outer);
@@ -734,7 +768,7 @@ impl<'a> Walker<'a> {
         place: Place,
     ) -> Option<Node> {
         let interactive = roles::is_interactive(role);
-        let mut node = Node { depth, role: role.to_string(), ..Node::default() };
+        let mut node = Node { depth, role: role.into(), ..Node::default() };
 
         if role == "iframe" {
             let frame = el.unchecked_ref::<HtmlIFrameElement>();
@@ -784,7 +818,8 @@ impl<'a> Walker<'a> {
         if role == "heading" {
             node.level = heading_level(el, tag);
         }
-        states_of(el, tag, role, known.attrs, self.aria_disabled > 0, self.focused.as_ref(), &mut node.states);
+        let around = Around { aria_disabled: self.aria_disabled > 0, disabled_group: self.disabled_groups > 0 };
+        states_of(el, tag, role, known.attrs, around, self.focused.as_ref(), &mut node.states);
         node.value = value_of(el, tag, role, &input_type, &node.name);
         node.choices = match tag {
             "select" if role == "combobox" => {
@@ -880,14 +915,23 @@ fn list_items(el: &Element, tag: &str) -> Option<u32> {
 const STATE_ATTRS: &str = "[aria-checked],[aria-selected],[aria-expanded],[aria-pressed],[aria-disabled],\
                            [aria-required],[aria-readonly],[aria-invalid]";
 
-/// `a`: the element's attributes; `in_disabled`: under an element with
-/// `aria-disabled="true"` (the flat tree, as Chromium's tree inherits it).
+/// What an element's ancestors pass down to its states.
+#[derive(Clone, Copy)]
+struct Around {
+    /// Under an element with `aria-disabled="true"` (the flat tree, as
+    /// Chromium's tree inherits it).
+    aria_disabled: bool,
+    /// Under a disabled `<fieldset>` or `<optgroup>`.
+    disabled_group: bool,
+}
+
+/// `a`: the element's attributes; `around`: what its ancestors pass down.
 fn states_of(
     el: &Element,
     tag: &str,
     role: &str,
     a: dom::Attrs,
-    in_disabled: bool,
+    around: Around,
     focused: Option<&Element>,
     s: &mut Vec<State>,
 ) {
@@ -929,9 +973,13 @@ fn states_of(
         s.push(State::Pressed);
     }
     let form_control = matches!(tag, "button" | "input" | "select" | "textarea" | "option" | "optgroup" | "fieldset");
-    if (form_control && dom::matches(el, ":disabled"))
+    // `:disabled` is the attribute unless a disabled fieldset or optgroup
+    // is around (one cheap call instead of a selector match).
+    let disabled = form_control
+        && if around.disabled_group { dom::matches(el, ":disabled") } else { a.any && has(el, "disabled") };
+    if disabled
         || (attrs && attr_is(el, "aria-disabled", "true"))
-        || (roles::is_interactive(role) && in_disabled)
+        || (roles::is_interactive(role) && around.aria_disabled)
     {
         s.push(State::Disabled);
     }
