@@ -50,6 +50,50 @@ impl Human {
         Ok(s)
     }
 
+    /// The first request not in `seen` that any open approval window
+    /// lists, with that window (`None` when none does yet). Every window is
+    /// looked at: one whose last request was just decided can still be
+    /// listed, first, while the next request opens in another.
+    pub async fn unseen_request(&self, seen: &std::collections::HashSet<u64>) -> Option<(CdpSession, ShownRequest)> {
+        let want = approval_url();
+        let targets = self.cdp.targets().await.ok()?;
+        for t in targets.iter().filter(|t| t.kind == "page" && t.url.starts_with(&want)) {
+            let Ok(page) = self.cdp.attach(&t.target_id).await else { continue };
+            let Ok(v) = page
+                .evaluate(
+                    "[...document.querySelectorAll('section.request')].map(c => [c.dataset.request, c.textContent])",
+                )
+                .await
+            else {
+                continue;
+            };
+            for card in v.as_array().into_iter().flatten() {
+                let Some(id) = card.get(0).and_then(Value::as_str).and_then(|s| s.parse::<u64>().ok()) else {
+                    continue;
+                };
+                if !seen.contains(&id) {
+                    let text = card.get(1).and_then(Value::as_str).unwrap_or_default().to_string();
+                    return Some((page, ShownRequest { request: id, text }));
+                }
+            }
+        }
+        None
+    }
+
+    /// Waits up to `within` for a request not in `seen` ([`Human::unseen_request`])
+    /// and adds it to `seen`.
+    pub async fn new_request(
+        &self,
+        seen: &mut std::collections::HashSet<u64>,
+        within: Duration,
+    ) -> Option<(CdpSession, ShownRequest)> {
+        let found = crate::poll(within, Duration::from_millis(150), || self.unseen_request(seen)).await;
+        if let Some((_, shown)) = &found {
+            seen.insert(shown.request);
+        }
+        found
+    }
+
     /// Whether an approval window is open now.
     pub async fn approval_window_open(&self) -> bool {
         let want = approval_url();

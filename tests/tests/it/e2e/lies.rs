@@ -48,16 +48,7 @@ const HARMLESS: &[(&str, &str, &str)] = &[
 /// Waits for a request the approval window shows that is not in `seen`
 /// (the window may be closing after the previous answer, and reopen).
 async fn new_request(human: &Human, seen: &mut HashSet<u64>) -> Option<(CdpSession, ShownRequest)> {
-    let found = tests::poll(SHOW_WITHIN, Duration::from_millis(150), || async {
-        let win = human.approval_window(Duration::from_secs(1)).await.ok()?;
-        let shown = human.wait_for_request(&win, Duration::from_millis(500)).await.ok()?;
-        (!seen.contains(&shown.request)).then_some((win, shown))
-    })
-    .await;
-    if let Some((_, shown)) = &found {
-        seen.insert(shown.request);
-    }
-    found
+    human.new_request(seen, SHOW_WITHIN).await
 }
 
 async fn refs(s: &mut Stack, want: &[(&str, &str)]) -> Vec<String> {

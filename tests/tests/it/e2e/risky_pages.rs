@@ -42,15 +42,7 @@ async fn page_state(page: &CdpSession, fields: &[&str]) -> Value {
 /// Waits for a request the approval window shows that is not in `seen`
 /// (the window may be closing after the previous answer and reopen).
 async fn new_request(human: &Human, seen: &mut HashSet<u64>) -> (CdpSession, ShownRequest) {
-    let found = tests::poll(SHOW_WITHIN, Duration::from_millis(150), || async {
-        let win = human.approval_window(Duration::from_secs(1)).await.ok()?;
-        let shown = human.wait_for_request(&win, Duration::from_millis(500)).await.ok()?;
-        (!seen.contains(&shown.request)).then_some((win, shown))
-    })
-    .await;
-    let (win, shown) = found.expect("the approval window shows a new request");
-    seen.insert(shown.request);
-    (win, shown)
+    human.new_request(seen, SHOW_WITHIN).await.expect("the approval window shows a new request")
 }
 
 /// Checks what the window shows about the request.
