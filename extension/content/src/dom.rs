@@ -224,28 +224,27 @@ impl Visibility {
 /// (and a declarative `<template shadowrootmode>`) accepts. Any other
 /// element's `shadowRoot` is always null, so the walk need not ask.
 pub fn may_host_shadow(tag: &str) -> bool {
-    tag.contains('-')
-        || matches!(
-            tag,
-            "div"
-                | "span"
-                | "section"
-                | "article"
-                | "aside"
-                | "header"
-                | "footer"
-                | "main"
-                | "nav"
-                | "p"
-                | "blockquote"
-                | "body"
-                | "h1"
-                | "h2"
-                | "h3"
-                | "h4"
-                | "h5"
-                | "h6"
-        )
+    const HOSTS: &[&str] = &[
+        "article",
+        "aside",
+        "blockquote",
+        "body",
+        "div",
+        "footer",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "main",
+        "nav",
+        "p",
+        "section",
+        "span",
+    ];
+    tag.contains('-') || HOSTS.contains(&tag)
 }
 
 /// `slot.assignedNodes({flatten: true})`.
@@ -368,4 +367,43 @@ pub fn is_block_tag(tag: &str) -> bool {
             | "tr"
             | "ul"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::may_host_shadow;
+
+    /// The HTML standard's list of elements `attachShadow` accepts, and
+    /// custom elements: a walk that skipped one would miss its content.
+    #[test]
+    fn every_element_that_can_host_a_shadow_root_is_asked() {
+        let hosts = [
+            "article",
+            "aside",
+            "blockquote",
+            "body",
+            "div",
+            "footer",
+            "h1",
+            "h2",
+            "h3",
+            "h4",
+            "h5",
+            "h6",
+            "header",
+            "main",
+            "nav",
+            "p",
+            "section",
+            "span",
+            "acme-card",
+            "x-toolbar",
+        ];
+        for tag in hosts {
+            assert!(may_host_shadow(tag), "{tag}");
+        }
+        for tag in ["a", "button", "input", "li", "ul", "table", "td", "tr", "img", "select", "label", "form"] {
+            assert!(!may_host_shadow(tag), "{tag}");
+        }
+    }
 }

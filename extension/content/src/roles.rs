@@ -435,11 +435,7 @@ fn implicit_role(el: &Element, tag: &str, a: crate::dom::Attrs, parent_list: Opt
             let in_list = parent_list.unwrap_or_else(|| {
                 el.parent_element().is_some_and(|p| matches!(p.local_name().as_str(), "ul" | "ol" | "menu"))
             });
-            if in_list {
-                "listitem"
-            } else {
-                "generic"
-            }
+            if in_list { "listitem" } else { "generic" }
         }
         "main" => "main",
         "mark" => "mark",
@@ -491,11 +487,7 @@ fn implicit_role(el: &Element, tag: &str, a: crate::dom::Attrs, parent_list: Opt
             }
         }
         "b" | "bdi" | "bdo" | "body" | "data" | "div" | "i" | "pre" | "q" | "samp" | "small" | "span" | "u" => {
-            if a.any && is_editable_root(el) {
-                "textbox"
-            } else {
-                "generic"
-            }
+            if a.any && is_editable_root(el) { "textbox" } else { "generic" }
         }
         _ => {
             if a.any && is_editable_root(el) {

@@ -112,7 +112,7 @@ fn walk(
             }
             if !modal && let Some(root) = document.document_element() {
                 w.skip = dialogs;
-                w.visit(&root, 0, 0);
+                w.visit(&root, 0, 0, None);
             }
         }
     }
@@ -288,10 +288,6 @@ struct Walker<'a> {
     /// The element just visited among its siblings was a list item or row
     /// wholly below the viewport.
     after_fold: bool,
-    /// Whether the DOM parent of the nodes being visited is a `ul`, `ol`
-    /// or `menu` (`None` when they are not its DOM children: a shadow
-    /// root's, a slot's assigned nodes, a walk's start).
-    parent_list: Option<bool>,
     /// Shadow trees and frames the walk is in.
     tree_depth: u32,
     /// The element a scoped snapshot was asked for: its choices are listed
@@ -334,7 +330,6 @@ impl<'a> Walker<'a> {
             aria_disabled: 0,
             disabled_groups: 0,
             after_fold: false,
-            parent_list: None,
             tree_depth: 0,
             scope: None,
             max_chars: shared::limits::DEFAULT_SNAPSHOT_CHARS,
@@ -397,15 +392,18 @@ impl<'a> Walker<'a> {
         let group = el.parent_element().and_then(|p| dom::closest(&p, "fieldset[disabled],optgroup[disabled]"));
         self.disabled_groups = u32::from(group.is_some());
         self.tree_depth = u32::from(!self.env.pseudo.covers(el));
-        self.visit(el, 0, 0);
+        self.visit(el, 0, 0, None);
         self.aria_disabled = 0;
         self.disabled_groups = 0;
         self.tree_depth = 0;
     }
 
     /// Visits `el` and its subtree; `depth` is the number of listed
-    /// ancestors, `nesting` the DOM depth (bounded).
-    fn visit(&mut self, el: &Element, depth: u16, nesting: u32) {
+    /// ancestors, `nesting` the DOM depth (bounded); `in_list`: whether
+    /// its DOM parent is a `ul`, `ol` or `menu` (`None` when the walk did
+    /// not come from that parent: its start, a shadow root's children, a
+    /// slot's assigned nodes, a frame's root).
+    fn visit(&mut self, el: &Element, depth: u16, nesting: u32, in_list: Option<bool>) {
         if self.stopped || self.full() || nesting > MAX_DEPTH {
             return;
         }
@@ -442,7 +440,7 @@ impl<'a> Walker<'a> {
         // `clip-path`) on a box of at most 1×1 px hides its content
         // (visually-hidden and zero-size tricks). Exposed all the same, as
         // in Chromium's tree; text extraction leaves it out.
-        let role = roles::role_in(el, &tag, attrs, self.parent_list).unwrap_or("generic");
+        let role = roles::role_in(el, &tag, attrs, in_list).unwrap_or("generic");
         // A list item or table row after one wholly below the viewport is
         // taken to be below it too (in a list, document order is layout
         // order): no rect of its own, and its content is offscreen.
@@ -533,18 +531,14 @@ impl<'a> Walker<'a> {
                 let text = Text { shown: seen, collect: seen && self.consuming == 0 };
                 if let Some(shadow) = shadow {
                     self.tree_depth += 1;
-                    let outer = self.parent_list.take();
-                    self.visit_children(shadow.first_child(), text, child_depth, nesting);
-                    self.parent_list = outer;
+                    self.visit_children(shadow.first_child(), text, child_depth, nesting, None);
                     self.tree_depth -= 1;
                 } else if tag == "slot" {
                     if let dom::FlatChildren::Nodes(children) = dom::flat_children(el, "slot") {
                         let outer = std::mem::take(&mut self.after_fold);
-                        let outer_list = self.parent_list.take();
                         for child in children {
-                            self.visit_node(child, text, child_depth, nesting);
+                            self.visit_node(child, text, child_depth, nesting, None);
                         }
-                        self.parent_list = outer_list;
                         self.after_fold = outer;
                     }
                 } else if text_only {
@@ -557,9 +551,8 @@ impl<'a> Walker<'a> {
                         self.take_text(&t, text, child_depth);
                     }
                 } else {
-                    let outer = self.parent_list.replace(matches!(tag.as_str(), "ul" | "ol" | "menu"));
-                    self.visit_children(el.first_child(), text, child_depth, nesting);
-                    self.parent_list = outer;
+                    let list = matches!(tag.as_str(), "ul" | "ol" | "menu");
+                    self.visit_children(el.first_child(), text, child_depth, nesting, Some(list));
                 }
                 if consume {
                     self.consuming -= 1;
@@ -600,8 +593,16 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// Visits `first` and its following siblings.
-    fn visit_children(&mut self, first: Option<web_sys::Node>, text: Text, depth: u16, nesting: u32) {
+    /// Visits `first` and its following siblings (`in_list`: as for
+    /// [`Walker::visit`]).
+    fn visit_children(
+        &mut self,
+        first: Option<web_sys::Node>,
+        text: Text,
+        depth: u16,
+        nesting: u32,
+        in_list: Option<bool>,
+    ) {
         let outer = std::mem::take(&mut self.after_fold);
         let mut next = first;
         while let Some(child) = next {
@@ -609,19 +610,19 @@ impl<'a> Walker<'a> {
                 break;
             }
             next = child.next_sibling();
-            self.visit_node(child, text, depth, nesting);
+            self.visit_node(child, text, depth, nesting, in_list);
         }
         self.after_fold = outer;
     }
 
-    fn visit_node(&mut self, child: web_sys::Node, text: Text, depth: u16, nesting: u32) {
+    fn visit_node(&mut self, child: web_sys::Node, text: Text, depth: u16, nesting: u32, in_list: Option<bool>) {
         if self.stopped {
             return;
         }
         match child.node_type() {
             web_sys::Node::ELEMENT_NODE => {
                 let c: Element = child.unchecked_into();
-                self.visit(&c, depth, nesting + 1);
+                self.visit(&c, depth, nesting + 1, in_list);
             }
             web_sys::Node::TEXT_NODE => {
                 if self.text_wanted(text)
@@ -748,9 +749,7 @@ impl<'a> Walker<'a> {
         let outer = self.win.clone();
         self.set_window(win);
         self.tree_depth += 1;
-        let outer_list = self.parent_list.take();
-        self.visit(&root, depth, nesting + 1);
-        self.parent_list = outer_list;
+        self.visit(&root, depth, nesting + 1, None);
         self.tree_depth -= 1;
         self.flush_text();
         self.set_window(outer);
