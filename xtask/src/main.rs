@@ -55,6 +55,16 @@ const CONTENT_WASM_FEATURES: &[&str] = &[
     "--enable-mutable-globals",
 ];
 
+/// Binaryen's inlining limits for the content script, for wasm-opt and for
+/// wasm2js's own optimisation. By default binaryen inlines every function
+/// that has one caller, however big: the walk (`Walker::visit` with the
+/// description, states and names it calls once) became one function of
+/// ~190 KB of JS, past the bytecode size V8's optimising compiler takes, so
+/// it ran in the mid tier for good (`--js-flags=--trace-opt` shows it).
+/// Bounded, the walk stays in functions V8 optimises fully; the bundle is
+/// ~10 % smaller too (BENCHMARKS.md, "Faster walks").
+const CONTENT_INLINING: &[&str] = &["--one-caller-inline-max-function-size", "200"];
+
 fn main() -> ExitCode {
     match run() {
         Ok(()) => ExitCode::SUCCESS,
@@ -543,6 +553,7 @@ fn build_content(root: &Path) -> Result<String> {
         Command::new(binaryen_bin(root, "wasm-opt"))
             .args(CONTENT_WASM_FEATURES)
             .args(["-O3", "--strip-producers"])
+            .args(CONTENT_INLINING)
             // CHAPERONE_KEEP_NAMES=1 keeps the function names, so that a
             // CPU profile of the content script names Rust functions
             // (`cargo xtask bench` then lists them; a bigger bundle).
@@ -556,6 +567,7 @@ fn build_content(root: &Path) -> Result<String> {
         Command::new(binaryen_bin(root, "wasm2js"))
             .args(CONTENT_WASM_FEATURES)
             .arg("-O3")
+            .args(CONTENT_INLINING)
             .args(if keep_names { &["-g"][..] } else { &[][..] })
             .arg(&optimised)
             .arg("-o")
@@ -565,7 +577,28 @@ fn build_content(root: &Path) -> Result<String> {
     let asm = patch_memory_copy(&patch_memory_grow(&converted)?)?;
     let main = fs::read_to_string(bindgen_dir.join("content.js"))?;
     let glue = fs::read_to_string(bindgen_dir.join("content_bg.js"))?;
-    content_module(&main, &glue, &asm)
+    content_module(&main, &glue, &asm, &snippets(&bindgen_dir)?)
+}
+
+/// wasm-bindgen's `inline_js` snippets under `dir/snippets/`, each as the
+/// specifier the glue imports it by (`./snippets/<crate>-<hash>/inline0.js`)
+/// and its text, in a stable order.
+fn snippets(dir: &Path) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    let root = dir.join("snippets");
+    if !root.exists() {
+        return Ok(out);
+    }
+    for krate in fs::read_dir(&root)? {
+        let krate = krate?.path();
+        for file in fs::read_dir(&krate)? {
+            let file = file?.path();
+            let rel = file.strip_prefix(dir)?.to_str().context("snippet path is not UTF-8")?.replace('\\', "/");
+            out.push((format!("./{rel}"), fs::read_to_string(&file)?));
+        }
+    }
+    out.sort();
+    Ok(out)
 }
 
 /// The marker in `extension/static/content.js` that the content module
@@ -588,18 +621,25 @@ fn with_content_module(loader: &str, module: &str) -> Result<String> {
 /// wasm2js module in place of `content_bg.wasm` (imports from the glue).
 /// Each module becomes a function of its imports returning its exports
 /// ([`module_as_function`]); the expression evaluates to the glue's
-/// exports (`handle_message`).
-fn content_module(main: &str, glue: &str, asm: &str) -> Result<String> {
+/// exports (`handle_message`). `snippets`: the `inline_js` modules the
+/// glue imports (specifier, text), which import nothing themselves.
+fn content_module(main: &str, glue: &str, asm: &str, snippets: &[(String, String)]) -> Result<String> {
     const GLUE: &str = "./content_bg.js";
     if !main.contains("__wbg_set_wasm(wasm);") {
         bail!("wasm-bindgen's content.js does not call __wbg_set_wasm(wasm); the glue layout changed");
     }
     let start = main.contains("wasm.__wbindgen_start();");
-    let glue_fn = module_as_function(glue, "content_bg.js", &[])?;
+    let names: Vec<&str> = snippets.iter().map(|(name, _)| name.as_str()).collect();
+    let mut glue_imports = Vec::new();
+    for (name, text) in snippets {
+        glue_imports.push(format!("{name:?}: ({})({{}})", module_as_function(text, name, &[])?));
+    }
+    let glue_imports = glue_imports.join(",\n");
+    let glue_fn = module_as_function(glue, "content_bg.js", &names)?;
     let asm_fn = module_as_function(asm, "content_bg.wasm.js", &[GLUE])?;
     Ok(format!(
         "(() => {{\n\
-         const glue = ({glue_fn})({{}});\n\
+         const glue = ({glue_fn})({{ {glue_imports} }});\n\
          const wasm = ({asm_fn})({{ {GLUE:?}: glue }});\n\
          glue.__wbg_set_wasm(wasm);\n\
          {}\
@@ -867,13 +907,26 @@ mod tests {
     #[test]
     fn the_content_module_is_wired_like_wasm_bindgens_entry_module() {
         let main = "import * as wasm from \"./content_bg.wasm\";\nimport { __wbg_set_wasm } from \"./content_bg.js\";\n__wbg_set_wasm(wasm);\nwasm.__wbindgen_start();\nexport { handle_message } from \"./content_bg.js\";\n";
-        let m =
-            content_module(main, "let wasm;\nexport function __wbg_set_wasm(v) { wasm = v; }\n", "export var f = 1;\n")
-                .unwrap();
+        let glue = "let wasm;\nexport function __wbg_set_wasm(v) { wasm = v; }\n";
+        let m = content_module(main, glue, "export var f = 1;\n", &[]).unwrap();
         let set = m.find("glue.__wbg_set_wasm(wasm);").unwrap();
         assert!(m.find("wasm.__wbindgen_start();").unwrap() > set, "{m}");
         assert!(m.contains("({ \"./content_bg.js\": glue })"), "{m}");
-        assert!(content_module("nothing", "", "").is_err());
+        assert!(content_module("nothing", "", "", &[]).is_err());
+        // An `inline_js` snippet the glue imports is handed to it by its
+        // specifier; one it does not know of is refused.
+        let snippet = "./snippets/content-0/inline0.js";
+        let with_import = format!("import {{ f }} from '{snippet}';\n{glue}");
+        let m = content_module(
+            main,
+            &with_import,
+            "export var f = 1;\n",
+            &[(snippet.into(), "export function f() {}\n".into())],
+        )
+        .unwrap();
+        assert!(m.contains(&format!("{snippet:?}: (function (__imports)")), "{m}");
+        assert!(m.contains(&format!("const {{ f }} = __imports[{snippet:?}];")), "{m}");
+        assert!(content_module(main, &with_import, "export var f = 1;\n", &[]).is_err());
         let loader = "const content = /* chaperone:content-module */ null;";
         assert_eq!(with_content_module(loader, "(x)").unwrap(), "const content = (x);");
         assert!(with_content_module("no marker", "(x)").is_err());

@@ -157,6 +157,11 @@ impl Attrs {
     }
 }
 
+/// [`ARIA_ATTRS`] as a JS string (for [`crate::reads`]).
+pub fn aria_selector() -> &'static JsValue {
+    js_name(ARIA_ATTRS)
+}
+
 /// `aria-hidden="true"` or `inert`: the subtree is out of the tree.
 pub fn hidden_by_attribute(el: &Element, a: Attrs) -> bool {
     a.aria && matches(el, "[inert],[aria-hidden]") && (has(el, "inert") || attr_is(el, "aria-hidden", "true"))
@@ -187,12 +192,9 @@ impl Visibility {
         Visibility { opts: opts.into() }
     }
 
-    /// One `checkVisibility` call; computed style only when that says no.
-    pub fn of(&self, el: &Element, win: &Window) -> Vis {
-        if self.check(el) {
-            return Vis::Shown;
-        }
-        self.classify(el, win)
+    /// The options object every `checkVisibility` call is given.
+    pub fn options(&self) -> &JsValue {
+        &self.opts
     }
 
     pub fn check(&self, el: &Element) -> bool {
@@ -217,34 +219,6 @@ impl Visibility {
         // `content-visibility: hidden` ancestor, a never-rendered element.
         Vis::Gone
     }
-}
-
-/// Whether an element with this local name can be a shadow host: a custom
-/// element's name (it has a `-`) or one of the elements `attachShadow`
-/// (and a declarative `<template shadowrootmode>`) accepts. Any other
-/// element's `shadowRoot` is always null, so the walk need not ask.
-pub fn may_host_shadow(tag: &str) -> bool {
-    const HOSTS: &[&str] = &[
-        "article",
-        "aside",
-        "blockquote",
-        "body",
-        "div",
-        "footer",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "header",
-        "main",
-        "nav",
-        "p",
-        "section",
-        "span",
-    ];
-    tag.contains('-') || HOSTS.contains(&tag)
 }
 
 /// `slot.assignedNodes({flatten: true})`.
@@ -367,43 +341,4 @@ pub fn is_block_tag(tag: &str) -> bool {
             | "tr"
             | "ul"
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::may_host_shadow;
-
-    /// The HTML standard's list of elements `attachShadow` accepts, and
-    /// custom elements: a walk that skipped one would miss its content.
-    #[test]
-    fn every_element_that_can_host_a_shadow_root_is_asked() {
-        let hosts = [
-            "article",
-            "aside",
-            "blockquote",
-            "body",
-            "div",
-            "footer",
-            "h1",
-            "h2",
-            "h3",
-            "h4",
-            "h5",
-            "h6",
-            "header",
-            "main",
-            "nav",
-            "p",
-            "section",
-            "span",
-            "acme-card",
-            "x-toolbar",
-        ];
-        for tag in hosts {
-            assert!(may_host_shadow(tag), "{tag}");
-        }
-        for tag in ["a", "button", "input", "li", "ul", "table", "td", "tr", "img", "select", "label", "form"] {
-            assert!(!may_host_shadow(tag), "{tag}");
-        }
-    }
 }

@@ -32,15 +32,16 @@
 //!
 //! Cost: most of a walk is calls into the DOM through the wasm-bindgen
 //! glue, and each node that crosses makes a wrapper in this world; so each
-//! element is asked once what the rules need and the answers are passed
-//! down: one `checkVisibility()` (computed style only for elements it
-//! rejects), one `hasAttributes()` and at most one `matches()` for the
-//! ARIA attributes ([`dom::Attrs`]), one look for a shadow root and element
-//! children (a text-only leaf is read with one `textContent`), a rect only
-//! when no ancestor is offscreen; `aria-disabled` is inherited down the
-//! walk instead of asked of every control's ancestors. Pseudo-element
-//! styles only for elements that a `::before`/`::after` rule in the page's
-//! sheets can match.
+//! node is asked once, in one call, what the rules need ([`crate::reads`]: its
+//! type and local name, whether it has attributes and ARIA ones,
+//! `checkVisibility()`, a shadow root, element children, whether a text
+//! node is only whitespace) and the answers are passed down. Computed
+//! style only for elements `checkVisibility()` rejects; a text-only leaf
+//! is read with one `textContent`, whitespace between elements not at
+//! all; a rect only when no ancestor is offscreen; `aria-disabled` is
+//! inherited down the walk instead of asked of every control's ancestors.
+//! Pseudo-element styles only for elements that a `::before`/`::after`
+//! rule in the page's sheets can match.
 
 use shared::error::{ErrorCode, WireError};
 use shared::limits::{MAX_NAME_CHARS, MAX_TEXT_CHARS, truncate_chars};
@@ -55,6 +56,7 @@ use crate::challenge;
 use crate::choices;
 use crate::dom::{self, Vis, attr, attr_is, attr_nonempty, has};
 use crate::name::{self, Labels, NameEnv, Pseudo};
+use crate::reads::{Facts, Kind, Reader};
 use crate::refs;
 use crate::roles;
 
@@ -112,7 +114,8 @@ fn walk(
             }
             if !modal && let Some(root) = document.document_element() {
                 w.skip = dialogs;
-                w.visit(&root, 0, 0, None);
+                let facts = w.reader.facts(&root);
+                w.visit(&root, facts, 0, 0, None);
             }
         }
     }
@@ -265,6 +268,7 @@ struct Walker<'a> {
     interactive_only: bool,
     focused: Option<Element>,
     vis: dom::Visibility,
+    reader: Reader,
     env: NameEnv<'a>,
     /// Window of the document being walked (changes inside iframes).
     win: Window,
@@ -314,11 +318,13 @@ struct Walker<'a> {
 
 impl<'a> Walker<'a> {
     fn new(win: &Window, doc: &Document, pseudo: &'a Pseudo, interactive_only: bool) -> Self {
+        let vis = dom::Visibility::new();
         let mut w = Walker {
             nodes: Vec::new(),
             interactive_only,
             focused: deep_active_element(doc),
-            vis: dom::Visibility::new(),
+            reader: Reader::new(&vis),
+            vis,
             env: NameEnv { pseudo },
             win: win.clone(),
             view_w: 0.0,
@@ -392,7 +398,8 @@ impl<'a> Walker<'a> {
         let group = el.parent_element().and_then(|p| dom::closest(&p, "fieldset[disabled],optgroup[disabled]"));
         self.disabled_groups = u32::from(group.is_some());
         self.tree_depth = u32::from(!self.env.pseudo.covers(el));
-        self.visit(el, 0, 0, None);
+        let facts = self.reader.facts(el);
+        self.visit(el, facts, 0, 0, None);
         self.aria_disabled = 0;
         self.disabled_groups = 0;
         self.tree_depth = 0;
@@ -403,25 +410,24 @@ impl<'a> Walker<'a> {
     /// its DOM parent is a `ul`, `ol` or `menu` (`None` when the walk did
     /// not come from that parent: its start, a shadow root's children, a
     /// slot's assigned nodes, a frame's root).
-    fn visit(&mut self, el: &Element, depth: u16, nesting: u32, in_list: Option<bool>) {
+    fn visit(&mut self, el: &Element, facts: Facts, depth: u16, nesting: u32, in_list: Option<bool>) {
         if self.stopped || self.full() || nesting > MAX_DEPTH {
             return;
         }
-        let tag = el.local_name();
-        if matches!(
-            tag.as_str(),
-            "script" | "style" | "template" | "noscript" | "head" | "datalist" | "title" | "meta" | "link"
-        ) {
+        let tag = facts.tag(el);
+        let tag: &str = &tag;
+        if matches!(tag, "script" | "style" | "template" | "noscript" | "head" | "datalist" | "title" | "meta" | "link")
+        {
             return;
         }
-        let attrs = dom::Attrs::of(el);
+        let attrs = facts.attrs();
         if dom::hidden_by_attribute(el, attrs) {
             return;
         }
         if !self.skip.is_empty() && self.skip.iter().any(|d| d == el) {
             return;
         }
-        let vis = match tag.as_str() {
+        let vis = match tag {
             // No boxes of their own, shown through their select or image map.
             "option" | "optgroup" | "area" | "map" => {
                 if has(el, "hidden") {
@@ -430,7 +436,8 @@ impl<'a> Walker<'a> {
                     Vis::Shown
                 }
             }
-            _ => self.vis.of(el, &self.win),
+            _ if facts.visible() => Vis::Shown,
+            _ => self.vis.classify(el, &self.win),
         };
         if vis == Vis::Gone {
             return;
@@ -440,7 +447,7 @@ impl<'a> Walker<'a> {
         // `clip-path`) on a box of at most 1×1 px hides its content
         // (visually-hidden and zero-size tricks). Exposed all the same, as
         // in Chromium's tree; text extraction leaves it out.
-        let role = roles::role_in(el, &tag, attrs, in_list).unwrap_or("generic");
+        let role = roles::role_in(el, tag, attrs, in_list).unwrap_or("generic");
         // A list item or table row after one wholly below the viewport is
         // taken to be below it too (in a list, document order is layout
         // order): no rect of its own, and its content is offscreen.
@@ -454,23 +461,23 @@ impl<'a> Walker<'a> {
         if clips {
             self.clipped += 1;
         }
-        let block = dom::is_block_tag(&tag);
+        let block = dom::is_block_tag(tag);
         if block {
             self.flush_text();
         }
 
         // Fields show their content as a value, images have none.
-        let descend = match tag.as_str() {
+        let descend = match tag {
             "select" => role == "listbox",
             "textarea" | "input" | "img" => false,
             _ => true,
         };
         let frame = tag == "iframe" || tag == "frame";
         // Read once for the name and the walk below.
-        let shadow = if descend && !frame && dom::may_host_shadow(&tag) { el.shadow_root() } else { None };
-        let text_only = descend && !frame && shadow.is_none() && tag != "slot" && el.child_element_count() == 0;
+        let shadow = if descend && !frame && facts.shadow_host() { el.shadow_root() } else { None };
+        let text_only = descend && !frame && shadow.is_none() && tag != "slot" && !facts.element_children();
         let known = name::Known { attrs, text_only, top_tree: self.tree_depth == 0 };
-        let mut listed = shown && self.listed(el, &tag, role);
+        let mut listed = shown && self.listed(el, tag, role);
         let mut consume = false;
         let mut idx = None;
         let mut child_depth = depth;
@@ -482,7 +489,7 @@ impl<'a> Walker<'a> {
                 (None, true) => Place::Below,
                 (None, false) => Place::Unknown,
             };
-            match self.describe(el, &tag, role, known, depth, place) {
+            match self.describe(el, tag, role, known, depth, place) {
                 Some(node) => {
                     self.flush_text();
                     marked_offscreen = self.last_offscreen;
@@ -495,14 +502,14 @@ impl<'a> Walker<'a> {
                 None => listed = false,
             }
         }
-        if shown && !consume && !self.text_only && self.consumes_label_text(el, &tag) {
+        if shown && !consume && !self.text_only && self.consumes_label_text(el, tag) {
             consume = true;
         }
         if shown
             && self.clipped == 0
             && let Some(sig) = self.signals.as_mut()
         {
-            sig.element(el, &tag, idx.map(|i| &self.nodes[i]), rect.as_ref());
+            sig.element(el, tag, idx.map(|i| &self.nodes[i]), rect.as_ref());
         }
 
         if folds {
@@ -512,8 +519,7 @@ impl<'a> Walker<'a> {
         if disables {
             self.aria_disabled += 1;
         }
-        let disables_group =
-            descend && attrs.any && matches!(tag.as_str(), "fieldset" | "optgroup") && has(el, "disabled");
+        let disables_group = descend && attrs.any && matches!(tag, "fieldset" | "optgroup") && has(el, "disabled");
         if disables_group {
             self.disabled_groups += 1;
         }
@@ -551,7 +557,7 @@ impl<'a> Walker<'a> {
                         self.take_text(&t, text, child_depth);
                     }
                 } else {
-                    let list = matches!(tag.as_str(), "ul" | "ol" | "menu");
+                    let list = matches!(tag, "ul" | "ol" | "menu");
                     self.visit_children(el.first_child(), text, child_depth, nesting, Some(list));
                 }
                 if consume {
@@ -619,19 +625,27 @@ impl<'a> Walker<'a> {
         if self.stopped {
             return;
         }
-        match child.node_type() {
-            web_sys::Node::ELEMENT_NODE => {
+        let facts = self.reader.facts(&child);
+        match facts.kind() {
+            Kind::Element => {
                 let c: Element = child.unchecked_into();
-                self.visit(&c, depth, nesting + 1, in_list);
+                self.visit(&c, facts, depth, nesting + 1, in_list);
             }
-            web_sys::Node::TEXT_NODE => {
+            Kind::Text => {
                 if self.text_wanted(text)
                     && let Some(t) = child.node_value()
                 {
                     self.take_text(&t, text, depth);
                 }
             }
-            _ => {}
+            // Whitespace only: a space between what is around it (the
+            // signals take no whitespace), without reading it.
+            Kind::Blank => {
+                if text.collect {
+                    self.push_text(" ", depth);
+                }
+            }
+            Kind::Other => {}
         }
     }
 
@@ -749,7 +763,8 @@ impl<'a> Walker<'a> {
         let outer = self.win.clone();
         self.set_window(win);
         self.tree_depth += 1;
-        self.visit(&root, depth, nesting + 1, None);
+        let facts = self.reader.facts(&root);
+        self.visit(&root, facts, depth, nesting + 1, None);
         self.tree_depth -= 1;
         self.flush_text();
         self.set_window(outer);

@@ -159,6 +159,13 @@ async fn the_popup_pauses_badges_chimes_and_keeps_the_history() {
             assert!(listed.iter().any(|i| i.to_string() == send_id), "{listed:?}");
             popup.click_selector(&format!("#pending #deny-{send_id}")).await.expect("Deny in the popup");
             human.wait_badge("1").await.expect("one request left");
+            // The list is drawn again without the denied card: click once
+            // it has settled, not on where the button was before.
+            tests::poll(SHOW_WITHIN, Duration::from_millis(100), || async {
+                (human.shown_requests(&popup).await.len() == 1).then_some(())
+            })
+            .await
+            .expect("the popup lists the one request left");
             popup.click_selector(&format!("#pending #approve-{delete_id}")).await.expect("Approve in the popup");
             human.wait_badge("").await.expect("nothing waits");
         }

@@ -1,0 +1,146 @@
+//! What the walk reads of every node, in one crossing into JS.
+//!
+//! The walk asks each node the same things: its type; for an element its
+//! local name, whether it has attributes and any of the ARIA ones
+//! ([`dom::Attrs`]), whether `checkVisibility()` passes, whether it hosts
+//! an open shadow root and whether it has element children; for a text
+//! node whether it holds more than whitespace. Asked one by one, that is
+//! seven calls through the wasm-bindgen glue per element and two strings
+//! copied into wasm memory (the local name, the text), which on a long
+//! page cost more than the DOM reads themselves (BENCHMARKS.md, "Faster
+//! walks"). [`Reader::facts`] asks them in one call that answers a packed
+//! integer.
+//!
+//! The JS below only reads and packs; every decision stays in Rust. It is
+//! the one piece of JS with logic in the content script, kept here next to
+//! the Rust that decodes it (ARCHITECTURE.md, "Content script").
+//!
+//! Local names cross as small numbers: the JS side numbers each new name
+//! it meets (at most [`MAX_TAGS`], after which it answers 0 and the name
+//! is asked for the ordinary way), and this side learns the name the first
+//! time it sees its number. Both tables live as long as the content
+//! script and only grow by names the page uses.
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+
+use wasm_bindgen::prelude::*;
+use web_sys::{Element, Node};
+
+use crate::dom::{self, Attrs};
+
+/// Distinct local names numbered; a page with more gets the rest by name.
+const MAX_TAGS: u32 = 1_024;
+
+#[wasm_bindgen(inline_js = r#"
+const tags = new Map();
+export function chaperoneNodeFacts(node, visibility, aria, maxTags) {
+  const type = node.nodeType;
+  if (type !== 1) {
+    if (type !== 3) return 0;
+    return /[^ \t\n\f\r]/.test(node.data) ? 2 : 3;
+  }
+  const name = node.localName;
+  let code = tags.get(name);
+  if (code === undefined) {
+    code = 0;
+    if (tags.size < maxTags) { code = tags.size + 1; tags.set(name, code); }
+  }
+  const any = node.hasAttributes();
+  return 1 | (any ? 4 : 0) | (any && node.matches(aria) ? 8 : 0)
+    | (node.checkVisibility(visibility) ? 16 : 0) | (node.shadowRoot !== null ? 32 : 0)
+    | (node.firstElementChild !== null ? 64 : 0) | (code << 8);
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = chaperoneNodeFacts)]
+    fn node_facts(node: &Node, visibility: &JsValue, aria: &JsValue, max_tags: u32) -> u32;
+}
+
+thread_local! {
+    /// Local names by their JS-side number less one (leaked: at most
+    /// [`MAX_TAGS`] short strings for the life of the page).
+    static TAGS: RefCell<Vec<&'static str>> = const { RefCell::new(Vec::new()) };
+}
+
+/// What kind of node [`Reader::facts`] read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Element,
+    /// A text node holding more than (ASCII) whitespace.
+    Text,
+    /// A text node of spaces, tabs and line breaks only.
+    Blank,
+    /// A comment, processing instruction, …
+    Other,
+}
+
+/// The packed answer of one [`Reader::facts`] call.
+#[derive(Debug, Clone, Copy)]
+pub struct Facts(u32);
+
+impl Facts {
+    pub fn kind(self) -> Kind {
+        match self.0 & 3 {
+            1 => Kind::Element,
+            2 => Kind::Text,
+            3 => Kind::Blank,
+            _ => Kind::Other,
+        }
+    }
+
+    pub fn attrs(self) -> Attrs {
+        Attrs { any: self.0 & 4 != 0, aria: self.0 & 8 != 0 }
+    }
+
+    /// `checkVisibility({visibilityProperty: true})` passed.
+    pub fn visible(self) -> bool {
+        self.0 & 16 != 0
+    }
+
+    /// It hosts an open shadow root.
+    pub fn shadow_host(self) -> bool {
+        self.0 & 32 != 0
+    }
+
+    /// It has element children.
+    pub fn element_children(self) -> bool {
+        self.0 & 64 != 0
+    }
+
+    /// The element's local name (`el`: the element these facts are of).
+    pub fn tag(self, el: &Element) -> Cow<'static, str> {
+        let code = (self.0 >> 8) as usize;
+        if code == 0 {
+            return Cow::Owned(el.local_name());
+        }
+        TAGS.with(|t| {
+            let mut t = t.borrow_mut();
+            if let Some(name) = t.get(code - 1) {
+                return Cow::Borrowed(*name);
+            }
+            let name = el.local_name();
+            if code - 1 == t.len() {
+                let name: &'static str = Box::leak(name.into_boxed_str());
+                t.push(name);
+                return Cow::Borrowed(name);
+            }
+            Cow::Owned(name)
+        })
+    }
+}
+
+/// Reads [`Facts`] of nodes; holds the `checkVisibility` options.
+pub struct Reader {
+    visibility: JsValue,
+}
+
+impl Reader {
+    pub fn new(vis: &dom::Visibility) -> Self {
+        Reader { visibility: vis.options().clone() }
+    }
+
+    pub fn facts(&self, node: &Node) -> Facts {
+        Facts(node_facts(node, &self.visibility, dom::aria_selector(), MAX_TAGS))
+    }
+}
