@@ -61,9 +61,11 @@ const CONTENT_WASM_FEATURES: &[&str] = &[
 /// description, states and names it calls once) became one function of
 /// ~190 KB of JS, past the bytecode size V8's optimising compiler takes, so
 /// it ran in the mid tier for good (`--js-flags=--trace-opt` shows it).
-/// Bounded, the walk stays in functions V8 optimises fully; the bundle is
-/// ~10 % smaller too (BENCHMARKS.md, "Faster walks").
-const CONTENT_INLINING: &[&str] = &["--one-caller-inline-max-function-size", "200"];
+/// Bounded, the walk is split in functions V8 optimises fully (`visit`
+/// ~80 KB, `describe` ~95 KB of JS); of the bounds tried (50, 200, 1000),
+/// 1000 gave the fastest first twenty snapshots of the 2,000-row page, and
+/// the bundle is ~6 % smaller (BENCHMARKS.md, "Faster walks").
+const CONTENT_INLINING: &[&str] = &["--one-caller-inline-max-function-size", "1000"];
 
 fn main() -> ExitCode {
     match run() {
