@@ -220,9 +220,13 @@ pub struct PageSnapshot<N = Vec<Node>> {
 /// On the wire (content script → worker → bridge) a node is a short
 /// array, not an object: a 10,000-row page carries tens of thousands of
 /// them, and keys were a third of the bytes. `[depth, role, name, ref,
-/// extras]`, trailing parts left out when empty (`[2,"button","Edit","e7"]`,
-/// `[3,"text","Total"]`); `extras` is an object with the rarer fields
-/// under short keys ([`Extras`]). Anything else is refused.
+/// extras]`, trailing parts left out when empty (`[2,1,"Edit",7]`,
+/// `[3,0,"Total"]`); the role is its index in [`WIRE_ROLES`] (a string
+/// for any other), the ref `eN` is the number `N` (a string for any
+/// other form); `extras` is an object with the rarer fields under short
+/// keys ([`Extras`]). Anything else is refused. Every byte here is
+/// encoded by the content script, decoded into a string and copied twice
+/// between processes before the bridge reads it (BENCHMARKS.md).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Node {
     /// Nesting depth for indentation (0 = top level).
@@ -251,8 +255,76 @@ pub struct Node {
     pub choices: Option<Box<Choices>>,
 }
 
+/// Roles sent as numbers (their index) on the wire, the commonest first
+/// (a role is looked up by a scan). Append only: an index, once given,
+/// keeps its meaning for as long as a content script of an older build
+/// may talk to a newer bridge.
+pub const WIRE_ROLES: [&str; 24] = [
+    TEXT_ROLE,
+    "button",
+    "link",
+    "listitem",
+    "cell",
+    "row",
+    "heading",
+    "list",
+    "textbox",
+    "checkbox",
+    "img",
+    "combobox",
+    "radio",
+    "columnheader",
+    "table",
+    "option",
+    "menuitem",
+    "tab",
+    "navigation",
+    "main",
+    "banner",
+    "contentinfo",
+    "region",
+    "form",
+];
+
+/// The ref `eN` as the number `N`, when it has that form.
+fn ref_number(r: &str) -> Option<u64> {
+    let digits = r.strip_prefix('e')?;
+    if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// A role or ref on the wire: a number, or a string when it has none.
+enum NumberOrString {
+    Number(u64),
+    String(String),
+}
+
+impl<'de> Deserialize<'de> for NumberOrString {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = NumberOrString;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number or a string")
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<NumberOrString, E> {
+                Ok(NumberOrString::Number(n))
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<NumberOrString, E> {
+                Ok(NumberOrString::String(s.to_string()))
+            }
+            fn visit_string<E: serde::de::Error>(self, s: String) -> Result<NumberOrString, E> {
+                Ok(NumberOrString::String(s))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// A [`Node`]'s fields after its ref, as its wire form's last part.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Extras {
     #[serde(rename = "l", default, skip_serializing_if = "Option::is_none")]
@@ -271,19 +343,44 @@ struct Extras {
     choices: Option<Box<Choices>>,
 }
 
+/// [`Extras`] borrowed from a [`Node`] being sent (no copy a node).
+#[derive(Serialize)]
+struct ExtrasRef<'a> {
+    #[serde(rename = "l", skip_serializing_if = "Option::is_none")]
+    level: Option<u8>,
+    #[serde(rename = "s", skip_serializing_if = "<[State]>::is_empty")]
+    states: &'a [State],
+    #[serde(rename = "v", skip_serializing_if = "Option::is_none")]
+    value: Option<&'a str>,
+    #[serde(rename = "ds", skip_serializing_if = "Option::is_none")]
+    desc: Option<&'a str>,
+    #[serde(rename = "rc", skip_serializing_if = "Option::is_none")]
+    table_size: Option<(u32, u32)>,
+    #[serde(rename = "ic", skip_serializing_if = "Option::is_none")]
+    items: Option<u32>,
+    #[serde(rename = "o", skip_serializing_if = "Option::is_none")]
+    choices: Option<&'a Choices>,
+}
+
 impl Node {
     /// The rarer fields, when it has any.
-    fn extras(&self) -> Option<Extras> {
-        let x = Extras {
+    fn extras(&self) -> Option<ExtrasRef<'_>> {
+        let any = self.level.is_some()
+            || !self.states.is_empty()
+            || self.value.is_some()
+            || self.desc.is_some()
+            || self.table_size.is_some()
+            || self.items.is_some()
+            || self.choices.is_some();
+        any.then(|| ExtrasRef {
             level: self.level,
-            states: self.states.clone(),
-            value: self.value.clone(),
-            desc: self.desc.clone(),
+            states: &self.states,
+            value: self.value.as_deref(),
+            desc: self.desc.as_deref(),
             table_size: self.table_size,
             items: self.items,
-            choices: self.choices.clone(),
-        };
-        (x != Extras::default()).then_some(x)
+            choices: self.choices.as_deref(),
+        })
     }
 }
 
@@ -302,12 +399,18 @@ impl Serialize for Node {
         };
         let mut seq = s.serialize_seq(Some(len))?;
         seq.serialize_element(&self.depth)?;
-        seq.serialize_element(&self.role)?;
+        match WIRE_ROLES.iter().position(|r| *r == self.role) {
+            Some(i) => seq.serialize_element(&i)?,
+            None => seq.serialize_element(&self.role)?,
+        }
         if len > 2 {
             seq.serialize_element(&self.name)?;
         }
         if len > 3 {
-            seq.serialize_element(&self.element_ref)?;
+            match self.element_ref.as_deref().map(|r| (r, ref_number(r))) {
+                Some((_, Some(n))) => seq.serialize_element(&n)?,
+                other => seq.serialize_element(&other.map(|(r, _)| r))?,
+            }
         }
         if let Some(x) = &extras {
             seq.serialize_element(x)?;
@@ -327,16 +430,28 @@ impl<'de> Deserialize<'de> for Node {
             fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
                 use serde::de::Error;
                 let depth = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(0, &self))?;
-                let role: String = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(1, &self))?;
+                let role = match seq.next_element()?.ok_or_else(|| A::Error::invalid_length(1, &self))? {
+                    NumberOrString::Number(i) => std::borrow::Cow::Borrowed(
+                        *usize::try_from(i)
+                            .ok()
+                            .and_then(|i| WIRE_ROLES.get(i))
+                            .ok_or_else(|| A::Error::custom("unknown role number"))?,
+                    ),
+                    NumberOrString::String(r) => std::borrow::Cow::Owned(r),
+                };
                 let name = seq.next_element::<String>()?.unwrap_or_default();
-                let element_ref = seq.next_element::<Option<String>>()?.flatten();
+                let element_ref = match seq.next_element::<Option<NumberOrString>>()?.flatten() {
+                    Some(NumberOrString::Number(n)) => Some(format!("e{n}")),
+                    Some(NumberOrString::String(r)) => Some(r),
+                    None => None,
+                };
                 let x = seq.next_element::<Extras>()?.unwrap_or_default();
                 if seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
                     return Err(A::Error::invalid_length(6, &self));
                 }
                 Ok(Node {
                     depth,
-                    role: role.into(),
+                    role,
                     name,
                     element_ref,
                     level: x.level,
@@ -1029,11 +1144,14 @@ mod tests {
     #[test]
     fn nodes_travel_as_short_arrays() {
         let cases = [
-            (node(0, "main", "", None), r#"[0,"main"]"#),
-            (node(3, "text", "Total", None), r#"[3,"text","Total"]"#),
-            (node(2, "button", "Edit", Some("e7")), r#"[2,"button","Edit","e7"]"#),
-            (node(1, "textbox", "", Some("e1")), r#"[1,"textbox","","e1"]"#),
-            (Node { level: Some(2), ..node(0, "heading", "Orders", None) }, r#"[0,"heading","Orders",null,{"l":2}]"#),
+            (node(0, "main", "", None), r#"[0,19]"#),
+            (node(3, "text", "Total", None), r#"[3,0,"Total"]"#),
+            (node(2, "button", "Edit", Some("e7")), r#"[2,1,"Edit",7]"#),
+            (node(1, "textbox", "", Some("e1")), r#"[1,8,"",1]"#),
+            (Node { level: Some(2), ..node(0, "heading", "Orders", None) }, r#"[0,6,"Orders",null,{"l":2}]"#),
+            // Roles not in the table and refs of another form as strings.
+            (node(1, "switch", "Dark", Some("e08")), r#"[1,"switch","Dark","e08"]"#),
+            (node(1, "slider", "", Some("x")), r#"[1,"slider","","x"]"#),
             (
                 Node {
                     states: vec![State::Checked, State::Disabled],
@@ -1043,20 +1161,39 @@ mod tests {
                     items: Some(9),
                     ..node(4, "checkbox", "", Some("e2"))
                 },
-                r#"[4,"checkbox","","e2",{"s":["checked","disabled"],"v":"on","ds":"d","rc":[3,4],"ic":9}]"#,
+                r#"[4,9,"",2,{"s":["checked","disabled"],"v":"on","ds":"d","rc":[3,4],"ic":9}]"#,
             ),
         ];
         for (n, json) in cases {
             assert_eq!(serde_json::to_string(&n).unwrap(), json);
             assert_eq!(serde_json::from_str::<Node>(json).unwrap(), n, "{json}");
         }
+        // A role or ref sent as a string reads the same as its number.
+        assert_eq!(
+            serde_json::from_str::<Node>(r#"[2,"button","Edit","e7"]"#).unwrap(),
+            node(2, "button", "Edit", Some("e7"))
+        );
+        // Every role of the table travels as its index and back.
+        for (i, role) in WIRE_ROLES.iter().enumerate() {
+            let json = serde_json::to_string(&node(0, role, "", None)).unwrap();
+            assert_eq!(json, format!("[0,{i}]"));
+            assert_eq!(serde_json::from_str::<Node>(&json).unwrap().role, *role);
+        }
+        let mut unique = WIRE_ROLES.to_vec();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), WIRE_ROLES.len(), "a role twice in WIRE_ROLES");
         for bad in [
             "[]",
             "[1]",
             r#"["1","x"]"#,
             r#"[1,"x","n","e1",{},0]"#,
             r#"[1,"x","n","e1",{"zz":1}]"#,
-            r#"[1,"x","n",5]"#,
+            r#"[1,"x","n",5.5]"#,
+            r#"[1,24]"#,
+            r#"[1,-1]"#,
+            r#"[1,"x","n",-3]"#,
+            r#"[1,"x","n",true]"#,
             r#"{"d":1,"r":"x"}"#,
             "null",
         ] {
