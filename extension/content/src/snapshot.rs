@@ -24,7 +24,8 @@
 //! such text, as `aria-label`s do). Text extraction leaves it all out.
 //!
 //! Offscreen: a line scrolled out of view is marked once for its subtree;
-//! list items and table rows are not, nor their content. A list item or
+//! list items and table rows are not, nor their content (with a line of
+//! their own or without one, as in interactive-only snapshots). A list item or
 //! row that follows one wholly below the viewport is taken to be below it
 //! too, without a rect of its own (document order is layout order in a
 //! list; a reordered list only loses `visually-hidden` marks inside such
@@ -502,6 +503,14 @@ impl<'a> Walker<'a> {
                 None => listed = false,
             }
         }
+        // A list item or row without a line of its own (interactive-only
+        // snapshots, inside a button…) out of view: its content is
+        // offscreen as a listed one's would be, so asks for no rects and
+        // gets no marks either.
+        if !listed && item && self.clipped == 0 && (follows_fold || rect.as_ref().is_some_and(|r| self.out_of_view(r)))
+        {
+            marked_offscreen = true;
+        }
         if shown && !consume && !self.text_only && self.consumes_label_text(el, tag) {
             consume = true;
         }
@@ -753,6 +762,12 @@ impl<'a> Walker<'a> {
         (clip.starts_with("rect") && matches!(position.as_str(), "absolute" | "fixed")) || path.starts_with("inset")
     }
 
+    /// A box wholly outside the viewport (never, in a window without one).
+    fn out_of_view(&self, r: &web_sys::DomRect) -> bool {
+        self.view_h > 0.0
+            && (r.bottom() <= 0.0 || r.right() <= 0.0 || r.top() >= self.view_h || r.left() >= self.view_w)
+    }
+
     fn visit_frame(&mut self, el: &Element, depth: u16, nesting: u32) {
         // `local_name` was checked; no `instanceof` (frames nest realms).
         let frame = el.unchecked_ref::<HtmlIFrameElement>();
@@ -818,13 +833,12 @@ impl<'a> Walker<'a> {
         self.last_offscreen = matches!(place, Place::Below);
         if self.clipped > 0 {
             node.states.push(State::VisuallyHidden);
-        } else if let Place::Rect(r) = place {
-            let out = r.bottom() <= 0.0 || r.right() <= 0.0 || r.top() >= self.view_h || r.left() >= self.view_w;
-            if out && self.view_h > 0.0 {
-                self.last_offscreen = true;
-                if self.offscreen == 0 && !matches!(role, "listitem" | "row") {
-                    node.states.push(State::Offscreen);
-                }
+        } else if let Place::Rect(r) = place
+            && self.out_of_view(r)
+        {
+            self.last_offscreen = true;
+            if self.offscreen == 0 && !matches!(role, "listitem" | "row") {
+                node.states.push(State::Offscreen);
             }
         }
 
