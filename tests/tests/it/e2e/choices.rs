@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use shared::limits::MAX_OPTIONS_SHOWN;
-use tests::{CdpSession, Stack, line_after, parse_choices, parse_line, ref_of};
+use tests::{CdpSession, Stack, elements, line_after, parse_choices, parse_line, ref_of};
 
 use super::{code, new_tab, page_at, snapshot, snapshot_matches};
 
@@ -147,4 +147,38 @@ async fn options_suggestions_and_screen_reader_only_controls() {
     assert_eq!(c.choices.len() + c.more, 5_000);
     assert_eq!(c.choices.len(), shared::risk::MAX_OPTIONS_SEEN, "as many as browser_select_option can choose from");
     eprintln!("choices: 5,000-option page snapshot in {took:?}");
+}
+
+/// A list running far below the fold: its items' content is never marked
+/// `offscreen` (a word a row saved), in a full snapshot or an
+/// interactive-only one, where the items have no lines of their own; a
+/// control below the fold outside any list is. Both snapshots give the same
+/// refs to the same controls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_content_below_the_fold_is_unmarked_in_both_kinds_of_snapshot() {
+    let mut s = Stack::start_headless(None).await.expect("start the stack");
+    let url = s.url("hidden/long-list.html");
+    new_tab(&mut s.mcp, &url).await;
+    let full = snapshot_matches(&mut s.mcp, &url, "hidden/long-list.html").await;
+    let only = snapshot(&mut s.mcp, json!({ "interactive_only": true })).await.snapshot();
+    // Each element's own part of its line (list items show as row lines).
+    let part = |text: &str, name: &str| -> String {
+        elements(text)
+            .into_iter()
+            .find(|(p, _)| p.role == "button" && p.name.as_deref() == Some(name))
+            .map(|(_, part)| part)
+            .unwrap_or_else(|| panic!("no button {name:?} in:\n{text}"))
+    };
+    for text in [&full, &only] {
+        for n in [1, 30, 60] {
+            let part = part(text, &format!("Remove {n}"));
+            assert!(!part.contains("offscreen"), "{part}\n{text}");
+        }
+        let clear = part(text, "Clear all");
+        assert!(clear.contains("offscreen"), "{clear}\n{text}");
+    }
+    let refs = |text: &str| -> Vec<String> {
+        (1..=60).map(|n| ref_of(text, "button", &format!("Remove {n}")).expect("a ref")).collect()
+    };
+    assert_eq!(refs(&full), refs(&only));
 }
