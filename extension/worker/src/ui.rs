@@ -234,6 +234,14 @@ fn hand_back(id: u64, answer: HandBack) {
 
 /// Re-renders a list of requests into `container`.
 pub fn render_requests(container: &Element, pending: &[PendingView], empty: &str) {
+    // Drawn again only when the list changed: the state is published again
+    // for other reasons (history, chime, sessions), and a card replaced
+    // under the person's pointer between press and release loses the click.
+    let shown = serde_json::to_string(pending).unwrap_or_default();
+    if container.get_attribute("data-shown").as_deref() == Some(shown.as_str()) {
+        return;
+    }
+    let _ = container.set_attribute("data-shown", &shown);
     clear(container);
     if pending.is_empty() {
         container.append_child(&el("p", "empty", Some(empty))).ok();
