@@ -8,7 +8,7 @@
 //! seven calls through the wasm-bindgen glue per element and two strings
 //! copied into wasm memory (the local name, the text), which on a long
 //! page cost more than the DOM reads themselves (BENCHMARKS.md, "Faster
-//! walks"). [`Reader::facts`] asks them in one call that answers a packed
+//! walks"). [`facts`] asks them in one call that answers a packed
 //! integer.
 //!
 //! The JS below only reads and packs; every decision stays in Rust. It is
@@ -63,7 +63,7 @@ thread_local! {
     static TAGS: RefCell<Vec<&'static str>> = const { RefCell::new(Vec::new()) };
 }
 
-/// What kind of node [`Reader::facts`] read.
+/// What kind of node [`facts`] read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Element,
@@ -75,7 +75,7 @@ pub enum Kind {
     Other,
 }
 
-/// The packed answer of one [`Reader::facts`] call.
+/// The packed answer of one [`facts`] call.
 #[derive(Debug, Clone, Copy)]
 pub struct Facts(u32);
 
@@ -130,17 +130,7 @@ impl Facts {
     }
 }
 
-/// Reads [`Facts`] of nodes; holds the `checkVisibility` options.
-pub struct Reader {
-    visibility: JsValue,
-}
-
-impl Reader {
-    pub fn new(vis: &dom::Visibility) -> Self {
-        Reader { visibility: vis.options().clone() }
-    }
-
-    pub fn facts(&self, node: &Node) -> Facts {
-        Facts(node_facts(node, &self.visibility, dom::aria_selector(), MAX_TAGS))
-    }
+/// The [`Facts`] of `node` (`vis`: the walk's `checkVisibility` options).
+pub fn facts(vis: &dom::Visibility, node: &Node) -> Facts {
+    Facts(node_facts(node, vis.options(), dom::aria_selector(), MAX_TAGS))
 }

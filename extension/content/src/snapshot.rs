@@ -57,7 +57,7 @@ use crate::challenge;
 use crate::choices;
 use crate::dom::{self, Vis, attr, attr_is, attr_nonempty, has};
 use crate::name::{self, Labels, NameEnv, Pseudo};
-use crate::reads::{Facts, Kind, Reader};
+use crate::reads::{self, Facts, Kind};
 use crate::refs;
 use crate::roles;
 
@@ -115,7 +115,7 @@ fn walk(
             }
             if !modal && let Some(root) = document.document_element() {
                 w.skip = dialogs;
-                let facts = w.reader.facts(&root);
+                let facts = reads::facts(&w.vis, &root);
                 w.visit(&root, facts, 0, 0, None);
             }
         }
@@ -269,7 +269,6 @@ struct Walker<'a> {
     interactive_only: bool,
     focused: Option<Element>,
     vis: dom::Visibility,
-    reader: Reader,
     env: NameEnv<'a>,
     /// Window of the document being walked (changes inside iframes).
     win: Window,
@@ -319,13 +318,11 @@ struct Walker<'a> {
 
 impl<'a> Walker<'a> {
     fn new(win: &Window, doc: &Document, pseudo: &'a Pseudo, interactive_only: bool) -> Self {
-        let vis = dom::Visibility::new();
         let mut w = Walker {
             nodes: Vec::new(),
             interactive_only,
             focused: deep_active_element(doc),
-            reader: Reader::new(&vis),
-            vis,
+            vis: dom::Visibility::new(),
             env: NameEnv { pseudo },
             win: win.clone(),
             view_w: 0.0,
@@ -399,7 +396,7 @@ impl<'a> Walker<'a> {
         let group = el.parent_element().and_then(|p| dom::closest(&p, "fieldset[disabled],optgroup[disabled]"));
         self.disabled_groups = u32::from(group.is_some());
         self.tree_depth = u32::from(!self.env.pseudo.covers(el));
-        let facts = self.reader.facts(el);
+        let facts = reads::facts(&self.vis, el);
         self.visit(el, facts, 0, 0, None);
         self.aria_disabled = 0;
         self.disabled_groups = 0;
@@ -634,7 +631,7 @@ impl<'a> Walker<'a> {
         if self.stopped {
             return;
         }
-        let facts = self.reader.facts(&child);
+        let facts = reads::facts(&self.vis, &child);
         match facts.kind() {
             Kind::Element => {
                 let c: Element = child.unchecked_into();
@@ -778,7 +775,7 @@ impl<'a> Walker<'a> {
         let outer = self.win.clone();
         self.set_window(win);
         self.tree_depth += 1;
-        let facts = self.reader.facts(&root);
+        let facts = reads::facts(&self.vis, &root);
         self.visit(&root, facts, depth, nesting + 1, None);
         self.tree_depth -= 1;
         self.flush_text();
