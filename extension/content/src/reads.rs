@@ -15,6 +15,12 @@
 //! the one piece of JS with logic in the content script, kept here next to
 //! the Rust that decodes it (ARCHITECTURE.md, "Content script").
 //!
+//! A walk through children asks for them a step at a time ([`Step`]):
+//! the next element or text with content, its facts read in the same
+//! call, whitespace-only text and comments passed over in JS. Those are a
+//! third of a typical page's nodes, and each cost three calls (the
+//! sibling, its facts, dropping the handle).
+//!
 //! Local names cross as small numbers: the JS side numbers each new name
 //! it meets (at most [`MAX_TAGS`], after which it answers 0 and the name
 //! is asked for the ordinary way), and this side learns the name the first
@@ -51,10 +57,35 @@ export function chaperoneNodeFacts(node, visibility, aria, maxTags) {
     | (node.checkVisibility(visibility) ? 16 : 0) | (node.shadowRoot !== null ? 32 : 0)
     | (node.firstElementChild !== null ? 64 : 0) | (code << 8);
 }
+let found = null;
+export function chaperoneStep(node, first, visibility, aria, maxTags) {
+  let n = first ? node.firstChild : node.nextSibling;
+  let blank = 0;
+  while (n !== null) {
+    const type = n.nodeType;
+    if (type === 1) break;
+    if (type === 3) {
+      if (/[^ \t\n\f\r]/.test(n.data)) break;
+      blank = 128;
+    }
+    n = n.nextSibling;
+  }
+  found = n;
+  return n === null ? blank : chaperoneNodeFacts(n, visibility, aria, maxTags) | blank;
+}
+export function chaperoneFound() {
+  const n = found;
+  found = null;
+  return n;
+}
 "#)]
 extern "C" {
     #[wasm_bindgen(js_name = chaperoneNodeFacts)]
     fn node_facts(node: &Node, visibility: &JsValue, aria: &JsValue, max_tags: u32) -> u32;
+    #[wasm_bindgen(js_name = chaperoneStep)]
+    fn step(node: &Node, first: bool, visibility: &JsValue, aria: &JsValue, max_tags: u32) -> u32;
+    #[wasm_bindgen(js_name = chaperoneFound)]
+    fn found() -> Node;
 }
 
 thread_local! {
@@ -134,3 +165,37 @@ impl Facts {
 pub fn facts(vis: &dom::Visibility, node: &Node) -> Facts {
     Facts(node_facts(node, vis.options(), dom::aria_selector(), MAX_TAGS))
 }
+
+/// One step of a walk through a node's children: the next element or
+/// text node that is not only whitespace, with its [`Facts`], and whether
+/// whitespace-only text came before it. Comments and the like are passed
+/// over, as the walk ignores them; a step past the last child has no node
+/// but may still have whitespace before it (a space at the end of an
+/// inline run).
+pub struct Step {
+    pub node: Option<Node>,
+    pub facts: Facts,
+    pub blank_before: bool,
+}
+
+/// The first [`Step`] into `parent`'s children.
+pub fn first_child(vis: &dom::Visibility, parent: &Node) -> Step {
+    step_from(vis, parent, true)
+}
+
+/// The [`Step`] after `node`, among its siblings.
+pub fn next_sibling(vis: &dom::Visibility, node: &Node) -> Step {
+    step_from(vis, node, false)
+}
+
+fn step_from(vis: &dom::Visibility, node: &Node, first: bool) -> Step {
+    let packed = step(node, first, vis.options(), dom::aria_selector(), MAX_TAGS);
+    let facts = Facts(packed & !BLANK_BEFORE);
+    // Kind 0 is only answered past the last child: the step skips other
+    // node types. Only then is there no node to take.
+    let node = (facts.kind() != Kind::Other).then(found);
+    Step { node, facts, blank_before: packed & BLANK_BEFORE != 0 }
+}
+
+/// The bit of a [`step`] answer saying whitespace came before its node.
+const BLANK_BEFORE: u32 = 128;

@@ -1,49 +1,43 @@
 //! Element refs: stable for the same element across snapshots of the same
 //! document, never reused, never written into the DOM.
 
-use std::cell::Cell;
-
-use js_sys::{Map, WeakMap};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::Element;
 
-#[wasm_bindgen]
+// The two tables live on the JS side: a ref is one call that answers a
+// number, where a `WeakMap` driven from Rust was three (the lookup, the
+// number read out of it, the handle dropped) for every control of every
+// snapshot. `byElement` holds no element alive (a `WeakMap`), nor does
+// `byRef` (`WeakRef`s); numbers only grow, so a ref is never reused.
+#[wasm_bindgen(inline_js = r#"
+const byElement = new WeakMap();
+const byRef = new Map();
+let last = 0;
+export function chaperoneRefOf(el) {
+  let n = byElement.get(el);
+  if (n === undefined) {
+    n = ++last;
+    byElement.set(el, n);
+    byRef.set(n, new WeakRef(el));
+  }
+  return n;
+}
+export function chaperoneRefTarget(n) {
+  const weak = byRef.get(n);
+  return weak === undefined ? null : (weak.deref() ?? null);
+}
+"#)]
 extern "C" {
-    /// `WeakRef` (not in js-sys 0.3): lets the ref table keep no element alive.
-    type WeakRef;
-    #[wasm_bindgen(constructor)]
-    fn new(target: &JsValue) -> WeakRef;
-    #[wasm_bindgen(method)]
-    fn deref(this: &WeakRef) -> JsValue;
+    #[wasm_bindgen(js_name = chaperoneRefOf)]
+    fn ref_of(el: &Element) -> u32;
+    #[wasm_bindgen(js_name = chaperoneRefTarget)]
+    fn ref_target(n: u32) -> JsValue;
 }
 
-struct Table {
-    by_element: WeakMap,
-    by_ref: Map,
-    next: Cell<u32>,
-}
-
-thread_local! {
-    static TABLE: Table = Table { by_element: WeakMap::new(), by_ref: Map::new(), next: Cell::new(0) };
-}
-
-/// The ref of `el`, assigning the next free one on first sight. Both
-/// tables key on the ref's number, not its text: a number crosses from JS
-/// without a string copy (a snapshot asks this of every control).
+/// The ref of `el`, assigning the next free one on first sight.
 pub fn ref_for(el: &Element) -> String {
-    TABLE.with(|t| {
-        let obj: &js_sys::Object = el.unchecked_ref();
-        if let Some(n) = t.by_element.get(obj).as_f64() {
-            return format!("e{}", n as u32);
-        }
-        let n = t.next.get() + 1;
-        t.next.set(n);
-        let key = JsValue::from_f64(f64::from(n));
-        t.by_element.set(obj, &key);
-        t.by_ref.set(&key, &WeakRef::new(el));
-        format!("e{n}")
-    })
+    format!("e{}", ref_of(el))
 }
 
 /// The number of a ref as given out: `e` and a decimal without a sign or
@@ -58,15 +52,8 @@ fn number_of(r: &str) -> Option<u32> {
 
 /// The live element behind `r`, if it still exists and is in a document.
 pub fn lookup(r: &str) -> Option<Element> {
-    let n = number_of(r)?;
-    TABLE.with(|t| {
-        let weak = t.by_ref.get(&JsValue::from_f64(f64::from(n)));
-        if weak.is_undefined() {
-            return None;
-        }
-        let el: Element = weak.unchecked_into::<WeakRef>().deref().dyn_into().ok()?;
-        if el.is_connected() { Some(el) } else { None }
-    })
+    let el: Element = ref_target(number_of(r)?).dyn_into().ok()?;
+    if el.is_connected() { Some(el) } else { None }
 }
 
 #[cfg(test)]

@@ -543,7 +543,7 @@ impl<'a> Walker<'a> {
                 let text = Text { shown: seen, collect: seen && self.consuming == 0 };
                 if let Some(shadow) = shadow {
                     self.tree_depth += 1;
-                    self.visit_children(shadow.first_child(), text, child_depth, nesting, None);
+                    self.visit_children(&shadow, text, child_depth, nesting, None);
                     self.tree_depth -= 1;
                 } else if tag == "slot" {
                     if let dom::FlatChildren::Nodes(children) = dom::flat_children(el, "slot") {
@@ -564,7 +564,7 @@ impl<'a> Walker<'a> {
                     }
                 } else {
                     let list = matches!(tag, "ul" | "ol" | "menu");
-                    self.visit_children(el.first_child(), text, child_depth, nesting, Some(list));
+                    self.visit_children(el, text, child_depth, nesting, Some(list));
                 }
                 if consume {
                     self.consuming -= 1;
@@ -605,24 +605,23 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// Visits `first` and its following siblings (`in_list`: as for
-    /// [`Walker::visit`]).
-    fn visit_children(
-        &mut self,
-        first: Option<web_sys::Node>,
-        text: Text,
-        depth: u16,
-        nesting: u32,
-        in_list: Option<bool>,
-    ) {
+    /// Visits the children of `parent` (`in_list`: as for
+    /// [`Walker::visit`]), a [`reads::Step`] at a time.
+    fn visit_children(&mut self, parent: &web_sys::Node, text: Text, depth: u16, nesting: u32, in_list: Option<bool>) {
         let outer = std::mem::take(&mut self.after_fold);
-        let mut next = first;
-        while let Some(child) = next {
+        let mut step = reads::first_child(&self.vis, parent);
+        loop {
+            // Whitespace only: a space between what is around it (the
+            // signals take no whitespace), without reading it.
+            if step.blank_before && text.collect && !self.stopped {
+                self.push_text(" ", depth);
+            }
+            let Some(child) = step.node else { break };
             if self.stopped {
                 break;
             }
-            next = child.next_sibling();
-            self.visit_node(child, text, depth, nesting, in_list);
+            self.visit_read(&child, step.facts, text, depth, nesting, in_list);
+            step = reads::next_sibling(&self.vis, &child);
         }
         self.after_fold = outer;
     }
@@ -632,11 +631,21 @@ impl<'a> Walker<'a> {
             return;
         }
         let facts = reads::facts(&self.vis, &child);
+        self.visit_read(&child, facts, text, depth, nesting, in_list);
+    }
+
+    /// [`Walker::visit_node`] with the node's facts already read.
+    fn visit_read(
+        &mut self,
+        child: &web_sys::Node,
+        facts: Facts,
+        text: Text,
+        depth: u16,
+        nesting: u32,
+        in_list: Option<bool>,
+    ) {
         match facts.kind() {
-            Kind::Element => {
-                let c: Element = child.unchecked_into();
-                self.visit(&c, facts, depth, nesting + 1, in_list);
-            }
+            Kind::Element => self.visit(child.unchecked_ref(), facts, depth, nesting + 1, in_list),
             Kind::Text => {
                 if self.text_wanted(text)
                     && let Some(t) = child.node_value()
