@@ -578,7 +578,7 @@ fn build_content(root: &Path) -> Result<String> {
     let converted = fs::read_to_string(&js)?;
     let asm = patch_memory_copy(&patch_memory_grow(&converted)?)?;
     let main = fs::read_to_string(bindgen_dir.join("content.js"))?;
-    let glue = fs::read_to_string(bindgen_dir.join("content_bg.js"))?;
+    let glue = patch_string_encoding(&fs::read_to_string(bindgen_dir.join("content_bg.js"))?)?;
     content_module(&main, &glue, &asm, &snippets(&bindgen_dir)?)
 }
 
@@ -739,6 +739,59 @@ fn module_as_function(js: &str, what: &str, allowed: &[&str]) -> Result<String> 
     Ok(format!("function (__imports) {{\n'use strict';\n{body}return {{ {} }};\n}}", ret.join(", ")))
 }
 
+/// wasm-bindgen's glue copies a JS string into wasm memory a character at
+/// a time while it is ASCII and hands the rest to `TextEncoder.encodeInto`.
+/// In the content script that call costs about 2 µs however short the
+/// text (a view, a result object, two reallocations around it), and it
+/// is taken by every text with one non-ASCII character: a `·` in each row
+/// of a list, every text of a page not in English. Short rests (at most
+/// [`SHORT_TEXT_UNITS`] UTF-16 units) are encoded by a loop here instead,
+/// as `TextEncoder` does: surrogate pairs as four bytes, a lone surrogate
+/// as U+FFFD (BENCHMARKS.md, "Faster walks").
+fn patch_string_encoding(js: &str) -> Result<String> {
+    const BRANCH: &str = "    if (offset !== len) {\n        if (offset !== 0) {\n            arg = arg.slice(offset);";
+    let start = js.find("function passStringToWasm0(").context("the glue has no passStringToWasm0")?;
+    let at = js[start..].find(BRANCH).context("passStringToWasm0 has an unexpected shape")? + start;
+    let mut out = String::with_capacity(js.len() + 1_200);
+    out.push_str(&js[..at]);
+    out.push_str(&format!(
+        "    /* chaperone: a short non-ASCII rest encoded here, not by encodeInto */\n\
+         if (offset !== len && len - offset <= {SHORT_TEXT_UNITS}) {{\n\
+             ptr = realloc(ptr, len, len = offset + (len - offset) * 3, 1) >>> 0;\n\
+             const m = getUint8ArrayMemory0();\n\
+             let o = ptr + offset;\n\
+             for (let i = offset; i < arg.length; i++) {{\n\
+                 let c = arg.charCodeAt(i);\n\
+                 if (c < 0x80) {{ m[o++] = c; continue; }}\n\
+                 if (c < 0x800) {{ m[o++] = 0xc0 | (c >> 6); m[o++] = 0x80 | (c & 63); continue; }}\n\
+                 if (c >= 0xd800 && c < 0xe000) {{\n\
+                     const d = i + 1 < arg.length ? arg.charCodeAt(i + 1) : 0;\n\
+                     if (c < 0xdc00 && d >= 0xdc00 && d < 0xe000) {{\n\
+                         i++;\n\
+                         c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);\n\
+                         m[o++] = 0xf0 | (c >> 18); m[o++] = 0x80 | ((c >> 12) & 63);\n\
+                         m[o++] = 0x80 | ((c >> 6) & 63); m[o++] = 0x80 | (c & 63);\n\
+                         continue;\n\
+                     }}\n\
+                     c = 0xfffd;\n\
+                 }}\n\
+                 m[o++] = 0xe0 | (c >> 12); m[o++] = 0x80 | ((c >> 6) & 63); m[o++] = 0x80 | (c & 63);\n\
+             }}\n\
+             offset = o - ptr;\n\
+             ptr = realloc(ptr, len, offset, 1) >>> 0;\n\
+             WASM_VECTOR_LEN = offset;\n\
+             return ptr;\n\
+         }}\n"
+    ));
+    out.push_str(&js[at..]);
+    Ok(out)
+}
+
+/// The longest non-ASCII rest of a string [`patch_string_encoding`]
+/// encodes itself (UTF-16 units); longer ones go to `encodeInto`, which is
+/// quicker per character once the call is paid for.
+const SHORT_TEXT_UNITS: usize = 512;
+
 /// wasm2js grows memory by allocating a new ArrayBuffer and leaves the old
 /// one attached; wasm-bindgen's glue only refreshes its cached views when
 /// they are detached (`byteLength === 0`), so it would keep using stale
@@ -862,6 +915,18 @@ mod tests {
         assert_eq!(out, want);
         assert!(without_custom_section(&wasm[..wasm.len() - 1], "x").is_err(), "a truncated section is refused");
         assert!(without_custom_section(b"nope", "x").is_err());
+    }
+
+    #[test]
+    fn string_patch_encodes_short_non_ascii_rests_before_encode_into() {
+        let js = "function passStringToWasm0(arg, malloc, realloc) {\n    let offset = 0;\n    if (offset !== len) {\n        if (offset !== 0) {\n            arg = arg.slice(offset);\n        }\n        const ret = cachedTextEncoder.encodeInto(arg, view);\n    }\n}\n";
+        let out = patch_string_encoding(js).unwrap();
+        let short = out.find(&format!("len - offset <= {SHORT_TEXT_UNITS}")).unwrap();
+        assert!(short < out.find("cachedTextEncoder.encodeInto").unwrap(), "the loop must come first: {out}");
+        assert!(out.contains("c = 0xfffd;"), "a lone surrogate becomes U+FFFD: {out}");
+        assert!(out[short..].contains("return ptr;"), "the short path returns: {out}");
+        assert!(patch_string_encoding("nothing").is_err());
+        assert!(patch_string_encoding("function passStringToWasm0(arg) { return 1; }").is_err());
     }
 
     #[test]

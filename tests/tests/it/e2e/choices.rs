@@ -182,3 +182,46 @@ async fn list_content_below_the_fold_is_unmarked_in_both_kinds_of_snapshot() {
     };
     assert_eq!(refs(&full), refs(&only));
 }
+
+/// Text in any script reaches the agent unchanged (the content script
+/// encodes short non-ASCII text into its memory itself, longer text with
+/// the browser's encoder): each paragraph of a page in a dozen scripts,
+/// emoji sequences and combining marks included, shows exactly as the page
+/// has it, lone surrogates as U+FFFD (as `TextEncoder` makes them), and a
+/// text longer than what the content script encodes itself as well.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_in_any_script_reaches_the_snapshot_unchanged() {
+    let mut s = Stack::start_headless(None).await.expect("start the stack");
+    let url = s.url("names/scripts.html");
+    new_tab(&mut s.mcp, &url).await;
+    let page = page_at(&s, &url).await;
+    // (The expression's value is a number: a string with lone surrogates
+    // cannot come back over CDP.)
+    page.evaluate(
+        "(document.getElementById('lone').textContent = 'Lone \\uD800 high, lone \\uDC00 low, end \\uD83D', 1)",
+    )
+    .await
+    .expect("set the lone surrogates");
+    let text = snapshot_matches(&mut s.mcp, &url, "names/scripts.html").await;
+    // What the page holds, well-formed and with whitespace collapsed as a
+    // snapshot shows text.
+    let want = page
+        .evaluate(
+            "Array.from(document.querySelectorAll('p[data-t]')).map(p => p.textContent\
+               .replace(/[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])|(?<![\\uD800-\\uDBFF])[\\uDC00-\\uDFFF]/g, '\\uFFFD')\
+               .replace(/\\s+/g, ' ').trim())",
+        )
+        .await
+        .expect("read the paragraphs");
+    let want: Vec<String> =
+        want.as_array().expect("an array").iter().map(|v| v.as_str().unwrap_or_default().to_string()).collect();
+    assert_eq!(want.len(), 7, "{want:?}");
+    assert!(want[5].contains("Lone \u{FFFD} high, lone \u{FFFD} low, end \u{FFFD}"), "{want:?}");
+    assert!(want[6].encode_utf16().count() > 512, "the long text must be longer than the short-text limit");
+    for w in &want {
+        // Text lines are cut at `MAX_TEXT_CHARS` characters: compare what
+        // fits.
+        let head: String = w.chars().take(shared::limits::MAX_TEXT_CHARS - 20).collect();
+        assert!(text.contains(&head), "{head:?} is not in the snapshot:\n{text}");
+    }
+}
