@@ -1179,6 +1179,35 @@ mod tests {
             assert_eq!(json, format!("[0,{i}]"));
             assert_eq!(serde_json::from_str::<Node>(&json).unwrap().role, *role);
         }
+        // Append only: the indices as first shipped (7471998) keep their
+        // roles, so a frame from an older content script reads the same.
+        let shipped = [
+            TEXT_ROLE,
+            "button",
+            "link",
+            "listitem",
+            "cell",
+            "row",
+            "heading",
+            "list",
+            "textbox",
+            "checkbox",
+            "img",
+            "combobox",
+            "radio",
+            "columnheader",
+            "table",
+            "option",
+            "menuitem",
+            "tab",
+            "navigation",
+            "main",
+            "banner",
+            "contentinfo",
+            "region",
+            "form",
+        ];
+        assert_eq!(&WIRE_ROLES[..shipped.len()], &shipped[..], "a shipped role index changed meaning");
         let mut unique = WIRE_ROLES.to_vec();
         unique.sort_unstable();
         unique.dedup();
