@@ -145,6 +145,26 @@ async fn the_popup_pauses_badges_chimes_and_keeps_the_history() {
             // Each card names the agent that asked (both sessions here are
             // the test's client).
             assert_eq!(cards.matches("Asked by: chaperone-e2e").count(), 2, "{cards}");
+            // The state is published again for other reasons (here the
+            // chime, switched off and on with the person's clicks): the
+            // cards stay the same elements, since one replaced between
+            // press and release loses the person's click.
+            let mark =
+                "(document.querySelectorAll('#pending section.request').forEach(c => { c.chaperoneKept = true; }), 1)";
+            popup.evaluate(mark).await.expect("mark the cards");
+            for on in [false, true] {
+                human.click_in_popup("chime").await.expect("switch the chime");
+                wait_eq(&popup, "chrome.storage.session.get('gate').then(g => g.gate.chime)", json!(on)).await;
+            }
+            // The popup hears the last change after the worker stored it.
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let kept = popup
+                .evaluate(
+                    "[...document.querySelectorAll('#pending section.request')].map(c => c.chaperoneKept === true)",
+                )
+                .await
+                .unwrap();
+            assert_eq!(kept, json!([true, true]), "the cards were drawn again though the list did not change");
             // Deny "Send" and approve "Delete account", from the popup.
             let id_of = |name: &str| {
                 let name = serde_json::to_string(name).unwrap();
