@@ -141,18 +141,9 @@ impl Browser {
         args.push("--remote-debugging-port=0".into());
         args.extend(opts.extra_args.iter().cloned());
         args.push("about:blank".into());
-        if let Ok(f) = std::env::var("SCRATCH_ARGS") {
-            for a in f.split('|') {
-                args.insert(0, a.to_string());
-            }
-        }
 
         let stderr = File::create(logs.path().join("chromium.stderr"))?;
-        let stdout = File::create(if std::env::var("SCRATCH_ARGS").is_ok() {
-            std::path::PathBuf::from("/tmp/chromium.stdout")
-        } else {
-            logs.path().join("chromium.stdout")
-        })?;
+        let stdout = File::create(logs.path().join("chromium.stdout"))?;
         let mut command = Command::new(crate::browser_path());
         if let Some(display) = &display {
             command.env("DISPLAY", display);
