@@ -21,6 +21,10 @@
 //! third of a typical page's nodes, and each cost three calls (the
 //! sibling, its facts, dropping the handle).
 //!
+//! A shadow root is asked only of the elements that can host one: custom
+//! elements and the few `attachShadow` accepts (the same list for
+//! declarative shadow roots); the answer is kept with the name.
+//!
 //! Local names cross as small numbers: the JS side numbers each new name
 //! it meets (at most [`MAX_TAGS`], after which it answers 0 and the name
 //! is asked for the ordinary way), and this side learns the name the first
@@ -40,6 +44,8 @@ const MAX_TAGS: u32 = 1_024;
 
 #[wasm_bindgen(inline_js = r#"
 const tags = new Map();
+const hosts = new Set(['article', 'aside', 'blockquote', 'body', 'div', 'footer', 'h1', 'h2', 'h3', 'h4', 'h5',
+  'h6', 'header', 'main', 'nav', 'p', 'section', 'span']);
 export function chaperoneNodeFacts(node, visibility, aria, maxTags) {
   const type = node.nodeType;
   if (type !== 1) {
@@ -47,15 +53,15 @@ export function chaperoneNodeFacts(node, visibility, aria, maxTags) {
     return /[^ \t\n\f\r]/.test(node.data) ? 2 : 3;
   }
   const name = node.localName;
-  let code = tags.get(name);
-  if (code === undefined) {
-    code = 0;
-    if (tags.size < maxTags) { code = tags.size + 1; tags.set(name, code); }
+  let entry = tags.get(name);
+  if (entry === undefined) {
+    entry = name.includes('-') || hosts.has(name) ? 1 : 0;
+    if (tags.size < maxTags) { entry |= (tags.size + 1) << 1; tags.set(name, entry); }
   }
   const any = node.hasAttributes();
   return 1 | (any ? 4 : 0) | (any && node.matches(aria) ? 8 : 0)
-    | (node.checkVisibility(visibility) ? 16 : 0) | (node.shadowRoot !== null ? 32 : 0)
-    | (node.firstElementChild !== null ? 64 : 0) | (code << 8);
+    | (node.checkVisibility(visibility) ? 16 : 0) | ((entry & 1) && node.shadowRoot !== null ? 32 : 0)
+    | (node.firstElementChild !== null ? 64 : 0) | ((entry >> 1) << 8);
 }
 let found = null;
 export function chaperoneStep(node, first, visibility, aria, maxTags) {
