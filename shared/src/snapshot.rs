@@ -286,8 +286,10 @@ pub const WIRE_ROLES: [&str; 24] = [
     "form",
 ];
 
-/// The ref `eN` as the number `N`, when it has that form.
-fn ref_number(r: &str) -> Option<u64> {
+/// The ref `eN` as the number `N`, when it has that form: `e` and a
+/// decimal without a sign or leading zero that fits a `u32`, as the content
+/// script gives them out (it keys its tables on the number).
+pub fn ref_number(r: &str) -> Option<u32> {
     let digits = r.strip_prefix('e')?;
     if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -1140,6 +1142,15 @@ pub fn render(snap: &PageSnapshot, opts: RenderOptions) -> Rendered {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_refs_as_given_out_have_a_number() {
+        assert_eq!(ref_number("e1"), Some(1));
+        assert_eq!(ref_number("e4096"), Some(4096));
+        for bad in ["", "e", "e0", "e01", "e-1", "e+1", "E1", "1", "e1 ", "e1.0", "e99999999999"] {
+            assert_eq!(ref_number(bad), None, "{bad:?}");
+        }
+    }
 
     #[test]
     fn nodes_travel_as_short_arrays() {

@@ -44,13 +44,14 @@ const MAX_TAGS: u32 = 1_024;
 
 #[wasm_bindgen(inline_js = r#"
 const tags = new Map();
+const hasContent = (text) => /[^ \t\n\f\r]/.test(text);
 const hosts = new Set(['article', 'aside', 'blockquote', 'body', 'div', 'footer', 'h1', 'h2', 'h3', 'h4', 'h5',
   'h6', 'header', 'main', 'nav', 'p', 'section', 'span']);
 export function chaperoneNodeFacts(node, visibility, aria, maxTags) {
   const type = node.nodeType;
   if (type !== 1) {
     if (type !== 3) return 0;
-    return /[^ \t\n\f\r]/.test(node.data) ? 2 : 3;
+    return hasContent(node.data) ? 2 : 3;
   }
   const name = node.localName;
   let entry = tags.get(name);
@@ -71,7 +72,7 @@ export function chaperoneStep(node, first, visibility, aria, maxTags) {
     const type = n.nodeType;
     if (type === 1) break;
     if (type === 3) {
-      if (/[^ \t\n\f\r]/.test(n.data)) break;
+      if (hasContent(n.data)) break;
       blank = 128;
     }
     n = n.nextSibling;

@@ -1,6 +1,7 @@
 //! Element refs: stable for the same element across snapshots of the same
 //! document, never reused, never written into the DOM.
 
+use shared::snapshot::ref_number;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::Element;
@@ -40,32 +41,8 @@ pub fn ref_for(el: &Element) -> String {
     format!("e{}", ref_of(el))
 }
 
-/// The number of a ref as given out: `e` and a decimal without a sign or
-/// leading zero.
-fn number_of(r: &str) -> Option<u32> {
-    let digits = r.strip_prefix('e')?;
-    if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
-}
-
 /// The live element behind `r`, if it still exists and is in a document.
 pub fn lookup(r: &str) -> Option<Element> {
-    let el: Element = ref_target(number_of(r)?).dyn_into().ok()?;
+    let el: Element = ref_target(ref_number(r)?).dyn_into().ok()?;
     if el.is_connected() { Some(el) } else { None }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::number_of;
-
-    #[test]
-    fn only_refs_as_given_out_have_a_number() {
-        assert_eq!(number_of("e1"), Some(1));
-        assert_eq!(number_of("e4096"), Some(4096));
-        for bad in ["", "e", "e0", "e01", "e-1", "e+1", "E1", "1", "e1 ", "e1.0", "e99999999999"] {
-            assert_eq!(number_of(bad), None, "{bad:?}");
-        }
-    }
 }

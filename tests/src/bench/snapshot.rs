@@ -569,6 +569,12 @@ async fn profile_page(b: &mut Bench, url: &str, end_to_end_ms: f64) -> Result<Va
 /// The same pages through Playwright MCP, right after ours in the same run:
 /// time (median / p90), bytes and o200k_base tokens of what the agent
 /// reads, and the ratios. Adds a row per page and the bytes checks.
+/// Playwright MCP loads `url`, then snapshots it.
+async fn navigate_and_snapshot(pw: &mut PlaywrightMcp, url: &str) -> Result<playwright::Answer> {
+    pw.call("browser_navigate", json!({ "url": url })).await?;
+    pw.call("browser_snapshot", json!({})).await
+}
+
 async fn side_by_side(b: &mut Bench, ours: &[Ours], rows: &mut Vec<Row>, checks: &mut Vec<Check>) -> Result<Value> {
     let version = playwright::pinned_version();
     let cli = playwright::install()?;
@@ -580,16 +586,10 @@ async fn side_by_side(b: &mut Bench, ours: &[Ours], rows: &mut Vec<Row>, checks:
         // A page Playwright MCP fails on is tried once more (on a loaded
         // machine its navigation of the 10,000 rows has hit its own 30 s
         // limit), then reported, the others still measured.
-        let mut first = Err(anyhow::anyhow!("not tried"));
-        for attempt in 0..2 {
-            first = match pw.call("browser_navigate", json!({ "url": o.url })).await {
-                Ok(_) => pw.call("browser_snapshot", json!({})).await,
-                Err(e) => Err(e),
-            };
-            match &first {
-                Err(e) if attempt == 0 => println!("  Playwright MCP, {}: {e:#}; trying once more", o.case),
-                _ => break,
-            }
+        let mut first = navigate_and_snapshot(&mut pw, &o.url).await;
+        if let Err(e) = &first {
+            println!("  Playwright MCP, {}: {e:#}; trying once more", o.case);
+            first = navigate_and_snapshot(&mut pw, &o.url).await;
         }
         let first = match first {
             Ok(f) => f,
