@@ -96,14 +96,18 @@ async fn real_main() -> Result<()> {
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     for name in &suites {
         let t = Instant::now();
+        let machine = bench::machine::start();
         let suite = run_suite(name, &mut b).await.with_context(|| format!("suite {name}"))?;
+        let machine = machine.finish();
         bench::report::print(&suite);
+        println!("\n{}", machine.line());
         let file = out.join(format!("{name}.json"));
         let doc = json!({
             "suite": name,
             "git_commit": git_commit(),
             "config": { "warmup": config.warmup, "runs": config.runs, "cold_loads": config.cold_loads },
             "wall_secs": t.elapsed().as_secs_f64(),
+            "machine": machine,
             "result": suite,
         });
         std::fs::write(&file, serde_json::to_string_pretty(&doc)?)?;
