@@ -45,6 +45,11 @@ pub const MAX_HUMAN_TIMEOUT_SECS: u32 = 3600;
 
 /// Cuts `s` to at most `max` characters (not bytes), adding `…` when cut.
 pub fn truncate_chars(s: &mut String, max: usize) {
+    // No more bytes than `max`: no more characters either (the common
+    // case, without walking the characters).
+    if s.len() <= max {
+        return;
+    }
     if let Some((idx, _)) = s.char_indices().nth(max) {
         let keep = s[..idx].char_indices().nth(max.saturating_sub(1)).map_or(idx, |(i, _)| i);
         s.truncate(keep);
@@ -65,5 +70,15 @@ mod tests {
         let mut short = "abc".to_string();
         truncate_chars(&mut short, 3);
         assert_eq!(short, "abc");
+        // As many characters as allowed, more bytes: kept whole.
+        let mut wide = "ééé".to_string();
+        truncate_chars(&mut wide, 3);
+        assert_eq!(wide, "ééé");
+        let mut long = "abcd".to_string();
+        truncate_chars(&mut long, 3);
+        assert_eq!(long, "ab…");
+        let mut empty = "a".to_string();
+        truncate_chars(&mut empty, 0);
+        assert_eq!(empty, "…");
     }
 }

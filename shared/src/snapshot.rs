@@ -297,6 +297,30 @@ pub fn ref_number(r: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
+/// The ref `eN` of the number `N`: [`ref_number`]'s inverse. Written
+/// digit by digit, not with `format!`: the content script names every
+/// interactive element with it, and `core::fmt` is slow under wasm2js
+/// (BENCHMARKS.md, "Faster walks").
+pub fn ref_name(n: u32) -> String {
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    let mut rest = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let mut name = String::with_capacity(1 + digits.len() - at);
+    name.push('e');
+    for &d in &digits[at..] {
+        name.push(char::from(d));
+    }
+    name
+}
+
 /// A role or ref on the wire: a number, or a string when it has none.
 enum NumberOrString {
     Number(u64),
@@ -443,7 +467,9 @@ impl<'de> Deserialize<'de> for Node {
                 };
                 let name = seq.next_element::<String>()?.unwrap_or_default();
                 let element_ref = match seq.next_element::<Option<NumberOrString>>()?.flatten() {
-                    Some(NumberOrString::Number(n)) => Some(format!("e{n}")),
+                    Some(NumberOrString::Number(n)) => {
+                        Some(ref_name(u32::try_from(n).map_err(|_| A::Error::custom("ref number out of range"))?))
+                    }
                     Some(NumberOrString::String(r)) => Some(r),
                     None => None,
                 };
@@ -1150,6 +1176,21 @@ mod tests {
         for bad in ["", "e", "e0", "e01", "e-1", "e+1", "E1", "1", "e1 ", "e1.0", "e99999999999"] {
             assert_eq!(ref_number(bad), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn ref_names_are_the_numbers_refs_parse_to() {
+        for n in [1, 9, 10, 99, 100, 4096, 1_000_000, u32::MAX] {
+            let name = ref_name(n);
+            assert_eq!(name, format!("e{n}"));
+            assert_eq!(ref_number(&name), Some(n));
+        }
+        // A wire ref past u32 is no ref the content script gave out.
+        assert!(serde_json::from_str::<Node>("[0,1,\"Go\",4294967296]").is_err());
+        assert_eq!(
+            serde_json::from_str::<Node>("[0,1,\"Go\",4294967295]").unwrap().element_ref.as_deref(),
+            Some("e4294967295")
+        );
     }
 
     #[test]

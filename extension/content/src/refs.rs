@@ -38,7 +38,7 @@ extern "C" {
 
 /// The ref of `el`, assigning the next free one on first sight.
 pub fn ref_for(el: &Element) -> String {
-    format!("e{}", ref_of(el))
+    shared::snapshot::ref_name(ref_of(el))
 }
 
 /// The live element behind `r`, if it still exists and is in a document.
