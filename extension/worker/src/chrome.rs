@@ -55,7 +55,7 @@ extern "C" {
     pub async fn tabs_capture_visible_tab(window_id: f64, options: &Object) -> Result<JsValue, JsValue>;
     /// Returns a Promise so callers can race it against a timeout.
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = sendMessage, catch)]
-    pub fn tabs_send_message(tab_id: f64, message: &JsValue) -> Result<Promise, JsValue>;
+    pub fn tabs_send_message(tab_id: f64, message: &JsValue, options: &Object) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onUpdated"], js_name = addListener)]
     pub fn tabs_on_updated_add_listener(cb: &Function);
     #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onRemoved"], js_name = addListener)]

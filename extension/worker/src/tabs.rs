@@ -149,8 +149,13 @@ fn no_receiver(e: &AskError) -> bool {
     }
 }
 
+/// Asks the content script of the tab's top frame, the only one it is
+/// injected into: `frameId: 0` keeps Chrome from offering the message to
+/// every frame of the page (a page with a dozen ad frames in other
+/// processes would cost a dozen more messages a call).
 async fn ask_content(id: f64, msg: &JsValue) -> Result<JsValue, AskError> {
-    let p = chrome::tabs_send_message(id, msg).map_err(AskError::Js)?;
+    let top = obj(&[("frameId", JsValue::from_f64(0.0))]);
+    let p = chrome::tabs_send_message(id, msg, &top).map_err(AskError::Js)?;
     match with_timeout(p, COMMAND_TIMEOUT_MS as u32 - 5_000).await {
         Ok(Some(v)) => Ok(v),
         Ok(None) => Err(AskError::Timeout),
