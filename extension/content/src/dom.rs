@@ -333,6 +333,52 @@ fn is_collapsed(s: &str) -> bool {
     true
 }
 
+/// What the walk decides from an element's local name alone, worked out
+/// once a name ([`classify_tag`]) and kept with the name's number
+/// (`reads`): the walk asks it of every element, and string matches are
+/// among the costliest code under wasm2js, to run and for V8 to optimise
+/// (BENCHMARKS.md, "Reading a run").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TagClass {
+    /// Never rendered or not content: `script`, `style`, `head`, … (and
+    /// `datalist`, shown through its field).
+    pub skipped: bool,
+    /// No box of its own, shown through its select or image map: `option`,
+    /// `optgroup`, `area`, `map`.
+    pub boxless: bool,
+    /// [`is_block_tag`].
+    pub block: bool,
+    /// A field or image: its content is a value or nothing (`textarea`,
+    /// `input`, `img`); `select` only when shown as a drop-down.
+    pub leaf: bool,
+    pub select: bool,
+    /// `iframe`, `frame`.
+    pub frame: bool,
+    pub slot: bool,
+    /// `fieldset`, `optgroup`: `disabled` reaches their content.
+    pub disables_content: bool,
+    /// `ul`, `ol`, `menu`.
+    pub list: bool,
+}
+
+/// The [`TagClass`] of a local name.
+pub fn classify_tag(tag: &str) -> TagClass {
+    TagClass {
+        skipped: matches!(
+            tag,
+            "script" | "style" | "template" | "noscript" | "head" | "datalist" | "title" | "meta" | "link"
+        ),
+        boxless: matches!(tag, "option" | "optgroup" | "area" | "map"),
+        block: is_block_tag(tag),
+        leaf: matches!(tag, "textarea" | "input" | "img"),
+        select: tag == "select",
+        frame: matches!(tag, "iframe" | "frame"),
+        slot: tag == "slot",
+        disables_content: matches!(tag, "fieldset" | "optgroup"),
+        list: matches!(tag, "ul" | "ol" | "menu"),
+    }
+}
+
 /// Tags whose boxes are blocks by default: text on either side of them
 /// does not run together.
 pub fn is_block_tag(tag: &str) -> bool {
@@ -389,6 +435,30 @@ pub fn is_block_tag(tag: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A name's class holds each decision the walk took from the name
+    /// itself; names it has no rule for (custom elements, unknown tags)
+    /// get none.
+    #[test]
+    fn tag_classes_hold_the_walks_name_rules() {
+        assert_eq!(classify_tag("my-widget"), TagClass::default());
+        assert_eq!(classify_tag("span"), TagClass::default());
+        assert_eq!(classify_tag("DIV"), TagClass::default(), "local names of HTML elements are lower case");
+        for tag in ["div", "p", "li", "table", "h1", "section", "br", "td"] {
+            assert_eq!(classify_tag(tag), TagClass { block: true, ..TagClass::default() }, "{tag}");
+        }
+        for tag in ["script", "style", "template", "noscript", "head", "datalist", "title", "meta", "link"] {
+            assert!(classify_tag(tag).skipped, "{tag}");
+        }
+        let optgroup = classify_tag("optgroup");
+        assert!(optgroup.boxless && optgroup.disables_content && !optgroup.skipped);
+        assert!(classify_tag("fieldset").disables_content && classify_tag("fieldset").block);
+        assert!(classify_tag("select").select && !classify_tag("select").leaf);
+        assert!(["input", "textarea", "img"].iter().all(|t| classify_tag(t).leaf));
+        assert!(["iframe", "frame"].iter().all(|t| classify_tag(t).frame));
+        assert!(["ul", "ol", "menu"].iter().all(|t| classify_tag(t).list));
+        assert!(classify_tag("slot").slot);
+    }
 
     /// The shortcut gives what collapsing word by word gives, for texts
     /// with every kind of whitespace at the ends, doubled and alone, in

@@ -37,7 +37,7 @@ use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 use web_sys::{Element, Node};
 
-use crate::dom::{self, Attrs};
+use crate::dom::{self, Attrs, TagClass};
 
 /// Distinct local names numbered; a page with more gets the rest by name.
 const MAX_TAGS: u32 = 1_024;
@@ -96,9 +96,10 @@ extern "C" {
 }
 
 thread_local! {
-    /// Local names by their JS-side number less one (leaked: at most
-    /// [`MAX_TAGS`] short strings for the life of the page).
-    static TAGS: RefCell<Vec<&'static str>> = const { RefCell::new(Vec::new()) };
+    /// Local names and their classes by the name's JS-side number less one
+    /// (leaked: at most [`MAX_TAGS`] short strings for the life of the
+    /// page).
+    static TAGS: RefCell<Vec<(&'static str, TagClass)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// What kind of node [`facts`] read.
@@ -146,24 +147,30 @@ impl Facts {
         self.0 & 64 != 0
     }
 
-    /// The element's local name (`el`: the element these facts are of).
-    pub fn tag(self, el: &Element) -> Cow<'static, str> {
+    /// The element's local name and its [`TagClass`] (`el`: the element
+    /// these facts are of).
+    pub fn tag(self, el: &Element) -> (Cow<'static, str>, TagClass) {
         let code = (self.0 >> 8) as usize;
+        let learn = |name: String| {
+            let class = dom::classify_tag(&name);
+            (name, class)
+        };
         if code == 0 {
-            return Cow::Owned(el.local_name());
+            let (name, class) = learn(el.local_name());
+            return (Cow::Owned(name), class);
         }
         TAGS.with(|t| {
             let mut t = t.borrow_mut();
-            if let Some(name) = t.get(code - 1) {
-                return Cow::Borrowed(*name);
+            if let Some(&(name, class)) = t.get(code - 1) {
+                return (Cow::Borrowed(name), class);
             }
-            let name = el.local_name();
+            let (name, class) = learn(el.local_name());
             if code - 1 == t.len() {
                 let name: &'static str = Box::leak(name.into_boxed_str());
-                t.push(name);
-                return Cow::Borrowed(name);
+                t.push((name, class));
+                return (Cow::Borrowed(name), class);
             }
-            Cow::Owned(name)
+            (Cow::Owned(name), class)
         })
     }
 }

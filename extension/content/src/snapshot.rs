@@ -412,10 +412,9 @@ impl<'a> Walker<'a> {
         if self.stopped || self.full() || nesting > MAX_DEPTH {
             return;
         }
-        let tag = facts.tag(el);
+        let (tag, class) = facts.tag(el);
         let tag: &str = &tag;
-        if matches!(tag, "script" | "style" | "template" | "noscript" | "head" | "datalist" | "title" | "meta" | "link")
-        {
+        if class.skipped {
             return;
         }
         let attrs = facts.attrs();
@@ -425,17 +424,13 @@ impl<'a> Walker<'a> {
         if !self.skip.is_empty() && self.skip.iter().any(|d| d == el) {
             return;
         }
-        let vis = match tag {
+        let vis = if class.boxless {
             // No boxes of their own, shown through their select or image map.
-            "option" | "optgroup" | "area" | "map" => {
-                if has(el, "hidden") {
-                    Vis::Gone
-                } else {
-                    Vis::Shown
-                }
-            }
-            _ if facts.visible() => Vis::Shown,
-            _ => self.vis.classify(el, &self.win),
+            if has(el, "hidden") { Vis::Gone } else { Vis::Shown }
+        } else if facts.visible() {
+            Vis::Shown
+        } else {
+            self.vis.classify(el, &self.win)
         };
         if vis == Vis::Gone {
             return;
@@ -459,21 +454,17 @@ impl<'a> Walker<'a> {
         if clips {
             self.clipped += 1;
         }
-        let block = dom::is_block_tag(tag);
+        let block = class.block;
         if block {
             self.flush_text();
         }
 
         // Fields show their content as a value, images have none.
-        let descend = match tag {
-            "select" => role == "listbox",
-            "textarea" | "input" | "img" => false,
-            _ => true,
-        };
-        let frame = tag == "iframe" || tag == "frame";
+        let descend = if class.select { role == "listbox" } else { !class.leaf };
+        let frame = class.frame;
         // Read once for the name and the walk below.
         let shadow = if descend && !frame && facts.shadow_host() { el.shadow_root() } else { None };
-        let text_only = descend && !frame && shadow.is_none() && tag != "slot" && !facts.element_children();
+        let text_only = descend && !frame && shadow.is_none() && !class.slot && !facts.element_children();
         let known = name::Known { attrs, text_only, top_tree: self.tree_depth == 0 };
         let mut listed = shown && self.listed(el, tag, role);
         let mut consume = false;
@@ -525,7 +516,7 @@ impl<'a> Walker<'a> {
         if disables {
             self.aria_disabled += 1;
         }
-        let disables_group = descend && attrs.any && matches!(tag, "fieldset" | "optgroup") && has(el, "disabled");
+        let disables_group = descend && attrs.any && class.disables_content && has(el, "disabled");
         if disables_group {
             self.disabled_groups += 1;
         }
@@ -545,7 +536,7 @@ impl<'a> Walker<'a> {
                     self.tree_depth += 1;
                     self.visit_children(&shadow, text, child_depth, nesting, None);
                     self.tree_depth -= 1;
-                } else if tag == "slot" {
+                } else if class.slot {
                     if let dom::FlatChildren::Nodes(children) = dom::flat_children(el, "slot") {
                         let outer = std::mem::take(&mut self.after_fold);
                         for child in children {
@@ -563,8 +554,7 @@ impl<'a> Walker<'a> {
                         self.take_text(&t, text, child_depth);
                     }
                 } else {
-                    let list = matches!(tag, "ul" | "ol" | "menu");
-                    self.visit_children(el, text, child_depth, nesting, Some(list));
+                    self.visit_children(el, text, child_depth, nesting, Some(class.list));
                 }
                 if consume {
                     self.consuming -= 1;
