@@ -38,10 +38,20 @@ fn timeout_marker() -> JsValue {
 }
 
 /// Waits for `p` at most `ms`. `Ok(None)` on timeout; `Err` when `p` rejects.
+/// The timer goes when the race is decided: every page call waits this
+/// way, and a timer left running would outlive it by its whole bound
+/// (25 s for a page, holding the call's closures that long).
 pub async fn with_timeout(p: Promise, ms: u32) -> Result<Option<JsValue>, JsValue> {
     let marker = timeout_marker();
-    let race = Promise::race(&Array::of2(&p, &delay(ms, marker.clone())));
-    let v = JsFuture::from(race).await?;
+    let mut timer = JsValue::UNDEFINED;
+    let timeout = Promise::new(&mut |resolve, _reject| {
+        let resolve: js_sys::Function = resolve.bind1(&JsValue::NULL, &marker).unchecked_into();
+        timer = chrome::set_timeout(&resolve, ms.min(i32::MAX as u32) as i32);
+    });
+    let race = Promise::race(&Array::of2(&p, &timeout));
+    let v = JsFuture::from(race).await;
+    chrome::clear_timeout(&timer);
+    let v = v?;
     if v == marker { Ok(None) } else { Ok(Some(v)) }
 }
 
