@@ -63,22 +63,17 @@ mod tests {
 
     #[test]
     fn truncation_counts_characters_and_marks_the_cut() {
-        let mut s = "ééééé".to_string();
-        truncate_chars(&mut s, 3);
-        assert_eq!(s, "éé…");
-        assert_eq!(s.chars().count(), 3);
-        let mut short = "abc".to_string();
-        truncate_chars(&mut short, 3);
-        assert_eq!(short, "abc");
-        // As many characters as allowed, more bytes: kept whole.
-        let mut wide = "ééé".to_string();
-        truncate_chars(&mut wide, 3);
-        assert_eq!(wide, "ééé");
-        let mut long = "abcd".to_string();
-        truncate_chars(&mut long, 3);
-        assert_eq!(long, "ab…");
-        let mut empty = "a".to_string();
-        truncate_chars(&mut empty, 0);
-        assert_eq!(empty, "…");
+        for (text, max, cut) in [
+            ("ééééé", 3, "éé…"),
+            ("abc", 3, "abc"),
+            // As many characters as allowed, more bytes: kept whole.
+            ("ééé", 3, "ééé"),
+            ("abcd", 3, "ab…"),
+            ("a", 0, "…"),
+        ] {
+            let mut s = text.to_string();
+            truncate_chars(&mut s, max);
+            assert_eq!(s, cut, "{text:?} to {max}");
+        }
     }
 }

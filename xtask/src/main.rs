@@ -750,11 +750,7 @@ fn module_as_function(js: &str, what: &str, allowed: &[&str]) -> Result<String> 
 /// as U+FFFD (BENCHMARKS.md, "Faster walks").
 fn patch_string_encoding(js: &str) -> Result<String> {
     const BRANCH: &str = "    if (offset !== len) {\n        if (offset !== 0) {\n            arg = arg.slice(offset);";
-    let start = js.find("function passStringToWasm0(").context("the glue has no passStringToWasm0")?;
-    let at = js[start..].find(BRANCH).context("passStringToWasm0 has an unexpected shape")? + start;
-    let mut out = String::with_capacity(js.len() + 1_200);
-    out.push_str(&js[..at]);
-    out.push_str(&format!(
+    let code = format!(
         "    /* chaperone: a short non-ASCII rest encoded here, not by encodeInto */\n\
          if (offset !== len && len - offset <= {SHORT_TEXT_UNITS}) {{\n\
              ptr = realloc(ptr, len, len = offset + (len - offset) * 3, 1) >>> 0;\n\
@@ -782,7 +778,19 @@ fn patch_string_encoding(js: &str) -> Result<String> {
              WASM_VECTOR_LEN = offset;\n\
              return ptr;\n\
          }}\n"
-    ));
+    );
+    insert_before(js, "passStringToWasm0", BRANCH, &code)
+}
+
+/// `js` with `code` inserted just before `anchor`, the first one inside
+/// the function `function` (an error naming what is missing otherwise:
+/// the build stops when wasm-bindgen's or wasm2js's output changes shape).
+fn insert_before(js: &str, function: &str, anchor: &str, code: &str) -> Result<String> {
+    let start = js.find(&format!("function {function}(")).with_context(|| format!("the JS has no {function}"))?;
+    let at = js[start..].find(anchor).with_context(|| format!("{function} has an unexpected shape"))? + start;
+    let mut out = String::with_capacity(js.len() + code.len());
+    out.push_str(&js[..at]);
+    out.push_str(code);
     out.push_str(&js[at..]);
     Ok(out)
 }
@@ -864,19 +872,16 @@ fn without_custom_section(wasm: &[u8], name: &str) -> Result<Vec<u8>> {
 /// safe direction, as `memory.copy` requires.
 fn patch_memory_copy(js: &str) -> Result<String> {
     const ORIGINAL: &str = "bufferView.copyWithin(dest, source, source + size);";
-    let start = js.find("function wasm2js_memory_copy(").context("wasm2js output has no wasm2js_memory_copy")?;
-    let at = js[start..].find(ORIGINAL).context("wasm2js_memory_copy has an unexpected shape")? + start;
-    let mut out = String::with_capacity(js.len() + 400);
-    out.push_str(&js[..at]);
-    out.push_str(
+    insert_before(
+        js,
+        "wasm2js_memory_copy",
+        ORIGINAL,
         "/* chaperone: small copies without a native call */ \
          if (size <= 32) { var i; \
            if (dest <= source) { for (i = 0; i < size; i++) bufferView[dest + i] = bufferView[source + i]; } \
            else { for (i = size - 1; i >= 0; i--) bufferView[dest + i] = bufferView[source + i]; } \
            return; } ",
-    );
-    out.push_str(&js[at..]);
-    Ok(out)
+    )
 }
 
 #[cfg(test)]

@@ -22,10 +22,17 @@ pub fn get(o: &JsValue, key: &str) -> JsValue {
 
 /// A Promise resolving to `value` after `ms` milliseconds.
 pub fn delay(ms: u32, value: JsValue) -> Promise {
-    Promise::new(&mut |resolve, _reject| {
-        let resolve: js_sys::Function = resolve.bind1(&JsValue::NULL, &value).unchecked_into();
-        chrome::set_timeout(&resolve, ms.min(i32::MAX as u32) as i32);
-    })
+    timer(ms, &value).0
+}
+
+/// [`delay`] and the id of its timer, for `clearTimeout`.
+fn timer(ms: u32, value: &JsValue) -> (Promise, JsValue) {
+    let mut id = JsValue::UNDEFINED;
+    let promise = Promise::new(&mut |resolve, _reject| {
+        let resolve: js_sys::Function = resolve.bind1(&JsValue::NULL, value).unchecked_into();
+        id = chrome::set_timeout(&resolve, ms.min(i32::MAX as u32) as i32);
+    });
+    (promise, id)
 }
 
 pub async fn sleep(ms: u32) {
@@ -43,14 +50,9 @@ fn timeout_marker() -> JsValue {
 /// (25 s for a page, holding the call's closures that long).
 pub async fn with_timeout(p: Promise, ms: u32) -> Result<Option<JsValue>, JsValue> {
     let marker = timeout_marker();
-    let mut timer = JsValue::UNDEFINED;
-    let timeout = Promise::new(&mut |resolve, _reject| {
-        let resolve: js_sys::Function = resolve.bind1(&JsValue::NULL, &marker).unchecked_into();
-        timer = chrome::set_timeout(&resolve, ms.min(i32::MAX as u32) as i32);
-    });
-    let race = Promise::race(&Array::of2(&p, &timeout));
-    let v = JsFuture::from(race).await;
-    chrome::clear_timeout(&timer);
+    let (timeout, id) = timer(ms, &marker);
+    let v = JsFuture::from(Promise::race(&Array::of2(&p, &timeout))).await;
+    chrome::clear_timeout(&id);
     let v = v?;
     if v == marker { Ok(None) } else { Ok(Some(v)) }
 }

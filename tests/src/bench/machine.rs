@@ -14,27 +14,28 @@
 //!
 //! Neither changes a figure or a target; they are there to read a run by.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-/// Iterations of the reference loop (≈ 20 ms on this 2-core machine when
-/// quiet).
+use super::stats::Stats;
+
+/// Iterations of the reference loop (11–17 ms on this 2-core machine when
+/// quiet, 20–36 when slow).
 const REFERENCE_STEPS: u64 = 4_000_000;
 /// Runs of the loop; their median is the reading.
 const REFERENCE_RUNS: usize = 7;
 
 /// The reference loop's median time, in ms.
 pub fn reference_ms() -> f64 {
-    let mut times: Vec<f64> = (0..REFERENCE_RUNS)
+    let times: Vec<Duration> = (0..REFERENCE_RUNS)
         .map(|_| {
             let t = Instant::now();
             std::hint::black_box(reference_work(std::hint::black_box(REFERENCE_STEPS)));
-            t.elapsed().as_secs_f64() * 1000.0
+            t.elapsed()
         })
         .collect();
-    times.sort_by(f64::total_cmp);
-    times[times.len() / 2]
+    Stats::of(&times).median_ms
 }
 
 /// A chain of dependent integer steps (xorshift and multiply) the compiler
