@@ -119,6 +119,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::sensitive::{SensitiveKind, classify_name, fold_diacritic, words};
 
+mod lang;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ChallengeKind {
@@ -368,7 +370,10 @@ impl<'a> Ctx<'a> {
     /// The first phrase contained as whole words in the normalised `hay`
     /// (one of the page's own strings, so its words are in the vocabulary).
     fn find(&self, hay: &str, phrases: &[&'static str]) -> Option<&'static str> {
-        phrases.iter().copied().find(|p| self.vocab.may_contain(p) && has_words(hay, p))
+        phrases.iter().copied().find_map(|p| match p.strip_prefix(lang::UNSPACED) {
+            Some(raw) => hay.contains(raw).then_some(raw),
+            None => (self.vocab.may_contain(p) && has_words(hay, p)).then_some(p),
+        })
     }
 
     /// The first phrase of `phrases` in the title or a heading.
@@ -410,6 +415,16 @@ impl<'a> Ctx<'a> {
 
     fn small_page(&self) -> bool {
         self.s.text.chars().count() < 1_200 && self.s.buttons.len() + self.s.links.len() <= 12 && self.s.forms <= 1
+    }
+}
+
+/// Whether the normalised `hay` holds `phrase`: as whole words, or, for a
+/// phrase in a script written without spaces (marked
+/// [`lang::UNSPACED`]), anywhere inside its words.
+fn matches(hay: &str, phrase: &str) -> bool {
+    match phrase.strip_prefix(lang::UNSPACED) {
+        Some(raw) => hay.contains(raw),
+        None => has_words(hay, phrase),
     }
 }
 
@@ -590,6 +605,7 @@ const CHALLENGE_PAGE_SCRIPTS: &[(&str, &[&str], &str)] = &[
 ];
 
 fn captcha(c: &Ctx<'_>) -> Option<String> {
+    let l = lang::lists();
     for w in &c.s.widgets {
         let w = w.to_ascii_lowercase();
         if let Some((_, what)) = WIDGETS.iter().find(|(token, _)| w == *token) {
@@ -611,16 +627,16 @@ fn captcha(c: &Ctx<'_>) -> Option<String> {
         !i.is("password")
             && (format!("{} {}", i.name, i.id).to_ascii_lowercase().contains("captcha")
                 || has_words(w, "captcha")
-                || TEXT_CAPTCHA.iter().any(|p| has_words(w, p)))
+                || l.characters.iter().any(|p| matches(w, p)))
     }) {
         return Some("a field asking for the CAPTCHA text".into());
     }
     // A generic human check: the phrase labels a checkbox…
-    if let Some(p) = c.s.inputs.iter().filter(|i| i.is("checkbox")).find_map(|i| c.find(&norm(&i.label), HUMAN_CHECK)) {
+    if let Some(p) = c.s.inputs.iter().filter(|i| i.is("checkbox")).find_map(|i| c.find(&norm(&i.label), &l.robot)) {
         return Some(format!("checkbox \"{p}\""));
     }
     // …or heads the page, with something to tick, press or load.
-    let prominent = c.in_title_or_headings(HUMAN_CHECK).or_else(|| c.in_buttons(HUMAN_CHECK));
+    let prominent = c.in_title_or_headings(&l.robot).or_else(|| c.in_buttons(&l.robot));
     if let Some(p) = prominent {
         let script = captcha_script(c);
         // A long page (a blog post about CAPTCHAs) needs a CAPTCHA script.
@@ -631,13 +647,13 @@ fn captcha(c: &Ctx<'_>) -> Option<String> {
     if c.small_page() {
         // An interstitial ("Checking your browser…") with a widget frame or script.
         if (c.has_checkbox() || !c.s.iframes.is_empty() || captcha_script(c))
-            && let Some(p) = c.in_text(HUMAN_CHECK)
+            && let Some(p) = c.in_text(&l.robot)
         {
             return Some(format!("\"{p}\" on a short page with a widget"));
         }
         // An image CAPTCHA: "type the characters you see" and a field for them.
         let field = c.text_inputs().any(|(i, _)| !i.is("password") && !i.is("search") && !i.is("email"));
-        if field && let Some(p) = c.in_title_or_headings(TEXT_CAPTCHA).or_else(|| c.in_text(TEXT_CAPTCHA)) {
+        if field && let Some(p) = c.in_title_or_headings(&l.characters).or_else(|| c.in_text(&l.characters)) {
             return Some(format!("\"{p}\" with a field on a short page"));
         }
     }
@@ -779,13 +795,15 @@ fn blocked(c: &Ctx<'_>) -> Option<String> {
     // network": long text and many links).
     let article = c.s.text.chars().count() >= 1_500 && c.s.buttons.len() + c.s.links.len() > 12;
     if !article {
-        let top = c.find(&c.title, BLOCKED).or_else(|| c.headings.iter().take(2).find_map(|h| c.find(h, BLOCKED)));
+        let l = lang::lists();
+        let top =
+            c.find(&c.title, &l.blocked).or_else(|| c.headings.iter().take(2).find_map(|h| c.find(h, &l.blocked)));
         if let Some(p) = top {
             return Some(format!("block page: \"{p}\" in the title or a top heading"));
         }
     }
     if c.small_page()
-        && let Some(p) = c.in_text(BLOCKED_TEXT)
+        && let Some(p) = c.in_text(&lang::lists().blocked_text)
     {
         return Some(format!("block page: \"{p}\" on a short page"));
     }
@@ -857,7 +875,8 @@ const PASSKEY_TOPIC: &[&str] = &[
 fn passkey(c: &Ctx<'_>) -> Option<String> {
     let has_control = !c.s.buttons.is_empty() || !c.s.links.is_empty();
     if has_control {
-        let p = c.anywhere(PASSKEY_PROMPT).or_else(|| {
+        let l = lang::lists();
+        let p = c.anywhere(&l.passkey).or_else(|| {
             c.in_title_or_headings(DEVICE_PROMPT)
                 .or_else(|| c.in_buttons(DEVICE_PROMPT))
                 .or_else(|| c.in_links(DEVICE_PROMPT))
@@ -867,7 +886,8 @@ fn passkey(c: &Ctx<'_>) -> Option<String> {
         }
     }
     let first = c.headings.first().map(String::as_str).unwrap_or("");
-    let topic = c.find(&c.title, PASSKEY_TOPIC).or_else(|| c.find(first, PASSKEY_TOPIC));
+    let l = lang::lists();
+    let topic = c.find(&c.title, &l.passkey_topic).or_else(|| c.find(first, &l.passkey_topic));
     if let Some(p) = topic
         && has_control
         && c.text_inputs().count() <= 1
@@ -1045,14 +1065,14 @@ fn mfa(c: &Ctx<'_>) -> Option<String> {
         if OTHER_CODES.iter().any(|o| has_words(w, o)) {
             return false;
         }
-        let named = CODE_WORDS.iter().any(|cw| has_words(w, cw));
+        let named = lang::lists().code.iter().any(|cw| matches(w, cw));
         let short_numeric = i.numeric() && i.maxlength.is_some_and(|m| (4..=8).contains(&m));
         named || short_numeric
     });
     if code_field {
         let context = c
-            .in_title_or_headings(MFA_CONTEXT)
-            .or_else(|| c.in_text(MFA_CONTEXT))
+            .in_title_or_headings(&lang::lists().mfa)
+            .or_else(|| c.in_text(&lang::lists().mfa))
             .or_else(|| c.in_raw(MFA_CONTEXT_RAW));
         if let Some(p) = context {
             return Some(format!("a code field and \"{p}\""));
@@ -1131,10 +1151,11 @@ const DENY: &[&str] = &[
 ];
 
 fn oauth_consent(c: &Ctx<'_>) -> Option<String> {
-    let allow = c.buttons.iter().chain(&c.links).find_map(|b| c.find(b, ALLOW));
-    let deny = c.buttons.iter().chain(&c.links).find_map(|b| c.find(b, DENY));
+    let l = lang::lists();
+    let allow = c.buttons.iter().chain(&c.links).find_map(|b| c.find(b, &l.allow));
+    let deny = c.buttons.iter().chain(&c.links).find_map(|b| c.find(b, &l.deny));
     let (Some(allow), Some(_)) = (allow, deny) else { return None };
-    let phrase = c.in_title_or_headings(CONSENT).or_else(|| c.in_text(CONSENT));
+    let phrase = c.in_title_or_headings(&l.consent).or_else(|| c.in_text(&l.consent));
     if let Some(p) = phrase {
         return Some(format!("consent screen: \"{p}\" with \"{allow}\" and a way to refuse"));
     }
@@ -1232,11 +1253,11 @@ const USERNAME_WORDS: &[&str] = &[
 const MAX_SIGN_IN_OTHER_FIELDS: usize = 3;
 
 fn login(c: &Ctx<'_>) -> Option<String> {
+    let l = lang::lists();
     let passwords: Vec<(&InputSignal, &String)> =
         c.inputs.iter().filter(|(i, _)| i.is("password")).map(|(i, w)| (*i, w)).collect();
-    let is_new = |(i, w): &(&InputSignal, &String)| {
-        i.ac_has("new-password") || NEW_PASSWORD_WORDS.iter().any(|n| has_words(w, n))
-    };
+    let is_new =
+        |(i, w): &(&InputSignal, &String)| i.ac_has("new-password") || l.new_password.iter().any(|n| matches(w, n));
     let any_new = passwords.iter().any(is_new);
     let username = c.text_inputs().any(|(i, w)| {
         !i.is("password")
@@ -1244,12 +1265,12 @@ fn login(c: &Ctx<'_>) -> Option<String> {
                 || i.ac_has("email")
                 || i.ac_has("webauthn")
                 || i.is("email")
-                || USERNAME_WORDS.iter().any(|u| has_words(w, u)))
+                || l.username.iter().any(|u| matches(w, u)))
     });
     let sign_in_button = c
-        .in_buttons(SIGN_IN)
+        .in_buttons(&l.sign_in)
         .or_else(|| c.s.buttons.iter().find_map(|b| SIGN_IN_RAW.iter().copied().find(|r| b.contains(r))));
-    let sign_up_button = c.in_buttons(SIGN_UP);
+    let sign_up_button = c.in_buttons(&l.sign_up);
     // A sign-in form asks for who you are and a password, little else; a
     // profile or settings form that also shows a password field (display
     // name, phone, address…) is not a sign-in step.
@@ -1259,7 +1280,7 @@ fn login(c: &Ctx<'_>) -> Option<String> {
     }
     // Several fields, no sign-in button, no sign-in title: a contact or
     // order form that happens to ask for a PIN.
-    if other_fields >= 2 && sign_in_button.is_none() && c.in_title_or_headings(SIGN_IN_TITLE).is_none() {
+    if other_fields >= 2 && sign_in_button.is_none() && c.in_title_or_headings(&l.sign_in_title).is_none() {
         return None;
     }
     if !passwords.is_empty() && !any_new && (username || sign_in_button.is_some()) {
@@ -1272,7 +1293,7 @@ fn login(c: &Ctx<'_>) -> Option<String> {
     if passwords.is_empty()
         && username
         && c.text_inputs().count() == 1
-        && c.in_title_or_headings(SIGN_IN_TITLE).is_some()
+        && c.in_title_or_headings(&l.sign_in_title).is_some()
         && sign_in_button.is_some()
     {
         return Some("identifier-first sign-in step".into());

@@ -221,13 +221,88 @@ const EXTENDED_A: &[(&str, char)] = &[
     ("źżž", 'z'),
 ];
 
+/// Letters that Hindi, Bengali and Russian text writes two ways, to one:
+/// the precomposed nukta letters to their base letter (the nukta itself is
+/// dropped as a combining mark, so `ज़`, `ज़` and `ज` read alike),
+/// candrabindu to anusvara (`हटाएँ`/`हटाएं`), and `й` to `и` (its breve,
+/// written as a combining mark, is dropped too).
+const SPELLING_VARIANTS: &[(char, char)] = &[
+    ('\u{0958}', '\u{0915}'),
+    ('\u{0959}', '\u{0916}'),
+    ('\u{095A}', '\u{0917}'),
+    ('\u{095B}', '\u{091C}'),
+    ('\u{095C}', '\u{0921}'),
+    ('\u{095D}', '\u{0922}'),
+    ('\u{095E}', '\u{092B}'),
+    ('\u{095F}', '\u{092F}'),
+    ('\u{0901}', '\u{0902}'),
+    ('\u{09DC}', '\u{09A1}'),
+    ('\u{09DD}', '\u{09A2}'),
+    ('\u{09DF}', '\u{09AF}'),
+    ('\u{0981}', '\u{0982}'),
+    ('й', 'и'),
+    ('Й', 'И'),
+];
+
+/// Greek capitals with tonos or dialytika, to the plain capital (Greek
+/// written in capitals drops its accents).
+const GREEK_ACCENTED_CAPITALS: &[(char, char)] =
+    &[('Ά', 'Α'), ('Έ', 'Ε'), ('Ή', 'Η'), ('Ί', 'Ι'), ('Ό', 'Ο'), ('Ύ', 'Υ'), ('Ώ', 'Ω'), ('Ϊ', 'Ι'), ('Ϋ', 'Υ')];
+
+fn is_greek(c: char) -> bool {
+    matches!(c as u32, 0x0370..=0x03FF | 0x1F00..=0x1FFF)
+}
+
+/// `s` with every run of letters written all in Greek put in capitals
+/// without accents (final sigma included: `ς` → `Σ`), or `None` when `s`
+/// has no Greek. A Greek word then reads the same in any case, while a
+/// Greek letter inside a Latin word (`Dεlεtε`) is left to [`fold`], which
+/// reads it as the Latin letter it looks like. A run of Greek capitals
+/// that spells a Latin word (`ΡΑΥ`) still folds to it.
+pub fn greek_runs_upper(s: &str) -> Option<String> {
+    if !s.chars().any(is_greek) {
+        return None;
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut run = String::new();
+    let flush = |run: &mut String, out: &mut String| {
+        let all_greek = run.chars().filter(|c| c.is_alphabetic()).all(is_greek);
+        if all_greek {
+            for c in run.chars() {
+                if is_greek(c) {
+                    for u in c.to_uppercase() {
+                        out.push(GREEK_ACCENTED_CAPITALS.iter().find(|(k, _)| *k == u).map_or(u, |&(_, p)| p));
+                    }
+                } else {
+                    out.push(c);
+                }
+            }
+        } else {
+            out.push_str(run);
+        }
+        run.clear();
+    };
+    for c in s.chars() {
+        if c.is_alphanumeric() || matches!(fold(c), Fold::Drop) {
+            run.push(c);
+        } else {
+            flush(&mut run, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut run, &mut out);
+    Some(out)
+}
+
 /// Combining marks (they decorate the previous letter): Latin, Cyrillic,
 /// the Arabic vowel signs (harakat, shadda, sukun, superscript alef) and
 /// Quranic marks. Thai and Hangul marks are letters of their words and are
 /// kept (see [`crate::sensitive::is_unspaced`]).
 fn is_combining(c: char) -> bool {
     matches!(c as u32,
-        0x0300..=0x036F | 0x0483..=0x0489 | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F
+        0x0591..=0x05BD | 0x05BF | 0x05C1..=0x05C2 | 0x05C4..=0x05C5 | 0x05C7 // Hebrew points and accents
+        | 0x093C | 0x09BC // Devanagari and Bengali nukta
+        | 0x0300..=0x036F | 0x0483..=0x0489 | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F
         | 0x0610..=0x061A | 0x064B..=0x065F | 0x0670 | 0x06D6..=0x06DC | 0x06DF..=0x06E4 | 0x06E7..=0x06E8
         | 0x06EA..=0x06ED)
 }
@@ -297,6 +372,9 @@ pub fn fold(c: char) -> Fold {
     }
     if INVISIBLE.contains(&c) || is_combining(c) {
         return Fold::Drop;
+    }
+    if let Some(&(_, l)) = SPELLING_VARIANTS.iter().find(|(k, _)| *k == c) {
+        return Fold::Keep(l);
     }
     // Arabic-Indic and Persian digits read as ASCII digits.
     if (0x0660..=0x0669).contains(&cp) || (0x06F0..=0x06F9).contains(&cp) {
@@ -390,6 +468,34 @@ mod tests {
         assert_eq!(w("Gửi"), "gui");
         assert_eq!(w("USUŃ"), w("usuń"));
         assert_eq!(w("HESABI SİL"), "hesabi sil");
+    }
+
+    #[test]
+    fn greek_reads_alike_in_any_case_and_hebrew_and_indic_spellings_fold() {
+        let w = |s: &str| crate::sensitive::words(s).join(" ");
+        for (a, b) in [
+            ("Διαγραφή λογαριασμού", "ΔΙΑΓΡΑΦΗ ΛΟΓΑΡΙΑΣΜΟΥ"),
+            ("διαγραφή λογαριασμού", "ΔΙΑΓΡΑΦΗ ΛΟΓΑΡΙΑΣΜΟΎ"),
+            ("Ναι", "ΝΑΙ"),
+            ("ναι", "ΝΑΙ"),
+            ("Πληρωμής", "ΠΛΗΡΩΜΗΣ"),
+            ("υπογραφή", "ΥΠΟΓΡΑΦΗ"),
+            ("μ\u{301}ενού", "ΜΕΝΟΥ"),
+            ("מְחַק", "מחק"),
+            ("हटाएँ", "हटाएं"),
+            ("ज\u{93C}रूर", "\u{095B}रूर"),
+            ("ज़रूर", "जरूर"),
+            ("সরান", "সরান"),
+            ("Изтрии\u{306}", "ИЗТРИЙ"),
+        ] {
+            assert_eq!(w(a), w(b), "{a} / {b}");
+        }
+        // Greek look-alikes inside or as Latin words still read as Latin.
+        assert_eq!(w("Dεlεtε"), "delete");
+        assert_eq!(w("ΡΑΥ"), "pay");
+        assert_eq!(w("ραυ"), "pay");
+        // A virama does not split a word.
+        assert_eq!(crate::sensitive::words("क्रेडिट कार्ड").len(), 2);
     }
 
     #[test]

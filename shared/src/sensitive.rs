@@ -166,8 +166,16 @@ pub fn classify_name(s: &str) -> Option<SensitiveKind> {
 /// bidirectional characters and combining marks as
 /// [`crate::confusable::fold`] says. A run of an unspaced script is one
 /// word: matchers look for their keywords inside it (`crate::risk`).
+///
+/// A run of letters written all in Greek is read in capitals first
+/// ([`crate::confusable::greek_runs_upper`]): Greek capitals drop their
+/// accents, so `Διαγραφή`, `ΔΙΑΓΡΑΦΗ` and `διαγραφή` read alike (a Greek
+/// letter inside a Latin word is still read as the Latin letter it looks
+/// like). Indic vowel signs and viramas belong to their word.
 pub fn words(s: &str) -> Vec<String> {
     use crate::confusable::{Fold, fold};
+    let greek = crate::confusable::greek_runs_upper(s);
+    let s = greek.as_deref().unwrap_or(s);
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut prev_lower = false;
@@ -178,7 +186,7 @@ pub fn words(s: &str) -> Vec<String> {
             Fold::Drop => continue,
         };
         let unspaced = is_unspaced(c);
-        if c.is_alphanumeric() || unspaced {
+        if c.is_alphanumeric() || unspaced || is_indic_mark(c) {
             if !cur.is_empty() && ((c.is_uppercase() && prev_lower) || unspaced != prev_unspaced) {
                 out.push(std::mem::take(&mut cur));
             }
@@ -211,6 +219,14 @@ pub fn words(s: &str) -> Vec<String> {
         out.push(cur);
     }
     out
+}
+
+/// Vowel signs, viramas and other marks of the Indic scripts (Devanagari
+/// to Sinhala) that `char::is_alphanumeric` does not count as letters: they
+/// are part of their word (`क्रेडिट` is one word), not a break. The dandas
+/// are punctuation.
+fn is_indic_mark(c: char) -> bool {
+    matches!(c as u32, 0x0900..=0x0DFF) && !matches!(c, '\u{0964}' | '\u{0965}')
 }
 
 /// Letters of scripts written without spaces between words, or whose words

@@ -1148,3 +1148,242 @@ const NL_MORE: Language = Language {
     account_paths: &["rekening"],
     ..Language::EMPTY
 };
+
+// ---------------------------------------------------------------------------
+// Languages as data
+// ---------------------------------------------------------------------------
+
+/// Languages kept as data, one table per language in `risk/lang/<code>.tsv`
+/// (BCP 47 code; a code the constants above already have adds to that
+/// language). Each table holds the language's keywords and its own test
+/// cases, harmless look-alikes included; `cargo test -p shared risk::languages`
+/// runs one table test per language.
+///
+/// A line is `kind<TAB>text[<TAB>note]`; `#` starts a comment. Kinds:
+/// - a rule id (`destructive`, `payment`, `send`, `consent`, `authorize`,
+///   `security`): a keyword of that rule (syntax of the rule constants:
+///   `*` for inflections, see the module docs of [`crate::risk`]);
+/// - `not <rule id>`: a not-phrase of that rule ("sort order");
+/// - `verb`, `object`, `affirmative`, `dismiss`, `terms`, `search`,
+///   `payment-path`, `account-path`, `action-path`: the other lists;
+/// - `high`, `medium`, `low`: a case, a button of that name clicked on an
+///   ordinary page, and the level it must get. The note of a `high` case
+///   names what it is ([`CONCEPTS`]); a case below high whose note starts
+///   with `look-alike:` is a harmless phrase that resembles a keyword.
+pub const DATA: &[(&str, &str)] = &[
+    ("bg", include_str!("lang/bg.tsv")),
+    ("bn", include_str!("lang/bn.tsv")),
+    ("ca", include_str!("lang/ca.tsv")),
+    ("da", include_str!("lang/da.tsv")),
+    ("el", include_str!("lang/el.tsv")),
+    ("et", include_str!("lang/et.tsv")),
+    ("fi", include_str!("lang/fi.tsv")),
+    ("ga", include_str!("lang/ga.tsv")),
+    ("he", include_str!("lang/he.tsv")),
+    ("hi", include_str!("lang/hi.tsv")),
+    ("hr", include_str!("lang/hr.tsv")),
+    ("hu", include_str!("lang/hu.tsv")),
+    ("lt", include_str!("lang/lt.tsv")),
+    ("lv", include_str!("lang/lv.tsv")),
+    ("ms", include_str!("lang/ms.tsv")),
+    ("mt", include_str!("lang/mt.tsv")),
+    ("nb", include_str!("lang/nb.tsv")),
+    ("ro", include_str!("lang/ro.tsv")),
+    ("sk", include_str!("lang/sk.tsv")),
+    ("sl", include_str!("lang/sl.tsv")),
+    ("sr", include_str!("lang/sr.tsv")),
+    ("ur", include_str!("lang/ur.tsv")),
+    ("more", include_str!("lang/more.tsv")),
+];
+
+/// What every table's `high` cases must cover between them: the acts a
+/// person must approve, in every language.
+pub const CONCEPTS: &[&str] =
+    &["delete", "pay", "buy", "order", "send", "publish", "transfer", "consent", "subscribe", "sign", "confirm"];
+
+/// Tables that only add words to languages covered elsewhere (not bound
+/// to cover every concept).
+const ADDITIONS: &[&str] = &["more"];
+
+/// One case of a language table.
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub line: usize,
+    pub risk: super::RiskLevel,
+    pub name: &'static str,
+    pub note: &'static str,
+}
+
+/// A parsed language table.
+pub struct Table {
+    pub language: Language,
+    pub cases: Vec<Case>,
+}
+
+/// Every language merged into the rules: the constants, then the tables.
+pub(super) fn all() -> impl Iterator<Item = &'static Language> {
+    LANGUAGES.iter().chain(tables().iter().map(|t| &t.language))
+}
+
+/// The parsed tables (a line that does not parse is skipped here; the
+/// table tests refuse it).
+pub fn tables() -> &'static [Table] {
+    static T: std::sync::OnceLock<Vec<Table>> = std::sync::OnceLock::new();
+    T.get_or_init(|| DATA.iter().map(|(code, text)| parse(code, text).0).collect())
+}
+
+fn leak(v: Vec<&'static str>) -> &'static [&'static str] {
+    if v.is_empty() { &[] } else { Box::leak(v.into_boxed_slice()) }
+}
+
+/// Parses one table; the errors name their line.
+pub fn parse(code: &'static str, text: &'static str) -> (Table, Vec<String>) {
+    use super::RiskLevel;
+    let mut lists: std::collections::HashMap<&'static str, Vec<&'static str>> = Default::default();
+    let mut nots: Vec<(&'static str, &'static str)> = Vec::new();
+    let mut cases = Vec::new();
+    let mut errors = Vec::new();
+    const RULES: [&str; 6] = ["destructive", "payment", "send", "consent", "authorize", "security"];
+    const OTHER: [&str; 9] =
+        ["verb", "object", "affirmative", "dismiss", "terms", "search", "payment-path", "account-path", "action-path"];
+    for (i, line) in text.lines().enumerate() {
+        let line_no = i + 1;
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut cols = line.split('\t');
+        let kind = cols.next().unwrap_or("").trim();
+        let value = cols.next().unwrap_or("").trim();
+        let note = cols.next().unwrap_or("").trim();
+        if value.is_empty() || cols.next().is_some() {
+            errors.push(format!("{code}.tsv line {line_no}: expected kind<TAB>text[<TAB>note]: {line:?}"));
+            continue;
+        }
+        let risk = match kind {
+            "high" => Some(RiskLevel::High),
+            "medium" => Some(RiskLevel::Medium),
+            "low" => Some(RiskLevel::Low),
+            _ => None,
+        };
+        if let Some(risk) = risk {
+            cases.push(Case { line: line_no, risk, name: value, note });
+        } else if let Some(rule) = kind.strip_prefix("not ").and_then(|r| RULES.iter().find(|k| **k == r)) {
+            nots.push((rule, value));
+        } else if let Some(k) = RULES.iter().chain(OTHER.iter()).find(|k| **k == kind) {
+            lists.entry(k).or_default().push(value);
+        } else {
+            errors.push(format!("{code}.tsv line {line_no}: unknown kind {kind:?}"));
+        }
+    }
+    let mut take = |k: &str| leak(lists.remove(k).unwrap_or_default());
+    let language = Language {
+        code,
+        destructive: take("destructive"),
+        payment: take("payment"),
+        send: take("send"),
+        consent: take("consent"),
+        authorize: take("authorize"),
+        security: take("security"),
+        not_phrases: if nots.is_empty() { &[] } else { Box::leak(nots.into_boxed_slice()) },
+        security_verbs: take("verb"),
+        security_objects: take("object"),
+        affirmative: take("affirmative"),
+        dismiss: take("dismiss"),
+        terms: take("terms"),
+        search_context: take("search"),
+        payment_paths: take("payment-path"),
+        account_paths: take("account-path"),
+        action_paths: take("action-path"),
+    };
+    (Table { language, cases }, errors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{ActionKind, ElementFacts, RiskLevel, classify, compile, normalize};
+    use super::*;
+
+    /// The table test of one language: its file parses, every case gets its
+    /// level, every keyword is matched by one of its `high` cases, the
+    /// `high` cases cover every concept, and harmless look-alikes are there.
+    fn table_test(code: &str) {
+        let (code, text) = DATA.iter().copied().find(|(c, _)| *c == code).expect("a table for the language");
+        let (table, errors) = parse(code, text);
+        assert!(errors.is_empty(), "{errors:#?}");
+        let mut failures = Vec::new();
+        for case in &table.cases {
+            let el = ElementFacts { role: "button".into(), name: case.name.into(), ..Default::default() };
+            let got = classify(&ActionKind::Click, Some(&el), "https://www.example.test/app", None);
+            if got.risk != case.risk {
+                failures.push(format!(
+                    "{code}.tsv line {}: {:?} expected {}, got {} {:?}",
+                    case.line,
+                    case.name,
+                    case.risk.as_str(),
+                    got.risk.as_str(),
+                    got.reasons
+                ));
+            }
+        }
+        assert!(failures.is_empty(), "{} case(s) failed:\n{}", failures.len(), failures.join("\n"));
+        let l = &table.language;
+        let high: Vec<Vec<String>> =
+            table.cases.iter().filter(|c| c.risk == RiskLevel::High).map(|c| normalize(c.name)).collect();
+        let all: Vec<Vec<String>> = table.cases.iter().map(|c| normalize(c.name)).collect();
+        let mut missing = Vec::new();
+        let keyword_lists: [&[&'static str]; 6] =
+            [l.destructive, l.payment, l.send, l.consent, l.authorize, l.security];
+        for k in keyword_lists.iter().flat_map(|l| l.iter()) {
+            let p = compile(k);
+            assert!(
+                !p.pats.is_empty() && p.pats.iter().all(|w| w.word.chars().count() >= 2 || p.pats.len() > 1),
+                "{k:?}"
+            );
+            if !high.iter().any(|ws| p.in_words(ws)) {
+                missing.push(*k);
+            }
+        }
+        for (_, k) in l.not_phrases {
+            if !all.iter().any(|ws| compile(k).in_words(ws)) {
+                missing.push(*k);
+            }
+        }
+        assert!(missing.is_empty(), "{code}: keywords and not-phrases without a case: {missing:?}");
+        if !ADDITIONS.contains(&code) {
+            let concepts: Vec<&str> = table
+                .cases
+                .iter()
+                .filter(|c| c.risk == RiskLevel::High)
+                .flat_map(|c| c.note.split(','))
+                .map(str::trim)
+                .collect();
+            let absent: Vec<&&str> = CONCEPTS.iter().filter(|c| !concepts.contains(c)).collect();
+            assert!(absent.is_empty(), "{code}: no high case for {absent:?}");
+            let look_alikes =
+                table.cases.iter().filter(|c| c.risk < RiskLevel::High && c.note.starts_with("look-alike:")).count();
+            assert!(look_alikes >= 4, "{code}: only {look_alikes} harmless look-alike cases");
+        }
+    }
+
+    macro_rules! table_tests {
+        ($($name:ident => $code:literal),* $(,)?) => {
+            $(#[test] fn $name() { table_test($code); })*
+
+            #[test]
+            fn every_table_has_its_test() {
+                let tested = [$($code),*];
+                for (code, _) in DATA {
+                    assert!(tested.contains(code), "no table test for {code}");
+                }
+            }
+        };
+    }
+
+    table_tests! {
+        table_bg => "bg", table_bn => "bn", table_ca => "ca", table_da => "da", table_el => "el",
+        table_et => "et", table_fi => "fi", table_ga => "ga", table_he => "he", table_hi => "hi",
+        table_hr => "hr", table_hu => "hu", table_lt => "lt", table_lv => "lv", table_ms => "ms",
+        table_mt => "mt", table_nb => "nb", table_ro => "ro", table_sk => "sk", table_sl => "sl",
+        table_sr => "sr", table_ur => "ur", table_more => "more",
+    }
+}

@@ -16,6 +16,7 @@ mod files;
 mod flows;
 mod handoff;
 mod injection;
+mod languages;
 mod lies;
 mod navigation;
 mod popup;
