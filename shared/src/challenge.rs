@@ -298,6 +298,13 @@ struct Ctx<'a> {
     /// Hashes of every word on the page: a phrase with a word outside it
     /// cannot match, which skips most substring searches.
     vocab: Vocab,
+    /// Whether the page has text in a script written without spaces (only
+    /// then can an [`lang::UNSPACED`] phrase match).
+    unspaced: bool,
+    /// Per phrase list (by address), the phrases that may match this page
+    /// (all their words are on it): each list, 40-odd languages long, is
+    /// filtered once per page instead of once per string.
+    present: std::cell::RefCell<std::collections::HashMap<(usize, usize), Vec<&'static str>>>,
 }
 
 /// A set of word hashes (FNV-1a), to rule out phrases cheaply.
@@ -356,6 +363,8 @@ impl<'a> Ctx<'a> {
             path: url_path(&s.url).to_ascii_lowercase(),
             inputs: s.inputs.iter().map(|i| (i, i.describe_words())).collect(),
             vocab: Vocab::default(),
+            unspaced: false,
+            present: Default::default(),
         };
         let mut vocab = Vocab::default();
         vocab.add(&c.title);
@@ -364,15 +373,27 @@ impl<'a> Ctx<'a> {
             vocab.add(h);
         }
         c.vocab = vocab;
+        let unspaced = |t: &str| !t.is_ascii() && t.chars().any(crate::sensitive::is_unspaced);
+        c.unspaced =
+            [&c.title, &c.text].into_iter().chain(&c.headings).chain(&c.buttons).chain(&c.links).any(|t| unspaced(t))
+                || c.inputs.iter().any(|(_, w)| unspaced(w));
         c
     }
 
     /// The first phrase contained as whole words in the normalised `hay`
     /// (one of the page's own strings, so its words are in the vocabulary).
     fn find(&self, hay: &str, phrases: &[&'static str]) -> Option<&'static str> {
-        phrases.iter().copied().find_map(|p| match p.strip_prefix(lang::UNSPACED) {
+        let mut cache = self.present.borrow_mut();
+        let present = cache.entry((phrases.as_ptr() as usize, phrases.len())).or_insert_with(|| {
+            let may = |p: &&str| match p.strip_prefix(lang::UNSPACED) {
+                Some(_) => self.unspaced,
+                None => self.vocab.may_contain(p),
+            };
+            phrases.iter().copied().filter(may).collect()
+        });
+        present.iter().copied().find_map(|p| match p.strip_prefix(lang::UNSPACED) {
             Some(raw) => hay.contains(raw).then_some(raw),
-            None => (self.vocab.may_contain(p) && has_words(hay, p)).then_some(p),
+            None => has_words(hay, p).then_some(p),
         })
     }
 

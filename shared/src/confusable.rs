@@ -253,12 +253,15 @@ fn is_greek(c: char) -> bool {
     matches!(c as u32, 0x0370..=0x03FF | 0x1F00..=0x1FFF)
 }
 
-/// `s` with every run of letters written all in Greek put in capitals
-/// without accents (final sigma included: `ς` → `Σ`), or `None` when `s`
-/// has no Greek. A Greek word then reads the same in any case, while a
-/// Greek letter inside a Latin word (`Dεlεtε`) is left to [`fold`], which
-/// reads it as the Latin letter it looks like. A run of Greek capitals
-/// that spells a Latin word (`ΡΑΥ`) still folds to it.
+/// `s` with every Greek word put in capitals without accents (final sigma
+/// included: `ς` → `Σ`), or `None` when `s` has no Greek. A Greek word is a
+/// run of letters written all in Greek, or one with a Greek letter that
+/// looks like no Latin letter (`δ`, `λ`, `π`, `σ`, `ή`…): a Latin `o` slipped
+/// into `Αποστολή` does not make it Latin (its Latin letters are put in
+/// capitals too). A Greek word then reads the same in any case, while a
+/// Greek look-alike inside a Latin word (`Dεlεtε`) is left to [`fold`],
+/// which reads it as the Latin letter it looks like. Greek capitals that
+/// spell a Latin word (`ΡΑΥ`) still fold to it.
 pub fn greek_runs_upper(s: &str) -> Option<String> {
     if !s.chars().any(is_greek) {
         return None;
@@ -266,10 +269,12 @@ pub fn greek_runs_upper(s: &str) -> Option<String> {
     let mut out = String::with_capacity(s.len());
     let mut run = String::new();
     let flush = |run: &mut String, out: &mut String| {
-        let all_greek = run.chars().filter(|c| c.is_alphabetic()).all(is_greek);
-        if all_greek {
+        let mut letters = run.chars().filter(|c| c.is_alphabetic());
+        let all_greek = letters.clone().all(is_greek);
+        let greek_only_letter = letters.any(|c| is_greek(c) && !LOOK_ALIKES.iter().any(|(k, _)| *k == c));
+        if all_greek || greek_only_letter {
             for c in run.chars() {
-                if is_greek(c) {
+                if c.is_alphabetic() {
                     for u in c.to_uppercase() {
                         out.push(GREEK_ACCENTED_CAPITALS.iter().find(|(k, _)| *k == u).map_or(u, |&(_, p)| p));
                     }
@@ -490,8 +495,13 @@ mod tests {
         ] {
             assert_eq!(w(a), w(b), "{a} / {b}");
         }
+        // Mixed case, and a Latin look-alike slipped into a Greek word.
+        assert_eq!(w("ΔιΑγΡαΦή"), w("Διαγραφή"));
+        assert_eq!(w("Απoστολή"), w("Αποστολή"));
+        assert_eq!(w("Πληρωμή"), w("ΠΛΗΡΩΜΗ"));
         // Greek look-alikes inside or as Latin words still read as Latin.
         assert_eq!(w("Dεlεtε"), "delete");
+        assert_eq!(w("Pαy"), "pay");
         assert_eq!(w("ΡΑΥ"), "pay");
         assert_eq!(w("ραυ"), "pay");
         // A virama does not split a word.

@@ -38,8 +38,10 @@
 //!
 //! The rule constants hold en de fr es pt it nl; [`LANGUAGES`] (in
 //! `risk/languages.rs`) adds ja ru uk pl tr ar fa zh-Hans zh-Hant ko vi id
-//! cs sv th, one table per language, merged into the same rules when they
-//! are compiled (once, behind a `OnceLock`, into phrase sets indexed by
+//! cs sv th, one table per language, and `risk/lang/<code>.tsv` adds bg bn
+//! ca da el et fi ga he hi hr hu lt lv ms mt nb ro sk sl sr ur as data, one
+//! file per language with its own test cases (`languages::DATA`); all are
+//! merged into the same rules when they are compiled (once, behind a `OnceLock`, into phrase sets indexed by
 //! first word and first character, so a text is compared only with the
 //! keywords that can match it). Every keyword of a language table has a row
 //! in `fixtures/risk/controls.tsv` in that language (a test checks it).
@@ -49,7 +51,7 @@
 //! button on a payment or account URL, a link or form that acts when
 //! loaded, and a plain button in a form that holds card, bank, identity or
 //! password fields (`form_field_rules`). A name written mostly in a script
-//! no language here uses (Greek, Hebrew, Devanagari…) is at least medium
+//! no language here uses (Georgian, Armenian, Tamil…) is at least medium
 //! and says so ([`unread_script`]). What is not caught: a plain button
 //! outside a form, on an ordinary URL, named in a Latin-script language the
 //! lists do not know (a row in the table shows it).
