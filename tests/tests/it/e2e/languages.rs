@@ -96,7 +96,8 @@ async fn challenge_pages_in_other_languages_are_named_like_their_english_twins()
     // Headless: nobody could solve a challenge, so the navigation's wait
     // is refused with the kind at once; the snapshot still names it.
     let mut s = Stack::start_headless(None).await.expect("start the stack");
-    new_tab(&mut s.mcp, &s.url("/basic/index.html")).await;
+    let start = s.url("/basic/index.html");
+    new_tab(&mut s.mcp, &start).await;
     let mut failures = Vec::new();
     for (path, want) in [
         ("/challenges/login.html", Some("login")),
