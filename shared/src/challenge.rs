@@ -111,6 +111,20 @@
 //!   the agent can still use the rest of the page, and it can never fill
 //!   password fields anyway.
 //!
+//! # Languages
+//!
+//! The phrase lists below hold English and the first languages; the words
+//! of 43 more (every official EU language and the most used on the web:
+//! sign in, username, new password, code, "verification code sent to your
+//! phone", "I am not a robot", "type the characters in the image", access
+//! denied, unusual traffic, too many requests, "wants to access your
+//! account", allow/deny, "use your passkey") are one table per language in
+//! `challenge/lang/<code>.tsv`, merged into the same lists once
+//! (`challenge/lang.rs`), so a page in another language is decided like its English
+//! twin. Phrases of scripts written without spaces (Japanese, Chinese,
+//! Korean, Thai) match inside words. Each list is filtered once per page
+//! to the phrases whose words the page has.
+//!
 //! Evidence is built only from this module's own words and phrase lists,
 //! never from page text or field values, and is at most
 //! [`MAX_EVIDENCE_CHARS`] long.
