@@ -40,7 +40,8 @@
 //! `risk/languages.rs`) adds ja ru uk pl tr ar fa zh-Hans zh-Hant ko vi id
 //! cs sv th, one table per language, and `risk/lang/<code>.tsv` adds bg bn
 //! ca da el et fi ga he hi hr hu lt lv ms mt nb ro sk sl sr ur as data, one
-//! file per language with its own test cases (`languages::DATA`); all are
+//! file per language with its own test cases (`languages::DATA`, which also
+//! holds a table of cases for each of the other languages); all are
 //! merged into the same rules when they are compiled (once, behind a `OnceLock`, into phrase sets indexed by
 //! first word and first character, so a text is compared only with the
 //! keywords that can match it). Every keyword of a language table has a row

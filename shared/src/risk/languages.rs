@@ -1171,6 +1171,30 @@ const NL_MORE: Language = Language {
 ///   names what it is ([`CONCEPTS`]); a case below high whose note starts
 ///   with `look-alike:` is a harmless phrase that resembles a keyword.
 pub const DATA: &[(&str, &str)] = &[
+    // Cases (and a few additions) for the languages of the constants above.
+    ("en", include_str!("lang/en.tsv")),
+    ("de", include_str!("lang/de.tsv")),
+    ("fr", include_str!("lang/fr.tsv")),
+    ("es", include_str!("lang/es.tsv")),
+    ("pt", include_str!("lang/pt.tsv")),
+    ("it", include_str!("lang/it.tsv")),
+    ("nl", include_str!("lang/nl.tsv")),
+    ("ja", include_str!("lang/ja.tsv")),
+    ("ko", include_str!("lang/ko.tsv")),
+    ("zh-Hans", include_str!("lang/zh-Hans.tsv")),
+    ("zh-Hant", include_str!("lang/zh-Hant.tsv")),
+    ("ru", include_str!("lang/ru.tsv")),
+    ("uk", include_str!("lang/uk.tsv")),
+    ("pl", include_str!("lang/pl.tsv")),
+    ("cs", include_str!("lang/cs.tsv")),
+    ("sv", include_str!("lang/sv.tsv")),
+    ("tr", include_str!("lang/tr.tsv")),
+    ("ar", include_str!("lang/ar.tsv")),
+    ("fa", include_str!("lang/fa.tsv")),
+    ("vi", include_str!("lang/vi.tsv")),
+    ("id", include_str!("lang/id.tsv")),
+    ("th", include_str!("lang/th.tsv")),
+    // Languages kept as data.
     ("bg", include_str!("lang/bg.tsv")),
     ("bn", include_str!("lang/bn.tsv")),
     ("ca", include_str!("lang/ca.tsv")),
@@ -1389,5 +1413,6 @@ mod tests {
         table_hr => "hr", table_hu => "hu", table_lt => "lt", table_lv => "lv", table_ms => "ms",
         table_mt => "mt", table_nb => "nb", table_ro => "ro", table_sk => "sk", table_sl => "sl",
         table_sr => "sr", table_ur => "ur", table_more => "more",
+        table_en_cases => "en", table_de_cases => "de", table_fr_cases => "fr", table_es_cases => "es", table_pt_cases => "pt", table_it_cases => "it", table_nl_cases => "nl", table_ja_cases => "ja", table_ko_cases => "ko", table_zh_hans_cases => "zh-Hans", table_zh_hant_cases => "zh-Hant", table_ru_cases => "ru", table_uk_cases => "uk", table_pl_cases => "pl", table_cs_cases => "cs", table_sv_cases => "sv", table_tr_cases => "tr", table_ar_cases => "ar", table_fa_cases => "fa", table_vi_cases => "vi", table_id_cases => "id", table_th_cases => "th",
     }
 }
