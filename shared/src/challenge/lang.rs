@@ -252,7 +252,7 @@ mod tests {
         ] {
             assert!(!of(k).is_empty(), "{code}: no {k:?} phrase");
         }
-        let (user, allow, deny, code_word) = (of("username")[0], of("allow")[0], of("deny")[0], of("code")[0]);
+        let (allow, deny, code_word) = (of("allow")[0], of("deny")[0], of("code")[0]);
         for p in of("sign-in") {
             // A password form signs in with its button…
             check(
@@ -328,7 +328,6 @@ mod tests {
         for p in of("passkey") {
             check(format!("passkey prompt {p:?}"), page("", "", &[p], vec![]), Some(ChallengeKind::Passkey));
         }
-        let _ = user;
         assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
     }
 
