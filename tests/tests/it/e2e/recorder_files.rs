@@ -195,9 +195,19 @@ fn puppeteer_replays_export(s: &Stack, name: &str) -> Value {
     }
     let out = s.daemon.cli(&["flow", "export", name, "--format", "recorder"], "").unwrap();
     assert_eq!(out.code, 0, "{}", out.stderr);
+    // Parameters are exported as `{{name}}`: the person fills them in (here
+    // with the defaults the import kept).
+    let shown = s.daemon.cli(&["flow", "show", name, "--json"], "").unwrap();
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    let flow: Value = serde_json::from_str(&shown.stdout).expect("flow show --json");
+    let mut text = out.stdout.clone();
+    for p in flow["params"].as_array().into_iter().flatten() {
+        let default = p["default"].as_str().unwrap_or_else(|| panic!("{name}: a parameter without default: {p}"));
+        text = text.replace(&format!("{{{{{}}}}}", p["name"].as_str().unwrap()), default);
+    }
     let dir = tests::temp_dir("recorder-export");
     let file = dir.path().join("flow.json");
-    std::fs::write(&file, &out.stdout).unwrap();
+    std::fs::write(&file, &text).unwrap();
     let script = npm_dir.join(format!("replay-check-{}.mjs", std::process::id()));
     std::fs::copy(tests::workspace_root().join("tests/replay-check.mjs"), &script).unwrap();
     let run = std::process::Command::new("node")
