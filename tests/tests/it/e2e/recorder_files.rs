@@ -17,6 +17,9 @@
 //!   recorded id sits on a radio "Large tin (sold out)": that step asks,
 //!   showing the recorded element beside the live one and what the id
 //!   finds; denied, nothing is clicked and the run stops there;
+//! - on `tins-ambiguous` a link is also called "Large tin" and no locator
+//!   tells it from the radio: `NOT_FOUND` listing both, nobody asked,
+//!   nothing clicked;
 //! - `@puppeteer/replay` replays Chaperone's export of each imported file
 //!   on both pages, to the same result.
 
@@ -67,18 +70,23 @@ async fn tab_at(s: &Stack, url: &str) -> CdpSession {
 
 /// `flow_run name` while watching the approval window: any request shown
 /// fails the test with its text.
-async fn run_unattended(s: &mut Stack, human: &Human, name: &str) -> Vec<Value> {
+async fn run_watched(s: &mut Stack, human: &Human, name: &str) -> tests::ToolResult {
     let run = s.mcp.call("flow_run", json!({ "name": name }));
     tokio::pin!(run);
     let watch = human.next_request(RUN_WITHIN);
     tokio::pin!(watch);
-    let r = tokio::select! {
+    tokio::select! {
         r = &mut run => r.expect("flow_run answers"),
         shown = &mut watch => match shown {
             Ok((_, req)) => panic!("{name}: the person was asked: {}", req.text),
             Err(_) => run.await.expect("flow_run answers"),
         },
-    };
+    }
+}
+
+/// [`run_watched`], which must succeed with every step unattended.
+async fn run_unattended(s: &mut Stack, human: &Human, name: &str) -> Vec<Value> {
+    let r = run_watched(s, human, name).await;
     assert!(!r.is_error(), "{name}: {}", r.text());
     let steps = r.data()["steps"].as_array().unwrap_or_else(|| panic!("no steps: {}", r.raw)).clone();
     for (i, step) in steps.iter().enumerate() {
@@ -166,6 +174,22 @@ async fn devtools_recorder_files_replay_unattended_on_their_page_and_a_relaid_tw
     let checked = tab.evaluate("document.getElementById('size-l').checked").await.unwrap();
     assert_eq!(checked, json!(false));
     assert_eq!(summary(&tab).await.1, "0", "nothing was added");
+
+    // ---- two elements now have the name "Large tin" (the radio and a
+    // link) and no locator tells them apart: NOT_FOUND listing both, within
+    // the bounded wait, asking nobody; never the first of them.
+    import(&s, &recorder_file(&s, "order-large-tin.json", "tins-ambiguous"), "large-ambiguous");
+    fresh_tab(&mut s).await;
+    let r = run_watched(&mut s, &human, "large-ambiguous").await;
+    assert!(r.is_error());
+    assert_eq!(r.data()["error"]["code"], "NOT_FOUND", "{}", r.raw);
+    let steps = r.data()["steps"].as_array().unwrap().clone();
+    let message = steps[4]["error"]["message"].as_str().unwrap_or("").to_string();
+    assert!(message.starts_with("more than one element matches the recorded element \"Large tin\""), "{message}");
+    assert!(message.contains("the elements with the name: radio \"Large tin\", link \"Large tin\""), "{message}");
+    let tab = tab_at(&s, &format!("{origin}/tins-ambiguous/order.html")).await;
+    let checked = tab.evaluate("document.getElementById('tin-large').checked").await.unwrap();
+    assert_eq!(checked, json!(false), "neither was clicked");
 
     // ---- @puppeteer/replay replays Chaperone's export of every imported
     // file, on the page and on the twin.
