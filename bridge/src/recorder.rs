@@ -74,8 +74,11 @@ pub const MODIFIER_KEYS: &[&str] = &["Shift", "Control", "Alt", "Meta", "AltGrap
 /// "Recording 12/3/2026 at 7:52:10 PM"; characters a flow name does not
 /// allow (`shared::flow::check_flow_name`) become `-`, at most 64 kept.
 pub fn name_from_title(title: &str) -> String {
-    let mapped: String =
-        title.trim().chars().map(|c| if c.is_alphanumeric() || matches!(c, ' ' | '-' | '_' | '.') { c } else { '-' }).collect();
+    let mapped: String = title
+        .trim()
+        .chars()
+        .map(|c| if c.is_alphanumeric() || matches!(c, ' ' | '-' | '_' | '.') { c } else { '-' })
+        .collect();
     let mut name: String = mapped
         .trim_start_matches(|c: char| !c.is_alphanumeric())
         .chars()
@@ -264,8 +267,7 @@ pub fn import(json: &Json) -> Result<Flow, RecorderError> {
             REFUSED_STEP_TYPES.join(", ")
         )));
     }
-    let mut flow =
-        Flow { name: name_from_title(title), created: String::new(), steps: Vec::new(), params: Vec::new() };
+    let mut flow = Flow { name: name_from_title(title), created: String::new(), steps: Vec::new(), params: Vec::new() };
     let mut page: Option<String> = None;
     for (i, raw) in steps.iter().enumerate() {
         let at = |m: String| RecorderError(format!("step {}: {m}", i + 1));
@@ -716,8 +718,8 @@ mod tests {
         assert_eq!(d.locators, [Locator::Id("buy".into())]);
         assert!(step(json!([["my-widget", "button"]])).unwrap_err().0.contains("name no element"));
         // The first ARIA selector wins; a test id with double quotes too.
-        let d = step(json!([["aria/One"], ["aria/Two[role=\"button\"]"], ["[data-qa=\"go\"]"], ["[data-x='y']"]]))
-            .unwrap();
+        let d =
+            step(json!([["aria/One"], ["aria/Two[role=\"button\"]"], ["[data-qa=\"go\"]"], ["[data-x='y']"]])).unwrap();
         assert_eq!((d.name.as_str(), d.role.as_str()), ("One", ""));
         assert_eq!(
             d.locators,

@@ -203,12 +203,11 @@ pub fn choose(d: &Descriptor, f: &Found) -> Result<Choice, Miss> {
     let by_role_name: &[usize] = if named { &f.by_role_name } else { &[] };
     if let [one] = by_role_name {
         if !role_known(d) {
-            let contradicted = d.locators.iter().zip(&f.by_locator).enumerate().find_map(|(i, (l, hits))| match hits
-                .as_slice()
-            {
-                [other] if identity(l) && other != one => Some((i, *other)),
-                _ => None,
-            });
+            let contradicted =
+                d.locators.iter().zip(&f.by_locator).enumerate().find_map(|(i, (l, hits))| match hits.as_slice() {
+                    [other] if identity(l) && other != one => Some((i, *other)),
+                    _ => None,
+                });
             if let Some(c) = contradicted {
                 return Ok(Choice { candidate: *one, via: Via::RoleName, changed: true, conflict: Some(c) });
             }
@@ -254,7 +253,11 @@ pub fn changed_target(d: &Descriptor, f: &Found, c: &Choice) -> Option<ChangedTa
         (Via::Locator(i), None) => locator(i),
         (Via::RoleName, None) => "role and name".into(),
     };
-    Some(ChangedTarget { recorded: TargetSummary { role: d.role.clone(), name: d.name.clone() }, live: at(c.candidate), via })
+    Some(ChangedTarget {
+        recorded: TargetSummary { role: d.role.clone(), name: d.name.clone() },
+        live: at(c.candidate),
+        via,
+    })
 }
 
 /// Whether a fill lands on a list of options rather than a text field: a
@@ -627,7 +630,8 @@ mod tests {
             ],
             ..Descriptor::default()
         };
-        let cands = vec![t("radio", "Large tin"), t("link", "Large tin"), t("radio", "Small tin"), t("checkbox", "Gift")];
+        let cands =
+            vec![t("radio", "Large tin"), t("link", "Large tin"), t("radio", "Small tin"), t("checkbox", "Gift")];
         let found = |by_role_name: Vec<usize>, by_locator: Vec<Vec<usize>>| Found {
             candidates: cands.clone(),
             by_role_name,
@@ -727,7 +731,8 @@ mod tests {
     #[test]
     fn a_fill_on_a_select_chooses() {
         use crate::risk::ElementFacts;
-        let facts = |role: &str, editable: bool| ElementFacts { role: role.into(), editable, ..ElementFacts::default() };
+        let facts =
+            |role: &str, editable: bool| ElementFacts { role: role.into(), editable, ..ElementFacts::default() };
         for (what, f, chooses) in [
             ("a <select>", facts("combobox", false), true),
             ("a <select multiple>", facts("listbox", false), true),
@@ -741,7 +746,11 @@ mod tests {
 
     #[test]
     fn an_ambiguous_name_lists_every_look_alike() {
-        let d = Descriptor { name: "Large tin".into(), locators: vec![Locator::Id("size-l".into())], ..Descriptor::default() };
+        let d = Descriptor {
+            name: "Large tin".into(),
+            locators: vec![Locator::Id("size-l".into())],
+            ..Descriptor::default()
+        };
         let seen = Missing {
             by_role_name: 2,
             named: vec![t("radio", "Large tin"), t("link", "Large tin")],
