@@ -1,6 +1,7 @@
 // Replays a Chrome DevTools Recorder file with @puppeteer/replay in a
 // headless Chromium (puppeteer-core, the test's own browser) and prints
-// the text of #summary on the last page. Used by e2e::recording only.
+// the text of #summary on the last page. Used by e2e::recording and
+// e2e::recorder_files.
 // Usage: node replay-check.mjs FLOW.json CHROMIUM
 import { readFileSync } from 'node:fs';
 import { createRunner, PuppeteerRunnerExtension } from '@puppeteer/replay';

@@ -20,17 +20,34 @@
 //!
 //! `navigate`, `click`, `change` and `keyDown` become steps; `keyUp`,
 //! `setViewport`, `scroll`, `hover`, `waitForElement` and `close` are
-//! dropped (replay waits for each element itself). `waitForExpression`,
+//! dropped (replay waits for each element itself), and so is the `keyDown`
+//! of a modifier alone ([`MODIFIER_KEYS`]). `waitForExpression`,
 //! `customStep` and `emulateNetworkConditions` evaluate code or change the
 //! browser and are refused, all of them listed, and nothing is imported;
-//! so are `doubleClick` (not a step a flow has), steps in another frame
-//! or target, and unknown types. `aria/` selectors become the role and
-//! name of the descriptor, `#id` an id locator, other CSS and `pierce/`
-//! selectors CSS locators, `xpath/` and `text/` their own. A `change`
-//! whose value is `{{name}}` fills parameter `name`; one aimed at a
-//! sensitive field (`shared::record::descriptor_sensitivity`) never keeps
-//! its value: it becomes a secret parameter supplied at run time; other
-//! personal-looking values become parameters with the value as default
+//! so are `doubleClick` (not a step a flow has), a click with another
+//! button than the primary one, steps in another frame or target (`target`
+//! other than `"main"`), and unknown types. Fields a replay does not need
+//! (`offsetX`/`offsetY`, `duration`, `deviceType`, `timeout`,
+//! `assertedEvents` other than navigations) are ignored. The title becomes
+//! the flow's name ([`name_from_title`]: DevTools' "Recording 12/3/2026 at
+//! 7:52:10 PM" has characters a name does not allow).
+//!
+//! Selectors: each entry of `selectors` is an alternative, itself a chain
+//! (an array: each part found inside the previous one). The first `aria/`
+//! selector gives the descriptor's name, and its role when it says
+//! `[role="…"]` (Puppeteer's syntax, [`parse_aria`]): `aria/Large tin` —
+//! what DevTools writes when the name alone is unique — knows no role, and
+//! replay treats the role as unknown, never as different
+//! (`shared::replay`). Of an ARIA chain only the last part is read. `#id`,
+//! `pierce/#id` and DevTools' XPath `//*[@id="id"]` are one id locator;
+//! `[data-testid='x']` a test id; other CSS and `pierce/` selectors CSS
+//! locators; `xpath/` and `text/` their own. Other chains (into shadow
+//! roots) are not read: replay searches the top document, where their
+//! last part alone could name another element. A `change` whose value is
+//! `{{name}}` fills parameter `name`; one aimed at a sensitive field
+//! (`shared::record::descriptor_sensitivity`) never keeps its value: it
+//! becomes a secret parameter supplied at run time; other personal-looking
+//! values become parameters with the value as default
 //! (`shared::record::keep_value`). Errors name the step (1-based, as in
 //! the file).
 
@@ -49,6 +66,27 @@ pub struct RecorderError(pub String);
 pub const REFUSED_STEP_TYPES: &[&str] = &["waitForExpression", "customStep", "emulateNetworkConditions"];
 /// Step types dropped on import: they change nothing a flow replays.
 pub const DROPPED_STEP_TYPES: &[&str] = &["keyUp", "setViewport", "scroll", "hover", "waitForElement", "close"];
+
+/// Keys that do nothing on their own; their `keyDown` is dropped.
+pub const MODIFIER_KEYS: &[&str] = &["Shift", "Control", "Alt", "Meta", "AltGraph", "CapsLock"];
+
+/// A flow name from a Recorder title: DevTools names a recording
+/// "Recording 12/3/2026 at 7:52:10 PM"; characters a flow name does not
+/// allow (`shared::flow::check_flow_name`) become `-`, at most 64 kept.
+pub fn name_from_title(title: &str) -> String {
+    let mapped: String = title
+        .trim()
+        .chars()
+        .map(|c| if c.is_alphanumeric() || matches!(c, ' ' | '-' | '_' | '.') { c } else { '-' })
+        .collect();
+    let mut name: String = mapped
+        .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .chars()
+        .take(shared::flow::MAX_FLOW_NAME_CHARS)
+        .collect();
+    name.truncate(name.trim_end().len());
+    name
+}
 
 /// The placeholder a parameter is exported as.
 pub fn placeholder(param: &str) -> String {
@@ -229,8 +267,7 @@ pub fn import(json: &Json) -> Result<Flow, RecorderError> {
             REFUSED_STEP_TYPES.join(", ")
         )));
     }
-    let mut flow =
-        Flow { name: title.trim().to_string(), created: String::new(), steps: Vec::new(), params: Vec::new() };
+    let mut flow = Flow { name: name_from_title(title), created: String::new(), steps: Vec::new(), params: Vec::new() };
     let mut page: Option<String> = None;
     for (i, raw) in steps.iter().enumerate() {
         let at = |m: String| RecorderError(format!("step {}: {m}", i + 1));
@@ -260,6 +297,14 @@ pub fn import(json: &Json) -> Result<Flow, RecorderError> {
             }
             "click" | "change" => {
                 let url = page.clone().ok_or_else(|| at("the flow must start with a navigate step".into()))?;
+                // A right or middle click (context menu, new tab) is not
+                // the left click a flow replays.
+                if let Some(b) = s.get("button").and_then(Json::as_str).filter(|b| *b != "primary") {
+                    return Err(at(format!(
+                        "a click with the {:?} button is not supported (only the primary button)",
+                        b.chars().take(20).collect::<String>()
+                    )));
+                }
                 let target = descriptor(s).map_err(at)?;
                 let action = if kind == "click" {
                     StepAction::Click
@@ -284,6 +329,10 @@ pub fn import(json: &Json) -> Result<Flow, RecorderError> {
                 let url = page.clone().ok_or_else(|| at("the flow must start with a navigate step".into()))?;
                 let key = s.get("key").and_then(Json::as_str).ok_or_else(|| at("keyDown has no \"key\"".into()))?;
                 let key = if key == "\r" || key == "\n" || key == "NumpadEnter" { "Enter" } else { key };
+                // A modifier pressed alone does nothing a flow replays.
+                if MODIFIER_KEYS.contains(&key) {
+                    continue;
+                }
                 if !shared::record::STEP_KEYS.contains(&key) {
                     return Err(at(format!(
                         "key {:?} is not supported (only {})",
@@ -336,36 +385,58 @@ fn descriptor(s: &Map<String, Json>) -> Result<Descriptor, String> {
     let list = s.get("selectors").and_then(Json::as_array).ok_or("the step has no \"selectors\" array")?;
     let mut d = Descriptor::default();
     for sel in list {
-        // An array is a chain of ancestors; the last one names the element.
-        let one = match sel {
-            Json::String(s) => s.as_str(),
-            Json::Array(chain) => chain.last().and_then(Json::as_str).ok_or("a selector chain holds strings")?,
+        // An array is a chain: each part is looked up inside the previous
+        // one's result (or shadow root); the last one names the element.
+        let (one, chained) = match sel {
+            Json::String(s) => (s.as_str(), false),
+            Json::Array(chain) => {
+                if chain.iter().any(|c| !c.is_string()) {
+                    return Err("a selector chain holds strings".into());
+                }
+                let last = chain.last().and_then(Json::as_str).ok_or("a selector chain holds strings")?;
+                (last, chain.len() > 1)
+            }
             _ => return Err("a selector is a string or an array of strings".into()),
         };
         if let Some(aria) = one.strip_prefix("aria/") {
-            let (name, role) = parse_aria(aria);
-            if d.name.is_empty() && d.role.is_empty() && aria_plain(&name) && (role.is_empty() || aria_plain(&role)) {
+            // An ARIA chain narrows by ancestors' names; the element's own
+            // name is the last part (the scope is dropped: several
+            // elements with that name make the step ambiguous, never a
+            // guess).
+            if let Some((name, role)) = parse_aria(aria)
+                && d.name.is_empty()
+                && d.role.is_empty()
+                && aria_plain(&name)
+                && (role.is_empty() || aria_plain(&role))
+            {
                 d.name = name;
                 d.role = role;
             }
             continue;
         }
-        let locator = if let Some(x) = one.strip_prefix("xpath/") {
-            Locator::XPath(x.to_string())
-        } else if let Some(t) = one.strip_prefix("text/") {
-            Locator::Text(t.to_string())
-        } else if let Some(p) = one.strip_prefix("pierce/") {
-            Locator::Css(p.to_string())
-        } else if let Some(id) = plain_id(one) {
-            Locator::Id(id.to_string())
-        } else {
-            Locator::Css(one.to_string())
-        };
+        if chained {
+            // A CSS, XPath or pierce chain reaches into shadow roots (or
+            // frames); replay looks in the top document only, where its
+            // last part alone could name another element. Not read.
+            continue;
+        }
+        let locator = locator_of(one);
+        // `pierce/aria/…` and the like: a CSS selector that the export
+        // would write back as another kind of selector. Not read.
+        if let Locator::Css(css) = &locator
+            && ["aria/", "xpath/", "text/", "pierce/"].iter().any(|p| css.starts_with(p))
+        {
+            continue;
+        }
+        // The tag a CSS selector names (`select#size`); XPath and text
+        // selectors name none.
+        if d.tag.is_empty()
+            && let Locator::Css(css) = &locator
+        {
+            d.tag = leading_tag(css).to_string();
+        }
         if d.locators.len() < MAX_LOCATORS && !d.locators.contains(&locator) {
             d.locators.push(locator);
-        }
-        if d.tag.is_empty() {
-            d.tag = leading_tag(one).to_string();
         }
     }
     if d.name.is_empty() && d.locators.is_empty() {
@@ -375,19 +446,93 @@ fn descriptor(s: &Map<String, Json>) -> Result<Descriptor, String> {
     Ok(d)
 }
 
-/// `Name[role="button"]` → (`Name`, `button`); `Name` → (`Name`, "").
-fn parse_aria(s: &str) -> (String, String) {
-    if let Some(open) = s.rfind("[role=") {
-        let role = s[open + 6..].trim_end_matches(']').trim_matches(['"', '\'']);
-        return (s[..open].trim().to_string(), role.to_string());
+/// One non-ARIA selector as a locator: `#id`, `pierce/#id` and the
+/// Recorder's id XPath `//*[@id="id"]` are the same id; `[data-testid='x']`
+/// (a test-id attribute of `shared::flow::TEST_ID_ATTRS`) a test id; other
+/// CSS and `pierce/` selectors CSS; `xpath/` and `text/` their own.
+fn locator_of(one: &str) -> Locator {
+    if let Some(x) = one.strip_prefix("xpath/") {
+        return match xpath_id(x) {
+            Some(id) => Locator::Id(id.to_string()),
+            None => Locator::XPath(x.to_string()),
+        };
     }
-    (s.trim().to_string(), String::new())
+    if let Some(t) = one.strip_prefix("text/") {
+        return Locator::Text(t.to_string());
+    }
+    let css = one.strip_prefix("pierce/").unwrap_or(one);
+    if let Some(id) = plain_id(css) {
+        return Locator::Id(id.to_string());
+    }
+    if let Some((attr, value)) = test_id(css) {
+        return Locator::TestId { attr: attr.to_string(), value: value.to_string() };
+    }
+    Locator::Css(css.to_string())
+}
+
+/// `//*[@id="size-l"]` (how the Recorder writes an XPath for an element
+/// with an id) → `size-l`.
+fn xpath_id(x: &str) -> Option<&str> {
+    let id = x.strip_prefix("//*[@id=\"")?.strip_suffix("\"]")?;
+    plain_id_chars(id).then_some(id)
+}
+
+/// `[data-testid='add']` or `[data-testid="add"]` with a known test-id
+/// attribute and a value that needs no escape.
+fn test_id(css: &str) -> Option<(&str, &str)> {
+    let inner = css.strip_prefix('[')?.strip_suffix(']')?;
+    let (attr, quoted) = inner.split_once('=')?;
+    let value = quoted
+        .strip_prefix('\'')
+        .and_then(|v| v.strip_suffix('\''))
+        .or_else(|| quoted.strip_prefix('"').and_then(|v| v.strip_suffix('"')))?;
+    (shared::flow::TEST_ID_ATTRS.contains(&attr) && plain_id_chars(value)).then_some((attr, value))
+}
+
+/// Puppeteer's ARIA selector: an accessible name with optional
+/// `[name="…"]` and `[role="…"]` attributes (either quote, in any order;
+/// `[name=…]` wins over the bare name; runs of spaces collapsed). `None`
+/// for an attribute Puppeteer does not know (it refuses the selector), a
+/// malformed attribute, or no name (a role alone matches any name: not an
+/// element a step can be sure of).
+fn parse_aria(s: &str) -> Option<(String, String)> {
+    let mut bare = String::new();
+    let (mut name, mut role) = (None::<String>, None::<String>);
+    let mut rest = s;
+    while let Some(open) = rest.find('[') {
+        bare.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let eq = after.find('=')?;
+        let attr = after[..eq].trim();
+        let v = after[eq + 1..].trim_start();
+        let quote = v.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+        let close = v[1..].find(quote)? + 1;
+        let value = v[1..close].to_string();
+        rest = v[close + 1..].trim_start().strip_prefix(']')?;
+        match attr {
+            "name" => name = Some(value),
+            "role" => role = Some(value),
+            _ => return None,
+        }
+    }
+    bare.push_str(rest);
+    let norm = |v: &str| v.split(' ').filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ");
+    let name = norm(&name.unwrap_or(bare));
+    if name.is_empty() {
+        return None;
+    }
+    Some((name, role.map(|r| norm(&r)).unwrap_or_default()))
 }
 
 /// `#ident` with nothing CSS-special after it.
 fn plain_id(s: &str) -> Option<&str> {
     let id = s.strip_prefix('#')?;
-    (!id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')).then_some(id)
+    plain_id_chars(id).then_some(id)
+}
+
+/// Not empty; ASCII letters, digits, `-` and `_` only.
+fn plain_id_chars(id: &str) -> bool {
+    !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 /// The tag a CSS selector's last compound starts with (`form > select#s` → `select`).
@@ -452,10 +597,188 @@ mod tests {
         let err = import(&file("aria/Continue to review[rreview")).unwrap_err();
         assert!(err.to_string().contains("step 2") && err.to_string().contains("name no element"), "{err}");
         assert!(import(&file("aria/Go[role=\"a\\\"b\"]")).is_err(), "a role with a quote");
-        for sel in ["aria/Continue to review[role=\"button\"]", "aria/Continue", "#go", "text/Go [now]"] {
+        for sel in [
+            "aria/Continue to review[role=\"button\"]",
+            "aria/Continue",
+            "#go",
+            "text/Go [now]",
+            "aria/[name=\"Go\"][role='button']",
+            "aria/Go[role=\"button\"][name=\"Stop\"]",
+            "aria/It's  here",
+            "pierce/#go",
+            "xpath///*[@id=\"go\"]",
+            "[data-testid='go']",
+        ] {
             let flow = import(&file(sel)).unwrap_or_else(|e| panic!("{sel}: {e}"));
             import(&export(&flow)).unwrap_or_else(|e| panic!("{sel}: the export does not import: {e}"));
         }
+    }
+
+    fn fixture(name: &str) -> Json {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/recorder").join(name);
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    }
+
+    /// The Recorder files in `fixtures/recorder/`, written the way Chrome
+    /// DevTools writes them: `aria/Name` without a role, the same id as
+    /// CSS, XPath and `pierce/`, test ids, text selectors.
+    #[test]
+    fn devtools_files_import_with_names_and_no_role() {
+        let flow = import(&fixture("order-large-tin.json")).unwrap();
+        assert_eq!(flow.name, "Order a large tin");
+        let kinds: Vec<String> = flow
+            .steps
+            .iter()
+            .map(|s| {
+                let t = s.target.as_ref().map(|d| format!(" {:?}/{:?}", d.role, d.name)).unwrap_or_default();
+                let a = match &s.action {
+                    StepAction::Navigate { .. } => "navigate".to_string(),
+                    StepAction::Click => "click".into(),
+                    StepAction::Fill { value } => format!("fill {value:?}"),
+                    StepAction::Select { value, option } => format!("select {value:?} {option:?}"),
+                    StepAction::Check { checked } => format!("check {checked}"),
+                    StepAction::PressKey { key } => format!("key {key}"),
+                };
+                format!("{a}{t}")
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "navigate",
+                "click \"\"/\"Search tins\"",
+                "fill Literal(\"tea\") \"\"/\"Search tins\"",
+                "key Enter",
+                "click \"\"/\"Large tin\"",
+                "click \"\"/\"Tea\"",
+                // Nothing in the selectors says `<select>`: a fill, which
+                // replay turns into a choice on the live `<select>`
+                // (`shared::replay::fill_chooses`).
+                "fill Literal(\"darjeeling\") \"\"/\"Tea\"",
+                "click \"\"/\"Gift wrap\"",
+                "click \"\"/\"Engraving\"",
+                "fill Param(\"engraving\") \"\"/\"Engraving\"",
+                "key Tab",
+                "click \"link\"/\"Size guide\"",
+                "click \"\"/\"Add to cart\"",
+            ]
+        );
+        // Capitalised words look like a name: a parameter, the text its default.
+        assert_eq!(flow.params[0].default.as_deref(), Some("Happy birthday"));
+        // `#size-l`, `xpath///*[@id="size-l"]` and `pierce/#size-l` are one id.
+        assert_eq!(flow.steps[4].target.as_ref().unwrap().locators, [Locator::Id("size-l".into())]);
+        assert_eq!(flow.steps[4].url, "http://localhost:8080/tins/order.html", "the page after Enter, no query");
+        let add = flow.steps[12].target.as_ref().unwrap();
+        assert_eq!(
+            add.locators,
+            [
+                Locator::TestId { attr: "data-testid".into(), value: "add-to-cart".into() },
+                Locator::XPath("//*[@data-testid=\"add-to-cart\"]".into()),
+                Locator::Text("Add to cart".into()),
+            ]
+        );
+
+        let flow = import(&fixture("browse-small-tin.json")).unwrap();
+        assert_eq!(flow.name, "Recording 12-3-2026 at 7-52-10 PM", "DevTools' default title is a valid name");
+        assert_eq!(flow.steps.len(), 4);
+        assert_eq!(flow.steps[2].url, "http://localhost:8080/tins/order.html", "after the link's navigation");
+
+        let flow = import(&fixture("gift-sencha.json")).unwrap();
+        let actions: Vec<&StepAction> = flow.steps.iter().map(|s| &s.action).collect();
+        assert_eq!(actions.len(), 6, "waitForElement, scroll, hover, Shift dropped: {actions:?}");
+        assert!(actions.iter().all(|a| !matches!(a, StepAction::PressKey { .. })));
+
+        // Every fixture exports and imports again to the same steps.
+        for f in ["order-large-tin.json", "browse-small-tin.json", "gift-sencha.json"] {
+            let flow = import(&fixture(f)).unwrap();
+            let back = import(&export(&flow)).unwrap_or_else(|e| panic!("{f}: {e}"));
+            assert_eq!(back.steps, flow.steps, "{f}");
+        }
+    }
+
+    #[test]
+    fn aria_selectors_follow_puppeteer() {
+        for (sel, want) in [
+            ("Large tin", Some(("Large tin", ""))),
+            ("Large tin[role=\"radio\"]", Some(("Large tin", "radio"))),
+            ("Large tin[role='radio']", Some(("Large tin", "radio"))),
+            ("[role=\"radio\"][name=\"Large tin\"]", Some(("Large tin", "radio"))),
+            ("[name=\"Large tin\"]", Some(("Large tin", ""))),
+            ("Ignored[name=\"Large tin\"]", Some(("Large tin", ""))),
+            ("  Large   tin  ", Some(("Large tin", ""))),
+            ("Large tin [ role = \"radio\" ]", Some(("Large tin", "radio"))),
+            ("[role=\"radio\"]", None),
+            ("Large tin[level=\"2\"]", None),
+            ("Large tin[role=radio]", None),
+            ("Large tin[role=\"radio\"", None),
+            ("", None),
+        ] {
+            let got = parse_aria(sel);
+            assert_eq!(got.as_ref().map(|(n, r)| (n.as_str(), r.as_str())), want, "{sel:?}");
+        }
+    }
+
+    #[test]
+    fn selector_forms() {
+        let step = |sels: Json| {
+            let file = json!({ "title": "t", "steps": [
+                { "type": "navigate", "url": "https://shop.example/a.html" },
+                { "type": "click", "target": "main", "selectors": sels, "offsetX": 1, "offsetY": 1 },
+            ] });
+            import(&file).map(|f| f.steps[1].target.clone().unwrap())
+        };
+        // An ARIA chain: the last part names the element.
+        let d = step(json!([["aria/Size", "aria/Large tin"], ["#size-l"]])).unwrap();
+        assert_eq!((d.name.as_str(), d.role.as_str()), ("Large tin", ""));
+        // A CSS chain into a shadow root is not read: alone, "button"
+        // would name whatever button the top document has.
+        let d = step(json!([["aria/Buy"], ["my-widget", "button"], ["#buy"]])).unwrap();
+        assert_eq!(d.locators, [Locator::Id("buy".into())]);
+        assert!(step(json!([["my-widget", "button"]])).unwrap_err().0.contains("name no element"));
+        // The first ARIA selector wins; a test id with double quotes too.
+        let d =
+            step(json!([["aria/One"], ["aria/Two[role=\"button\"]"], ["[data-qa=\"go\"]"], ["[data-x='y']"]])).unwrap();
+        assert_eq!((d.name.as_str(), d.role.as_str()), ("One", ""));
+        assert_eq!(
+            d.locators,
+            [Locator::TestId { attr: "data-qa".into(), value: "go".into() }, Locator::Css("[data-x='y']".into())]
+        );
+        // A CSS selector the export would write back as an ARIA selector
+        // is not read (every imported flow must export and import again).
+        let d = step(json!([["pierce/aria/[x='1']"], ["#ok"]])).unwrap();
+        assert_eq!((d.name.as_str(), d.locators.as_slice()), ("", &[Locator::Id("ok".into())][..]));
+        // An XPath with an id that needs escaping stays an XPath.
+        let d = step(json!([["xpath///*[@id=\"a b\"]"]])).unwrap();
+        assert_eq!(d.locators, [Locator::XPath("//*[@id=\"a b\"]".into())]);
+        // Right and middle clicks are not replayed as left clicks.
+        for button in ["secondary", "auxiliary"] {
+            let file = json!({ "title": "t", "steps": [
+                { "type": "navigate", "url": "https://shop.example/a.html" },
+                { "type": "click", "selectors": [["#a"]], "button": button, "offsetX": 1, "offsetY": 1 },
+            ] });
+            let e = import(&file).unwrap_err().0;
+            assert!(e.starts_with("step 2: a click with the") && e.contains(button), "{e}");
+        }
+        let file = json!({ "title": "t", "steps": [
+            { "type": "navigate", "url": "https://shop.example/a.html" },
+            { "type": "click", "selectors": [["#a"]], "button": "primary", "offsetX": 1, "offsetY": 1 },
+        ] });
+        assert!(import(&file).is_ok());
+    }
+
+    #[test]
+    fn titles_become_flow_names() {
+        for (title, name) in [
+            ("Recording 12/3/2026 at 7:52:10 PM", "Recording 12-3-2026 at 7-52-10 PM"),
+            ("Order a large tin", "Order a large tin"),
+            ("  /etc/passwd ", "etc-passwd"),
+            ("Bestellung: Größe L", "Bestellung- Größe L"),
+        ] {
+            assert_eq!(name_from_title(title), name);
+            assert_eq!(shared::flow::check_flow_name(name), Ok(()), "{name}");
+        }
+        assert_eq!(name_from_title(&"x".repeat(100)).len(), 64);
+        assert_eq!(name_from_title("???"), "", "nothing usable: check_flow refuses it, --name names it");
     }
 
     /// A Recorder file as a person writes it by hand, in the documented

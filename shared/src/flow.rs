@@ -157,9 +157,13 @@ pub enum ParamKind {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Descriptor {
-    /// ARIA role (explicit or implicit), as the snapshot names it.
+    /// ARIA role (explicit or implicit), as the snapshot names it. Empty:
+    /// unknown (an imported Recorder step whose `aria/` selector names no
+    /// role, or that has none) — any role, never a different one
+    /// (`crate::replay::matches_recorded`).
     pub role: String,
-    /// Accessible name (at most `limits::MAX_NAME_CHARS`).
+    /// Accessible name (at most `limits::MAX_NAME_CHARS`). Empty with an
+    /// empty role: unknown too; with a role: a recorded empty name.
     pub name: String,
     /// Text of the field's `<label>`, when it has one.
     pub label: String,

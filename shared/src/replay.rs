@@ -6,15 +6,18 @@
 //! # Finding a recorded element again ([`choose`])
 //!
 //! The content script gathers, for one [`Descriptor`], the visible elements
-//! whose role and accessible name are the recorded ones ([`same_name`]), and
-//! for each locator in order the visible elements it matches ([`Found`]).
-//! Then, in this order:
+//! whose accessible name is the recorded one ([`same_name`]) and whose role
+//! is the recorded one — any role when the descriptor does not know it
+//! ([`role_known`]) — and for each locator in order the visible elements
+//! it matches ([`Found`]). Then, in this order:
 //!
 //! 1. exactly one element has the recorded role and name → it wins
 //!    ([`Via::RoleName`]);
 //! 2. several do → the first locator that matches exactly one element,
 //!    and one of those, picks it ([`Via::Locator`]); no locator does →
-//!    [`Miss::Ambiguous`];
+//!    [`Miss::Ambiguous`], reported as `NOT_FOUND` listing every element
+//!    with the name ([`Missing::named`]): the replay never picks one of
+//!    several look-alikes by position;
 //! 3. none does (or the recording has no name) → the first locator that
 //!    matches exactly one element wins ([`Via::Locator`]); a locator that
 //!    matches several is skipped; none → [`Miss::NotFound`] (or
@@ -26,6 +29,27 @@
 //! and always asks the person, showing the recorded and the live target
 //! side by side ([`ChangedTarget`], carried in `Gate::changed`). Nothing is
 //! healed silently.
+//!
+//! # What a descriptor does not know is unknown, not different
+//!
+//! A step recorded by Chaperone always knows its element's role (and an
+//! empty name is a recorded empty name). A step imported from a Chrome
+//! DevTools Recorder file knows what its selectors say: `aria/Large tin`
+//! (Puppeteer's ARIA selector: any role with that accessible name) gives
+//! the name and no role; `aria/Large tin[role="radio"]` both; a step with
+//! CSS, XPath or text selectors only gives neither. An unknown role or
+//! name never makes a live element "changed" ([`matches_recorded`]), so a
+//! Recorder file replays on the page it was recorded on, and on a
+//! re-laid-out page with the same labels, without asking.
+//!
+//! An accessible name alone is weaker evidence than role and name: when
+//! the role is unknown and the one element with the name is not the one
+//! an identity locator (id, `name`, test id, `aria-label`: [`identity`])
+//! finds as its only match, the two disagree and the step is a changed
+//! target too ([`Choice::conflict`]): the person sees the element with the
+//! name and what the locator finds instead. Positional locators (CSS
+//! paths, XPaths, text) never count as disagreeing: on a re-laid-out page
+//! they point elsewhere by design.
 //!
 //! # Values and parameters ([`bind`])
 //!
@@ -115,8 +139,19 @@ pub struct Choice {
     /// Index into [`Found::candidates`].
     pub candidate: usize,
     pub via: Via,
-    /// Found only by a fallback locator, with another role or name.
+    /// Found only by a fallback locator, with another role or name; or
+    /// found by a name alone that an identity locator contradicts.
     pub changed: bool,
+    /// Found by its name alone (role unknown) while this identity locator
+    /// (index into the descriptor's locators) matches exactly this other
+    /// candidate.
+    pub conflict: Option<(usize, usize)>,
+}
+
+impl Choice {
+    fn plain(candidate: usize, via: Via, changed: bool) -> Choice {
+        Choice { candidate, via, changed, conflict: None }
+    }
 }
 
 /// Why no element was chosen.
@@ -137,24 +172,54 @@ pub fn same_name(a: &str, b: &str) -> bool {
     norm(a) == norm(b)
 }
 
-/// Whether a live element is the recorded one by role and name.
+/// Whether the descriptor knows its element's role (see the module docs:
+/// a recording always does, an imported `aria/Name` does not).
+pub fn role_known(d: &Descriptor) -> bool {
+    !d.role.is_empty()
+}
+
+/// Whether the descriptor knows its element's accessible name: it has one,
+/// or it knows the role (a recording's empty name is recorded as empty).
+pub fn name_known(d: &Descriptor) -> bool {
+    !d.name.trim().is_empty() || role_known(d)
+}
+
+/// Whether a live element is the recorded one by role and name; what the
+/// descriptor does not know is not compared.
 pub fn matches_recorded(d: &Descriptor, live: &TargetSummary) -> bool {
-    d.role == live.role && same_name(&d.name, &live.name)
+    (!role_known(d) || d.role == live.role) && (!name_known(d) || same_name(&d.name, &live.name))
+}
+
+/// Whether a locator names one element by what it is (id, `name`, test
+/// id, `aria-label`) rather than where it is (CSS, XPath, text): only these
+/// can contradict a name (module docs).
+pub fn identity(l: &Locator) -> bool {
+    matches!(l, Locator::Id(_) | Locator::Name(_) | Locator::TestId { .. } | Locator::AriaLabel(_))
 }
 
 /// The decision described in the module docs.
 pub fn choose(d: &Descriptor, f: &Found) -> Result<Choice, Miss> {
-    let named = !d.name.trim().is_empty() && !d.role.is_empty();
+    let named = !d.name.trim().is_empty();
     let by_role_name: &[usize] = if named { &f.by_role_name } else { &[] };
     if let [one] = by_role_name {
-        return Ok(Choice { candidate: *one, via: Via::RoleName, changed: false });
+        if !role_known(d) {
+            let contradicted =
+                d.locators.iter().zip(&f.by_locator).enumerate().find_map(|(i, (l, hits))| match hits.as_slice() {
+                    [other] if identity(l) && other != one => Some((i, *other)),
+                    _ => None,
+                });
+            if let Some(c) = contradicted {
+                return Ok(Choice { candidate: *one, via: Via::RoleName, changed: true, conflict: Some(c) });
+            }
+        }
+        return Ok(Choice::plain(*one, Via::RoleName, false));
     }
     if by_role_name.len() > 1 {
         for (i, hits) in f.by_locator.iter().enumerate() {
             if let [one] = hits.as_slice()
                 && by_role_name.contains(one)
             {
-                return Ok(Choice { candidate: *one, via: Via::Locator(i), changed: false });
+                return Ok(Choice::plain(*one, Via::Locator(i), false));
             }
         }
         return Err(Miss::Ambiguous);
@@ -166,12 +231,42 @@ pub fn choose(d: &Descriptor, f: &Found) -> Result<Choice, Miss> {
             [one] => {
                 let live = f.candidates.get(*one).cloned().unwrap_or_default();
                 let changed = !matches_recorded(d, &live);
-                return Ok(Choice { candidate: *one, via: Via::Locator(i), changed });
+                return Ok(Choice::plain(*one, Via::Locator(i), changed));
             }
             _ => several = true,
         }
     }
     Err(if several { Miss::Ambiguous } else { Miss::NotFound })
+}
+
+/// What the approval window shows for a changed target (`None` when the
+/// choice is not one): the recording, the element acted on, and how it was
+/// found — for a name a locator contradicts, also what that locator finds.
+pub fn changed_target(d: &Descriptor, f: &Found, c: &Choice) -> Option<ChangedTarget> {
+    if !c.changed {
+        return None;
+    }
+    let at = |i: usize| f.candidates.get(i).cloned().unwrap_or_default();
+    let locator = |i: usize| d.locators.get(i).map(describe_locator).unwrap_or_default();
+    let via = match (c.via, c.conflict) {
+        (_, Some((l, other))) => format!("its name; but {} finds {}", locator(l), at(other).line()),
+        (Via::Locator(i), None) => locator(i),
+        (Via::RoleName, None) => "role and name".into(),
+    };
+    Some(ChangedTarget {
+        recorded: TargetSummary { role: d.role.clone(), name: d.name.clone() },
+        live: at(c.candidate),
+        via,
+    })
+}
+
+/// Whether a fill lands on a list of options rather than a text field: a
+/// `<select>` (role `combobox` or `listbox`, not editable). A Recorder
+/// file's `change` says only "set the value"; its selectors rarely say the
+/// element is a `<select>`, so the live element decides, and the value is
+/// chosen as an option (by value or label), never typed.
+pub fn fill_chooses(live: &crate::risk::ElementFacts) -> bool {
+    !live.editable && matches!(live.role.as_str(), "combobox" | "listbox")
 }
 
 /// A locator as the person reads it: `id "place"`, `css "form > button"`.
@@ -215,6 +310,9 @@ pub enum Located {
 pub struct Missing {
     /// Elements with the recorded role and name.
     pub by_role_name: u32,
+    /// Those elements (at most [`MAX_SEEN`]): the look-alikes an
+    /// ambiguous step could not tell apart.
+    pub named: Vec<TargetSummary>,
     /// Per locator, in the descriptor's order: how many elements it matched.
     pub by_locator: Vec<u32>,
     /// What the locators matched (at most [`MAX_SEEN`]).
@@ -233,9 +331,14 @@ pub fn missing_message(d: &Descriptor, miss: Miss, seen: &Missing) -> String {
         Miss::NotFound => format!("no element on the page matches the recorded {}", expected.line()),
         Miss::Ambiguous => format!("more than one element matches the recorded {}", expected.line()),
     };
-    s.push_str(&format!("; by role and name: {}", seen.by_role_name));
+    let by = if role_known(d) { "by role and name" } else { "by name" };
+    s.push_str(&format!("; {by}: {}", seen.by_role_name));
     for (l, n) in d.locators.iter().zip(&seen.by_locator) {
         s.push_str(&format!(", {}: {n}", describe_locator(l)));
+    }
+    if !seen.named.is_empty() {
+        s.push_str("; the elements with the name: ");
+        s.push_str(&seen.named.iter().map(TargetSummary::line).collect::<Vec<_>>().join(", "));
     }
     if !seen.matched.is_empty() {
         s.push_str("; the locators found ");
@@ -449,7 +552,7 @@ mod tests {
             by_role_name,
             by_locator,
         };
-        let ok = |candidate, via, changed| Ok(Choice { candidate, via, changed });
+        let ok = |candidate, via, changed| Ok(Choice::plain(candidate, via, changed));
         let cases: Vec<(&str, Found, Result<Choice, Miss>)> = vec![
             ("role and name, one", found(vec![0], vec![vec![], vec![]]), ok(0, Via::RoleName, false)),
             (
@@ -491,7 +594,7 @@ mod tests {
         }
         // Another role under the same name is a changed target too.
         let f = Found { candidates: vec![t("link", "Place order")], by_role_name: vec![], by_locator: vec![vec![0]] };
-        assert_eq!(choose(&d, &f), Ok(Choice { candidate: 0, via: Via::Locator(0), changed: true }));
+        assert_eq!(choose(&d, &f), Ok(Choice::plain(0, Via::Locator(0), true)));
         // Look-alike letters are another name.
         let f =
             Found { candidates: vec![t("button", "Plаce order")], by_role_name: vec![], by_locator: vec![vec![0]] };
@@ -508,9 +611,157 @@ mod tests {
             by_role_name: vec![0, 1],
             by_locator: vec![vec![1]],
         };
-        assert_eq!(choose(&d, &f), Ok(Choice { candidate: 1, via: Via::Locator(0), changed: false }));
+        assert_eq!(choose(&d, &f), Ok(Choice::plain(1, Via::Locator(0), false)));
         let f = Found { candidates: vec![t("textbox", "Search")], by_role_name: vec![], by_locator: vec![vec![0]] };
         assert!(choose(&d, &f).unwrap().changed, "a name where the recording had none");
+    }
+
+    /// A Recorder file's `aria/Large tin`: the name, no role; `#size-l`
+    /// and an XPath as fallbacks. Candidates: 0 the radio as recorded, 1 a
+    /// link with the same name, 2 another radio, 3 a checkbox.
+    #[test]
+    fn an_unknown_role_is_unknown_not_different() {
+        let d = Descriptor {
+            name: "Large tin".into(),
+            locators: vec![
+                Locator::Id("size-l".into()),
+                Locator::XPath("//form/label[2]/input".into()),
+                Locator::Name("size".into()),
+            ],
+            ..Descriptor::default()
+        };
+        let cands =
+            vec![t("radio", "Large tin"), t("link", "Large tin"), t("radio", "Small tin"), t("checkbox", "Gift")];
+        let found = |by_role_name: Vec<usize>, by_locator: Vec<Vec<usize>>| Found {
+            candidates: cands.clone(),
+            by_role_name,
+            by_locator,
+        };
+        let ok = |candidate, via, changed| Ok(Choice::plain(candidate, via, changed));
+        let cases: Vec<(&str, Found, Result<Choice, Miss>)> = vec![
+            (
+                "the page it was recorded on: the name finds it, the id agrees",
+                found(vec![0], vec![vec![0], vec![0], vec![0, 2]]),
+                ok(0, Via::RoleName, false),
+            ),
+            (
+                "a re-laid-out twin: other ids, the XPath points at another radio, the name finds it",
+                found(vec![0], vec![vec![], vec![2], vec![0, 2]]),
+                ok(0, Via::RoleName, false),
+            ),
+            (
+                "the name on a link now, no locator says otherwise: any role has the name (Puppeteer's rule)",
+                found(vec![1], vec![vec![], vec![], vec![]]),
+                ok(1, Via::RoleName, false),
+            ),
+            (
+                "the name belongs to another element than the id: changed, both shown",
+                found(vec![1], vec![vec![0], vec![], vec![]]),
+                Ok(Choice { candidate: 1, via: Via::RoleName, changed: true, conflict: Some((0, 0)) }),
+            ),
+            (
+                "a `name` attribute with one match elsewhere contradicts too",
+                found(vec![1], vec![vec![], vec![], vec![2]]),
+                Ok(Choice { candidate: 1, via: Via::RoleName, changed: true, conflict: Some((2, 2)) }),
+            ),
+            (
+                "two elements with the name, the id tells them apart",
+                found(vec![0, 1], vec![vec![1], vec![0], vec![]]),
+                ok(1, Via::Locator(0), false),
+            ),
+            (
+                "two elements with the name, only the XPath hits one of them: it decides",
+                found(vec![0, 1], vec![vec![], vec![0], vec![0, 2]]),
+                ok(0, Via::Locator(1), false),
+            ),
+            (
+                "two elements with the name, nothing tells them apart: not found, never the first",
+                found(vec![0, 1], vec![vec![], vec![2], vec![0, 2]]),
+                Err(Miss::Ambiguous),
+            ),
+            (
+                "no element with the name, the id finds one: a changed target (another name)",
+                found(vec![], vec![vec![2], vec![], vec![]]),
+                ok(2, Via::Locator(0), true),
+            ),
+            (
+                "no element with the name, the id finds it differently spaced: not changed, whatever its role",
+                found(vec![], vec![vec![0], vec![], vec![]]),
+                ok(0, Via::Locator(0), false),
+            ),
+            ("nothing", found(vec![], vec![vec![], vec![], vec![]]), Err(Miss::NotFound)),
+        ];
+        for (what, f, want) in cases {
+            assert_eq!(choose(&d, &f), want, "{what}");
+        }
+
+        // The window shows both: the element with the name, and what the
+        // id finds instead.
+        let f = found(vec![1], vec![vec![0], vec![], vec![]]);
+        let c = choose(&d, &f).unwrap();
+        let shown = changed_target(&d, &f, &c).unwrap();
+        assert_eq!(shown.recorded, t("", "Large tin"));
+        assert_eq!(shown.live, t("link", "Large tin"));
+        assert_eq!(shown.via, "its name; but id \"size-l\" finds radio \"Large tin\"");
+        assert_eq!(shown.recorded.line(), "element \"Large tin\"");
+        assert_eq!(changed_target(&d, &f, &Choice::plain(0, Via::RoleName, false)), None);
+
+        // Known and unknown, compared field by field.
+        let known = Descriptor { role: "radio".into(), name: "Large tin".into(), ..Descriptor::default() };
+        let nothing = Descriptor { locators: vec![Locator::Css("#a".into())], ..Descriptor::default() };
+        let nameless = Descriptor { role: "textbox".into(), ..Descriptor::default() };
+        for (what, d, live, same) in [
+            ("role unknown, same name", &d, t("radio", "large  TIN"), true),
+            ("role unknown, other name", &d, t("radio", "Small tin"), false),
+            ("role known, other role", &known, t("link", "Large tin"), false),
+            ("role known, same", &known, t("radio", "Large tin"), true),
+            ("nothing known", &nothing, t("button", "Delete account"), true),
+            ("a recorded empty name", &nameless, t("textbox", "Search"), false),
+            ("a recorded empty name, still empty", &nameless, t("textbox", ""), true),
+        ] {
+            assert_eq!(matches_recorded(d, &live), same, "{what}");
+        }
+        // A recorder step with no aria selector goes by its locators; what
+        // it finds is not "changed" (nothing to compare), the gate still
+        // classifies the live element.
+        let f = Found { candidates: vec![t("button", "Go")], by_role_name: vec![], by_locator: vec![vec![0]] };
+        assert_eq!(choose(&nothing, &f), Ok(Choice::plain(0, Via::Locator(0), false)));
+    }
+
+    #[test]
+    fn a_fill_on_a_select_chooses() {
+        use crate::risk::ElementFacts;
+        let facts =
+            |role: &str, editable: bool| ElementFacts { role: role.into(), editable, ..ElementFacts::default() };
+        for (what, f, chooses) in [
+            ("a <select>", facts("combobox", false), true),
+            ("a <select multiple>", facts("listbox", false), true),
+            ("an editable combobox (typed)", facts("combobox", true), false),
+            ("a text field", facts("textbox", true), false),
+            ("a search field", facts("searchbox", true), false),
+        ] {
+            assert_eq!(fill_chooses(&f), chooses, "{what}");
+        }
+    }
+
+    #[test]
+    fn an_ambiguous_name_lists_every_look_alike() {
+        let d = Descriptor {
+            name: "Large tin".into(),
+            locators: vec![Locator::Id("size-l".into())],
+            ..Descriptor::default()
+        };
+        let seen = Missing {
+            by_role_name: 2,
+            named: vec![t("radio", "Large tin"), t("link", "Large tin")],
+            by_locator: vec![0],
+            ..Missing::default()
+        };
+        assert_eq!(
+            missing_message(&d, Miss::Ambiguous, &seen),
+            "more than one element matches the recorded element \"Large tin\"; by name: 2, id \"size-l\": 0; the \
+             elements with the name: radio \"Large tin\", link \"Large tin\""
+        );
     }
 
     #[test]
@@ -522,6 +773,7 @@ mod tests {
             matched: vec![t("button", "Back"), t("button", "Delete account")],
             same_role: vec![t("button", "Back")],
             url: "http://127.0.0.1:1/flowshop-missing/review.html".into(),
+            ..Missing::default()
         };
         let m = missing_message(&d, Miss::Ambiguous, &seen);
         assert!(m.starts_with("more than one element matches the recorded button \"Place order\""), "{m}");

@@ -443,7 +443,7 @@ async fn run_step(
     if let StepAction::Navigate { url } = &step.action {
         return navigate(state, caller, tab, step, url).await;
     }
-    let what = match &step.action {
+    let mut what = match &step.action {
         StepAction::Navigate { .. } => unreachable!("handled above"),
         StepAction::Click | StepAction::Check { .. } => StepDo::Click,
         StepAction::Fill { value } => match value_of(value, bound) {
@@ -479,6 +479,13 @@ async fn run_step(
                         format!("this step was recorded on {recorded}; the tab is on {live}: the flow stops"),
                     ));
                     return report;
+                }
+                // A Recorder `change` on an element the file did not say
+                // was a `<select>`: the live element decides.
+                if let StepDo::Fill(ValueSource::Literal(t)) = &what
+                    && shared::replay::fill_chooses(&element.facts)
+                {
+                    what = StepDo::Select(t.clone());
                 }
                 if let (StepAction::Check { checked: want }, Some(now)) = (&step.action, checked)
                     && *want == now

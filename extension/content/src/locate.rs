@@ -3,7 +3,8 @@
 //! its module docs).
 //!
 //! This module only gathers: the visible elements of the document whose
-//! role and accessible name are the recorded ones, and for each locator in
+//! role and accessible name are the recorded ones (any role but generic
+//! when the descriptor does not know it), and for each locator in
 //! order the visible elements it matches (`id`, `name`, a test-id
 //! attribute of `shared::flow::TEST_ID_ATTRS`, `aria-label`, a CSS
 //! selector, an XPath, an element's own text). `shared::replay::choose`
@@ -21,7 +22,7 @@ use shared::error::WireError;
 use shared::flow::{Descriptor, Locator, TEST_ID_ATTRS};
 use shared::limits::{MAX_NAME_CHARS, truncate_chars};
 use shared::protocol::{CommandResult, Outcome};
-use shared::replay::{ChangedTarget, Found, Located, MAX_SEEN, Missing, TargetSummary, Via};
+use shared::replay::{Found, Located, MAX_SEEN, Missing, TargetSummary};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{Document, Element};
@@ -82,20 +83,31 @@ fn find(d: &Descriptor) -> Result<Located, WireError> {
     let mut pool = Pool { env: &env, elements: Vec::new(), summaries: Vec::new() };
 
     // Role and name: every element of the recorded role (cheap: tag and
-    // attributes), named only when the role fits.
+    // attributes), named only when the role fits. A descriptor that does
+    // not know its role (an imported `aria/Name`) takes every element with
+    // a role and that name, as Puppeteer's ARIA selector does; generic
+    // elements have no role to name them by.
     let mut by_role_name = Vec::new();
+    let mut named = Vec::new();
     let mut same_role = Vec::new();
-    if !d.role.is_empty() {
+    let any_role = !shared::replay::role_known(d) && !d.name.trim().is_empty();
+    if !d.role.is_empty() || any_role {
         for el in all_elements(&doc) {
             let tag = el.local_name();
-            if roles::role_of(&el, &tag, dom::Attrs::of(&el)).unwrap_or("generic") != d.role || !shown(&vis, &el) {
+            let role = roles::role_of(&el, &tag, dom::Attrs::of(&el)).unwrap_or("generic");
+            let fits = if any_role { !matches!(role, "generic" | "none" | "presentation") } else { role == d.role };
+            if !fits || !shown(&vis, &el) {
                 continue;
             }
-            let i = pool.index(&el);
-            if !d.name.trim().is_empty() && shared::replay::same_name(&pool.summaries[i].name, &d.name) {
-                by_role_name.push(i);
-            } else if same_role.len() < MAX_SEEN {
-                same_role.push(pool.summaries[i].clone());
+            // Named here; pooled (a linear search) only when it matches.
+            let live = summary(&env, &el);
+            if !d.name.trim().is_empty() && shared::replay::same_name(&live.name, &d.name) {
+                by_role_name.push(pool.index(&el));
+                if named.len() < MAX_SEEN {
+                    named.push(live);
+                }
+            } else if !any_role && same_role.len() < MAX_SEEN {
+                same_role.push(live);
             }
         }
     }
@@ -109,15 +121,7 @@ fn find(d: &Descriptor) -> Result<Located, WireError> {
     match shared::replay::choose(d, &found) {
         Ok(choice) => {
             let el = &pool.elements[choice.candidate];
-            let live = found.candidates[choice.candidate].clone();
-            let changed = choice.changed.then(|| ChangedTarget {
-                recorded: TargetSummary { role: d.role.clone(), name: d.name.clone() },
-                live,
-                via: match choice.via {
-                    Via::Locator(i) => d.locators.get(i).map(shared::replay::describe_locator).unwrap_or_default(),
-                    Via::RoleName => "role and name".into(),
-                },
-            });
+            let changed = shared::replay::changed_target(d, &found, &choice);
             Ok(Located::Found {
                 element_ref: refs::ref_for(el),
                 element: Box::new(facts::resolve(el)?),
@@ -141,6 +145,7 @@ fn find(d: &Descriptor) -> Result<Located, WireError> {
                 miss,
                 seen: Box::new(Missing {
                     by_role_name: found.by_role_name.len() as u32,
+                    named,
                     by_locator: found.by_locator.iter().map(|h| h.len() as u32).collect(),
                     matched,
                     same_role,

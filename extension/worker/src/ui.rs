@@ -155,7 +155,7 @@ fn changed_target(c: &shared::replay::ChangedTarget) -> Element {
         .append_child(&el(
             "p",
             "changed-why",
-            Some("The recorded element was not found by its role and name; another one was found instead."),
+            Some("The element found now may not be the recorded one (another role or name, or its locators disagree)."),
         ))
         .ok();
     let columns = el("div", "columns", None);
@@ -165,7 +165,8 @@ fn changed_target(c: &shared::replay::ChangedTarget) -> Element {
     ] {
         let col = el("div", class, None);
         col.append_child(&el("h3", "", Some(title))).ok();
-        col.append_child(&el("p", "target", Some(&format!("{} \u{201c}{}\u{201d}", t.role, t.name)))).ok();
+        let role = if t.role.is_empty() { "element" } else { t.role.as_str() };
+        col.append_child(&el("p", "target", Some(&format!("{role} \u{201c}{}\u{201d}", t.name)))).ok();
         if let Some(x) = extra {
             col.append_child(&el("p", "via", Some(&x))).ok();
         }

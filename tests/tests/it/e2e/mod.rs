@@ -21,6 +21,7 @@ mod lies;
 mod navigation;
 mod popup;
 mod popup_controls;
+mod recorder_files;
 mod recording;
 mod risky_pages;
 mod screenshot_close;
