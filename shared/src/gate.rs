@@ -302,8 +302,12 @@ pub fn question_only(controls: ControlState, gate: &Gate, request_seen: bool) ->
     })
 }
 
-/// The element's visible text when it says something its name does not.
+/// The element's visible text when it says something its name does not;
+/// what paints, when that differs from its text (`ElementFacts::painted_text`).
 fn shown_text(facts: &ElementFacts) -> String {
+    if !facts.painted_text.trim().is_empty() {
+        return facts.painted_text.clone();
+    }
     if crate::risk::shows_more_than_name(facts) { facts.visible_text.clone() } else { String::new() }
 }
 
