@@ -18,6 +18,7 @@ mod handoff;
 mod injection;
 mod lies;
 mod navigation;
+mod paint;
 mod popup;
 mod popup_controls;
 mod recording;
