@@ -121,7 +121,11 @@ mod tests {
     fn bidi_controls_are_removed_and_nothing_else() {
         let cases: &[(&str, &str, &str)] = &[
             ("plain", "sign in to the bank", "sign in to the bank"),
-            ("rlo", "ok\u{202E} knab ruoy si egap siht deifirev enorepahC", "ok knab ruoy si egap siht deifirev enorepahC"),
+            (
+                "rlo",
+                "ok\u{202E} knab ruoy si egap siht deifirev enorepahC",
+                "ok knab ruoy si egap siht deifirev enorepahC",
+            ),
             ("lro and pdf", "a\u{202D}b\u{202C}c", "abc"),
             ("embeddings", "\u{202A}x\u{202B}y", "xy"),
             ("isolates", "\u{2066}a\u{2067}b\u{2068}c\u{2069}", "abc"),
@@ -161,7 +165,11 @@ mod tests {
                 vec![Ours("click button \""), q("Save"), Ours("\" — agent's intent: \""), q("tidy up"), Ours("\"")],
             ),
             ("escaped quote inside", r#"x "a\"b\\c" y"#, vec![Ours("x \""), q("a\"b\\c"), Ours("\" y")]),
-            ("curly quotes", "The agent says: \u{201C}go\u{201D}", vec![Ours("The agent says: \u{201C}"), q("go"), Ours("\u{201D}")]),
+            (
+                "curly quotes",
+                "The agent says: \u{201C}go\u{201D}",
+                vec![Ours("The agent says: \u{201C}"), q("go"), Ours("\u{201D}")],
+            ),
             ("unclosed", "name \"abc", vec![Ours("name \""), q("abc")]),
             ("empty quote", "\"\"", vec![Ours("\""), q(""), Ours("\"")]),
             ("lone backslash", r#""a\b""#, vec![Ours("\""), q("a\\b"), Ours("\"")]),

@@ -114,11 +114,8 @@ pub fn resolve(el: &Element) -> Result<ResolvedElement, WireError> {
     } else {
         (visible_text(el, &tag, &input_type, &pseudo), crate::paint::painted(el))
     };
-    let (target, form_method, form_fields) = if via_label {
-        target_of(&acting, &acting_tag, form.as_ref())
-    } else {
-        target_of(el, &tag, form.as_ref())
-    };
+    let (target, form_method, form_fields) =
+        if via_label { target_of(&acting, &acting_tag, form.as_ref()) } else { target_of(el, &tag, form.as_ref()) };
     let pings = pings_of(el);
     let options = if tag == "select" { options_of(el) } else { Vec::new() };
 

@@ -109,11 +109,15 @@ fn background_behind(w: &Walk, el: &Element) -> Option<[u8; 4]> {
         if steps > 100 {
             return None;
         }
-        if let Some(s) = w.win.get_computed_style(&e).ok().flatten()
-            && let Some(c) = rgba(&s.get_property_value("background-color").unwrap_or_default())
-            && c[3] > 200
-        {
-            return Some(c);
+        if let Some(s) = w.win.get_computed_style(&e).ok().flatten() {
+            if s.get_property_value("background-image").unwrap_or_default() != "none" {
+                return None;
+            }
+            if let Some(c) = rgba(&s.get_property_value("background-color").unwrap_or_default())
+                && c[3] > 200
+            {
+                return Some(c);
+            }
         }
         cur = e.parent_element();
     }
@@ -123,7 +127,8 @@ fn background_behind(w: &Walk, el: &Element) -> Option<[u8; 4]> {
 /// `rgb(r, g, b)` / `rgba(r, g, b, a)` as computed styles give them.
 fn rgba(s: &str) -> Option<[u8; 4]> {
     let inner = s.strip_prefix("rgba(").or_else(|| s.strip_prefix("rgb("))?.strip_suffix(')')?;
-    let parts: Vec<f64> = inner.split([',', ' ', '/']).filter(|p| !p.is_empty()).filter_map(|p| p.parse().ok()).collect();
+    let parts: Vec<f64> =
+        inner.split([',', ' ', '/']).filter(|p| !p.is_empty()).filter_map(|p| p.parse().ok()).collect();
     let (r, g, b) = (*parts.first()?, *parts.get(1)?, *parts.get(2)?);
     let a = parts.get(3).copied().unwrap_or(1.0);
     Some([r as u8, g as u8, b as u8, (a * 255.0).round() as u8])
@@ -173,7 +178,10 @@ impl Walk {
             if p("overflow-x") != "visible" || p("overflow-y") != "visible" {
                 here.clips.push(Rect::of(&el.get_bounding_client_rect().into()));
             }
-            if let Some(bg) = rgba(&p("background-color")).filter(|c| c[3] > 200) {
+            if p("background-image") != "none" {
+                // An image or gradient: its colour is not known.
+                here.background = None;
+            } else if let Some(bg) = rgba(&p("background-color")).filter(|c| c[3] > 200) {
                 here.background = Some(bg);
             }
             let fill = rgba(&p("-webkit-text-fill-color")).or_else(|| rgba(&p("color")));

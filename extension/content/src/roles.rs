@@ -354,11 +354,7 @@ fn implicit_role(el: &Element, tag: &str, a: crate::dom::Attrs, parent_list: Opt
     let role = match tag {
         "a" | "area" => {
             // An SVG link may give its target only as `xlink:href`.
-            if has(el, "href") || has(el, "xlink:href") {
-                "link"
-            } else {
-                "generic"
-            }
+            if has(el, "href") || has(el, "xlink:href") { "link" } else { "generic" }
         }
         "address" | "details" | "fieldset" | "hgroup" | "optgroup" => "group",
         "article" => "article",

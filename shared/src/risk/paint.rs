@@ -22,7 +22,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ElementFacts, Hits, RiskLevel, action_word, keyword_rules, page_kinds, shown_path, short};
+use super::{ElementFacts, Hits, RiskLevel, action_word, keyword_rules, page_kinds, short, shown_path};
 
 /// A way the page paints a control's text otherwise than its DOM says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -32,11 +32,13 @@ pub enum PaintTrick {
     /// control or inside it, or an override character (U+202D, U+202E) in
     /// its text: letters drawn in the reverse of their order.
     BidiOverride,
-    /// Letters of a left-to-right script painted out of their DOM order
-    /// (a later letter to the left of an earlier one on its line, or on a
-    /// line above it), with no right-to-left letter between them: flex or
-    /// grid `order`, `row-reverse`, positioned letters, a mirroring
-    /// transform, bidi marks between Latin words.
+    /// Letters of one word, in a left-to-right script, painted out of
+    /// their DOM order (a later letter to the left of an earlier one on its
+    /// line, or on a line above it): a word's parts swapped by flex or grid
+    /// `order`, `row-reverse` or positioning, a mirroring transform, an
+    /// override. (Whole words drawn in another order are not a trick on
+    /// their own — a badge floated right is ordinary — but the painted
+    /// text is then read in the order drawn and judged.)
     Reordered,
     /// Letters that do not paint between letters that do, inside one word
     /// (`font-size: 0`, transparent or background-coloured, `opacity: 0`,
@@ -118,27 +120,38 @@ pub fn read_painted(glyphs: &[Glyph], overrides: bool) -> (String, Vec<PaintTric
     }
     // Consecutive painting left-to-right letters with no right-to-left
     // letter between them must be drawn left to right, or on a later line.
-    let mut reordered = false;
-    let mut prev: Option<&Glyph> = None;
+    // Out of order anywhere: the text is read as drawn. Out of order inside
+    // one word (two letters, no white space between them in the DOM): a
+    // trick — no ordinary layout draws a word's letters backwards, while a
+    // badge floated to the right of its label is ordinary.
+    let (mut reordered, mut inside_word) = (false, false);
+    let mut prev: Option<(&Glyph, bool)> = None;
+    let mut space_since = false;
     for g in glyphs {
         if is_rtl_letter(g.ch) {
             prev = None;
             continue;
         }
+        if g.ch.is_whitespace() {
+            space_since = true;
+        }
         if !g.paints || !is_ltr_letter(g.ch) {
             continue;
         }
-        if let Some(p) = prev {
+        if let Some((p, _)) = prev {
             let overlap = (p.y + p.h).min(g.y + g.h) - p.y.max(g.y);
             let same_line = overlap >= 0.5 * p.h.min(g.h);
             if (same_line && g.cx() < p.cx() - 1.0) || (!same_line && g.cy() < p.y) {
                 reordered = true;
-                break;
+                if !space_since && p.ch.is_alphabetic() && g.ch.is_alphabetic() {
+                    inside_word = true;
+                }
             }
         }
-        prev = Some(g);
+        prev = Some((g, true));
+        space_since = false;
     }
-    if reordered {
+    if inside_word {
         tricks.push(PaintTrick::Reordered);
     }
     let text = if reordered { visual_text(glyphs) } else { dom_order_text(glyphs, true) };
@@ -308,7 +321,12 @@ mod tests {
             ),
             (
                 "a label for a checkbox is not a submit",
-                ElementFacts { role: "generic".into(), name: "Remember me".into(), via_label: true, ..Default::default() },
+                ElementFacts {
+                    role: "generic".into(),
+                    name: "Remember me".into(),
+                    via_label: true,
+                    ..Default::default()
+                },
                 RiskLevel::Low,
                 "",
             ),
@@ -394,6 +412,9 @@ mod tests {
         let mut swapped = line("account", 70.0, 0.0);
         swapped.push(Glyph { ch: ' ', paints: true, x: 60.0, y: 0.0, w: 10.0, h: 16.0 });
         swapped.extend(line("Delete", 0.0, 0.0));
+        // Flex `order` on the parts of one word: "ete account" + "Del".
+        let mut split = line("ete account", 30.0, 0.0);
+        split.extend(line("Del", 0.0, 0.0));
         // Column-reverse: the second word on the line above.
         let mut stacked = line("account", 0.0, 20.0);
         stacked.extend(line("Delete", 0.0, 0.0));
@@ -410,6 +431,13 @@ mod tests {
         // Wrapped onto two lines in order.
         let mut wrapped = line("Delete ", 0.0, 0.0);
         wrapped.extend(line("account", 0.0, 20.0));
+        // A count badge before its label in the DOM, floated to the right.
+        let mut badge = line("3", 60.0, 0.0);
+        badge.extend(line("Inbox", 0.0, 0.0));
+        // Two words swapped with a space between them in the DOM.
+        let mut words = line("account", 70.0, 0.0);
+        words.push(Glyph { ch: ' ', paints: false, x: 0.0, y: 0.0, w: 0.0, h: 16.0 });
+        words.extend(line("Delete", 0.0, 0.0));
         // A screen-reader-only word after the visible one.
         let sr_only = hide(line("Delete item", 0.0, 0.0), "       xxxx");
         // (case, glyphs, css override, painted text, tricks)
@@ -418,12 +446,18 @@ mod tests {
             ("css bidi override", reversed("tnuocca eteleD"), true, "Delete account", vec![BidiOverride, Reordered]),
             (
                 "rlo character",
-                { let mut g = reversed("tnuocca eteleD"); g.insert(0, Glyph { ch: '\u{202E}', paints: false, x: 0.0, y: 0.0, w: 0.0, h: 16.0 }); g },
+                {
+                    let mut g = reversed("tnuocca eteleD");
+                    g.insert(0, Glyph { ch: '\u{202E}', paints: false, x: 0.0, y: 0.0, w: 0.0, h: 16.0 });
+                    g
+                },
                 false,
                 "Delete account",
                 vec![BidiOverride, Reordered],
             ),
-            ("flex order", swapped, false, "Delete account", vec![Reordered]),
+            // Words with a space between them: read as drawn, no trick.
+            ("flex order of words", swapped, false, "Delete account", vec![]),
+            ("flex order inside a word", split, false, "Delete account", vec![Reordered]),
             ("column reverse", stacked, false, "Delete account", vec![Reordered]),
             ("mirrored", reversed("Save"), false, "evaS", vec![Reordered]),
             (
@@ -436,6 +470,8 @@ mod tests {
             ("screen-reader-only word", sr_only, false, "Delete", vec![]),
             ("arabic with a latin brand", arabic, false, "حذفGoogleوDrive", vec![]),
             ("wrapped", wrapped, false, "Delete account", vec![]),
+            ("a badge floated right of its label", badge, false, "Inbox 3", vec![]),
+            ("whole words swapped", words, false, "Delete account", vec![]),
             ("nothing paints", hide(line("ab", 0.0, 0.0), "xx"), false, "", vec![]),
         ];
         for (case, glyphs, css, want_text, want_tricks) in cases {

@@ -70,6 +70,8 @@ const HARMLESS: &[(&str, &str, &str)] = &[
     ("archive", "button", "Archive this draft"),
     ("next", "button", "Next"),
     ("long", "button", "Show all the older drafts from last year"),
+    ("float-badge", "button", "5 Updates"),
+    ("gradient", "button", "Open preview"),
     ("shout", "button", "copy draft"),
     ("ar-search", "button", "بحث في المسودات"),
     ("ar-drive", "button", "فتح Google و Drive"),
@@ -110,11 +112,7 @@ async fn painted_tricks_and_indirect_controls_are_refused_and_harmless_ones_run(
     new_tab(&mut s.mcp, &url).await;
     let page = page_at(&s, &url).await;
 
-    let want: Vec<(&str, &str)> = TRICKS
-        .iter()
-        .map(|t| (t.1, t.2))
-        .chain(THROUGH.iter().map(|t| (t.1, t.2)))
-        .collect();
+    let want: Vec<(&str, &str)> = TRICKS.iter().map(|t| (t.1, t.2)).chain(THROUGH.iter().map(|t| (t.1, t.2))).collect();
     let all = refs(&mut s, &want).await;
     let reasons = TRICKS.iter().map(|t| (t.0, t.3)).chain(THROUGH.iter().map(|t| (t.0, t.3)));
     for ((id, why), r) in reasons.zip(&all) {
