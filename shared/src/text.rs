@@ -56,6 +56,32 @@ pub fn strip_bidi(s: &str) -> Cow<'_, str> {
     }
 }
 
+/// Every string in `v` (keys included) without bidi controls: a tool
+/// result's data, before it reaches the agent.
+pub fn strip_bidi_json(v: &mut serde_json::Value) {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => {
+            if let Cow::Owned(t) = strip_bidi(s) {
+                *s = t;
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip_bidi_json),
+        Value::Object(o) => {
+            if o.keys().any(|k| k.chars().any(is_bidi_control)) {
+                let old = std::mem::take(o);
+                for (k, mut x) in old {
+                    strip_bidi_json(&mut x);
+                    o.insert(strip_bidi(&k).into_owned(), x);
+                }
+            } else {
+                o.values_mut().for_each(strip_bidi_json);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// One piece of a line built by Chaperone around quoted strings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Span<'a> {
@@ -151,6 +177,17 @@ mod tests {
             assert!(is_bidi_override(c) && is_bidi_control(c));
         }
         assert!(!is_bidi_override('\u{200F}'));
+    }
+
+    #[test]
+    fn json_strings_lose_their_bidi_controls() {
+        let mut v = serde_json::json!({
+            "name": "Save\u{202E}evaS",
+            "list": ["a\u{2066}b", 3, null, {"k\u{200F}": "\u{061C}x"}],
+            "n": 1.5,
+        });
+        strip_bidi_json(&mut v);
+        assert_eq!(v, serde_json::json!({ "name": "SaveevaS", "list": ["ab", 3, null, {"k": "x"}], "n": 1.5 }));
     }
 
     #[test]

@@ -441,7 +441,8 @@ mod tests {
         // A screen-reader-only word after the visible one.
         let sr_only = hide(line("Delete item", 0.0, 0.0), "       xxxx");
         // (case, glyphs, css override, painted text, tricks)
-        let cases: Vec<(&str, Vec<Glyph>, bool, &str, Vec<PaintTrick>)> = vec![
+        type Case<'a> = (&'a str, Vec<Glyph>, bool, &'a str, Vec<PaintTrick>);
+        let cases: Vec<Case> = vec![
             ("plain", line("Delete account", 0.0, 0.0), false, "Delete account", vec![]),
             ("css bidi override", reversed("tnuocca eteleD"), true, "Delete account", vec![BidiOverride, Reordered]),
             (
