@@ -791,6 +791,17 @@ mod tests {
         assert_eq!(question.timeout_secs, MAX_APPROVAL_TIMEOUT_SECS);
         assert_eq!((question.shows.as_str(), question.goes_to.as_str()), ("", ""));
 
+        // What paints, when it differs from the DOM's text, is what the
+        // window says the page shows; a paint trick asks.
+        let mut flipped = element("button", "tnuocca eteleD");
+        flipped.facts.visible_text = "tnuocca eteleD".into();
+        flipped.facts.painted_text = "Delete account".into();
+        flipped.facts.paint_tricks = vec![crate::risk::PaintTrick::BidiOverride];
+        let g = Gate { decision: Decision::Allow, risk: RiskLevel::Low, reasons: vec![], ..gate() };
+        let step = decide(&Live { gate: &g, element: Some(&flipped), expect: Some(&flipped.fingerprint), ..live });
+        let GateStep::Ask { question, .. } = step else { panic!("a paint trick asks") };
+        assert_eq!((question.risk, question.shows.as_str()), (RiskLevel::High, "Delete account"));
+
         // A tab or the focused page: no element to describe.
         let close = Action::CloseTab;
         let g = Gate { decision: Decision::Confirm, ..gate() };
