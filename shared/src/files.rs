@@ -120,7 +120,7 @@ pub fn sanitize_download_name(raw: &str) -> String {
     let last = raw.rsplit(['/', '\\']).next().unwrap_or("");
     let mut name: String = last
         .chars()
-        .filter(|c| !c.is_control() && !matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}'))
+        .filter(|c| !c.is_control() && !crate::text::is_invisible_format(*c))
         .map(|c| if matches!(c, ':' | '*' | '?' | '"' | '<' | '>' | '|') { '_' } else { c })
         .collect();
     name =

@@ -302,8 +302,12 @@ pub fn question_only(controls: ControlState, gate: &Gate, request_seen: bool) ->
     })
 }
 
-/// The element's visible text when it says something its name does not.
+/// The element's visible text when it says something its name does not;
+/// what paints, when that differs from its text (`ElementFacts::painted_text`).
 fn shown_text(facts: &ElementFacts) -> String {
+    if !facts.painted_text.trim().is_empty() {
+        return facts.painted_text.clone();
+    }
     if crate::risk::shows_more_than_name(facts) { facts.visible_text.clone() } else { String::new() }
 }
 
@@ -786,6 +790,17 @@ mod tests {
         assert_eq!(question.reasons, class.reasons);
         assert_eq!(question.timeout_secs, MAX_APPROVAL_TIMEOUT_SECS);
         assert_eq!((question.shows.as_str(), question.goes_to.as_str()), ("", ""));
+
+        // What paints, when it differs from the DOM's text, is what the
+        // window says the page shows; a paint trick asks.
+        let mut flipped = element("button", "tnuocca eteleD");
+        flipped.facts.visible_text = "tnuocca eteleD".into();
+        flipped.facts.painted_text = "Delete account".into();
+        flipped.facts.paint_tricks = vec![crate::risk::PaintTrick::BidiOverride];
+        let g = Gate { decision: Decision::Allow, risk: RiskLevel::Low, reasons: vec![], ..gate() };
+        let step = decide(&Live { gate: &g, element: Some(&flipped), expect: Some(&flipped.fingerprint), ..live });
+        let GateStep::Ask { question, .. } = step else { panic!("a paint trick asks") };
+        assert_eq!((question.risk, question.shows.as_str()), (RiskLevel::High, "Delete account"));
 
         // A tab or the focused page: no element to describe.
         let close = Action::CloseTab;

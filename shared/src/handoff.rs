@@ -243,9 +243,12 @@ pub fn headless_error(challenge: &Challenge) -> WireError {
 }
 
 /// Checks an agent's reason: not empty, at most [`MAX_REASON_CHARS`],
-/// no control characters but newlines and tabs.
+/// no control characters but newlines and tabs; bidi controls removed
+/// ([`crate::text::strip_bidi`]: they could draw the reason's last words
+/// after its closing quote, in Chaperone's voice).
 pub fn check_reason(reason: &str) -> Result<String, WireError> {
-    let r = reason.trim();
+    let stripped = crate::text::strip_bidi(reason);
+    let r = stripped.trim();
     let bad = |m: &str| Err(WireError::new(ErrorCode::InvalidRequest, m));
     if r.is_empty() {
         return bad("reason must say what the person should do");
@@ -353,6 +356,8 @@ mod tests {
         assert!(check_reason(&"é".repeat(300)).is_ok());
         assert!(check_reason("a\u{1b}[2Jb").is_err());
         assert!(check_reason("line one\nline two").is_ok());
+        assert_eq!(check_reason("ok\u{202E} \u{2066}x\u{2069}\u{200F}").unwrap(), "ok x");
+        assert!(check_reason("\u{202E}\u{202C}").is_err(), "only bidi controls: nothing to say");
     }
 
     #[test]

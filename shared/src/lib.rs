@@ -35,6 +35,7 @@ pub mod risk;
 pub mod sensitive;
 pub mod sessions;
 pub mod snapshot;
+pub mod text;
 pub mod tools;
 pub mod untrusted;
 pub mod url;

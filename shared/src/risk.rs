@@ -71,7 +71,9 @@ use serde::{Deserialize, Serialize};
 use crate::sensitive::{SensitiveKind, words};
 
 mod languages;
+pub mod paint;
 pub use languages::LANGUAGES;
+pub use paint::PaintTrick;
 
 /// How consequential an action is. Ordered: `Low < Medium < High`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -258,7 +260,29 @@ pub struct ElementFacts {
     /// ([`chosen_option`]) as well as its value.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub options: Vec<OptionFacts>,
+    /// What the person reads on the control when it differs from
+    /// [`Self::visible_text`]: only the letters that paint, in the order
+    /// they are painted (see [`PaintTrick`]). Empty otherwise. Classified
+    /// like the name.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub painted_text: String,
+    /// Ways the page paints the control's text otherwise than its DOM
+    /// says; each is a high-risk reason.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paint_tricks: Vec<PaintTrick>,
+    /// It is a `<label>` (or inside one): a click activates the label's
+    /// control, whose form facts (`is_submit_button`, `in_form`, `target`,
+    /// `form_method`, `form_fields`) these are.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub via_label: bool,
+    /// URLs a click also posts to (`<a ping>`, resolved), at most
+    /// [`MAX_PINGS`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pings: Vec<String>,
 }
+
+/// Ping URLs reported in [`ElementFacts::pings`].
+pub const MAX_PINGS: usize = 8;
 
 /// One option of a `<select>`: its `value` and the label the person sees.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -1887,6 +1911,7 @@ impl Hits {
 }
 
 fn short(s: &str) -> String {
+    let s = crate::text::strip_bidi(s);
     let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
     if s.chars().count() > 60 { format!("{}…", s.chars().take(60).collect::<String>()) } else { s }
 }
@@ -1964,6 +1989,7 @@ fn activation_rules(el: &ElementFacts, hits: &mut Hits) {
     }
     let named = keyword_rules("name", &el.name, Some(el), hits);
     let shown = visible_text_rules(el, hits);
+    paint::paint_rules(el, hits);
     let matched = named || shown;
     if is_checkbox(el) {
         let ws = normalize(&el.name);

@@ -90,23 +90,11 @@ pub fn give(owner: Owner, to: SessionKey, alive: bool) -> Result<Owner, GiveRefu
     }
 }
 
-/// Characters dropped from a client label: controls, bidirectional
-/// overrides, embeddings, isolates and marks, zero-width characters and
-/// other invisible formatting (a name cannot reorder or hide text around
-/// it in the popup or a tab strip).
+/// Characters dropped from a client label: controls and everything
+/// [`crate::text::is_invisible_format`] names (a name cannot reorder or
+/// hide text around it in the popup or a tab strip).
 fn is_dropped(c: char) -> bool {
-    c.is_control()
-        || matches!(c,
-            '\u{200B}'..='\u{200F}'   // zero-width space/joiners, LRM, RLM
-            | '\u{202A}'..='\u{202E}' // LRE, RLE, PDF, LRO, RLO
-            | '\u{2060}'..='\u{206F}' // word joiner, invisible operators, LRI/RLI/FSI/PDI, deprecated formats
-            | '\u{061C}'              // Arabic letter mark
-            | '\u{FEFF}'              // BOM / zero-width no-break space
-            | '\u{FFF9}'..='\u{FFFB}' // interlinear annotation
-            | '\u{00AD}'              // soft hyphen
-            | '\u{180E}'              // Mongolian vowel separator
-            | '\u{E0000}'..='\u{E007F}' // tags
-        )
+    c.is_control() || crate::text::is_invisible_format(c)
 }
 
 /// The client's `clientInfo.name` as shown to the person: invisible and

@@ -920,7 +920,8 @@ fn push_escaped(c: char, out: &mut String) {
         '\r' => out.push_str("\\r"),
         '\t' => out.push_str("\\t"),
         '\u{2028}' | '\u{2029}' => out.push_str("\\n"),
-        c if c.is_control() => {}
+        // Bidi controls could draw what follows after the closing quote.
+        c if c.is_control() || crate::text::is_bidi_control(c) => {}
         c => out.push(c),
     }
 }

@@ -110,6 +110,8 @@ fn no_pure_function_panics_on_page_text() {
         shared::redact::redact_json(&mut v);
         let mut out = String::new();
         shared::snapshot::quote(&a, &mut out);
+        let _ = shared::text::quoted_spans(&a);
+        let _ = shared::text::strip_bidi(&a);
         let mut cut = a.clone();
         shared::limits::truncate_chars(&mut cut, rng.below(10));
         let _ = shared::url::strip_query(&a);
@@ -135,6 +137,8 @@ fn no_pure_function_panics_on_page_text() {
             visible_text: c.clone(),
             target: format!("https://h.example/{c}?action={a}&{b}"),
             form_method: if rng.below(2) == 0 { String::new() } else { "post".into() },
+            painted_text: b.clone(),
+            pings: vec![format!("https://h.example/{a}")],
             ..ElementFacts::default()
         };
         for kind in [ActionKind::Click, ActionKind::Type { submit: true }, ActionKind::press_key(&c)] {

@@ -23,29 +23,44 @@ pub(super) fn error_result(e: &WireError) -> CallToolResult {
         text.push_str(&format!(" [challenge: {} ({evidence})]", c.kind.as_str()));
         data["challenge"] = json!({ "kind": c.kind.as_str(), "evidence": evidence });
     }
-    let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
+    text_and_data(CallToolResult::error, &text, data)
+}
+
+/// A result of `make(text)` with `data`, bidi controls removed from both
+/// (`shared::text`): no string a page or an agent supplied can reorder the
+/// agent's reading of the result.
+fn text_and_data(make: fn(Vec<ContentBlock>) -> CallToolResult, text: &str, mut data: Value) -> CallToolResult {
+    shared::text::strip_bidi_json(&mut data);
+    let mut r = make(vec![ContentBlock::text(shared::text::strip_bidi(text))]);
     r.structured_content = Some(data);
     r
 }
 
 /// A successful result built from page-derived data.
 pub(super) fn untrusted_result(text: &str, data: Value) -> CallToolResult {
-    let mut r = CallToolResult::success(vec![ContentBlock::text(untrusted::wrap_text(text))]);
-    r.structured_content = Some(untrusted::wrap(data));
-    r
+    text_and_data(CallToolResult::success, &untrusted::wrap_text(text), untrusted::wrap(data))
 }
 
 /// A successful result with no page-derived data.
 pub(super) fn plain_result(text: String, data: Value) -> CallToolResult {
-    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-    r.structured_content = Some(data);
-    r
+    text_and_data(CallToolResult::success, &text, data)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use shared::error::ErrorCode;
+
+    #[test]
+    fn results_carry_no_bidi_controls() {
+        let e = error_result(&WireError::new(ErrorCode::StaleRef, "now button \"x\u{202E}y\""));
+        let u = untrusted_result("a\u{2067}b", json!({ "name": "c\u{200F}d" }));
+        let p = plain_result("e\u{061C}f".into(), json!(["g\u{202D}h"]));
+        for r in [e, u, p] {
+            let all = format!("{}{}", r.content[0].as_text().unwrap().text, r.structured_content.unwrap());
+            assert!(!all.chars().any(shared::text::is_bidi_control), "{all:?}");
+        }
+    }
 
     #[test]
     fn tool_errors_carry_code_and_message() {

@@ -77,11 +77,30 @@ pub fn resolve(el: &Element) -> Result<ResolvedElement, WireError> {
         || tag == "textarea"
         || (tag == "input" && TEXT_TYPES.contains(&input_type.as_str()))
         || (role == "textbox" || role == "searchbox") && !matches!(tag.as_str(), "input" | "select");
-    let form = form_of(el);
+    // A click on a label (or on plain text inside one) activates its
+    // control: the form facts are the control's.
+    let label_control = label_control(el, &tag);
+    let via_label = label_control.is_some();
+    let (acting, acting_tag, acting_type) = match &label_control {
+        Some(c) => {
+            let t = c.local_name();
+            let ty = match t.as_str() {
+                "input" => roles::input_type(c),
+                "button" => attr(c, "type")
+                    .map(|t| t.trim().to_ascii_lowercase())
+                    .filter(|t| !t.is_empty())
+                    .unwrap_or("submit".into()),
+                _ => String::new(),
+            };
+            (c.clone(), t, ty)
+        }
+        None => (el.clone(), tag.clone(), input_type.clone()),
+    };
+    let form = form_of(&acting);
     let is_submit_button = form.is_some()
-        && match tag.as_str() {
-            "button" => input_type == "submit",
-            "input" => input_type == "submit" || input_type == "image",
+        && match acting_tag.as_str() {
+            "button" => acting_type == "submit",
+            "input" => acting_type == "submit" || acting_type == "image",
             _ => false,
         };
     let in_form = form.is_some();
@@ -89,13 +108,15 @@ pub fn resolve(el: &Element) -> Result<ResolvedElement, WireError> {
     let is_rich_text = content_editable || (role == "textbox" && attr_is(el, "aria-multiline", "true"));
     let consent_hint = consent_hint(el, &tag, &input_type);
     let context = context(&env, el);
-    let visible_text = if editable || matches!(tag.as_str(), "select" | "textarea") {
+    let (visible_text, (painted_text, paint_tricks)) = if editable || matches!(tag.as_str(), "select" | "textarea") {
         // A field's content is what is typed into it, not a label.
-        String::new()
+        (String::new(), (String::new(), Vec::new()))
     } else {
-        visible_text(el, &tag, &input_type, &pseudo)
+        (visible_text(el, &tag, &input_type, &pseudo), crate::paint::painted(el))
     };
-    let (target, form_method, form_fields) = target_of(el, &tag, form.as_ref());
+    let (target, form_method, form_fields) =
+        if via_label { target_of(&acting, &acting_tag, form.as_ref()) } else { target_of(el, &tag, form.as_ref()) };
+    let pings = pings_of(el);
     let options = if tag == "select" { options_of(el) } else { Vec::new() };
 
     let sensitive = if matches!(tag.as_str(), "input" | "textarea" | "select") || content_editable {
@@ -135,6 +156,10 @@ pub fn resolve(el: &Element) -> Result<ResolvedElement, WireError> {
             form_method,
             form_fields,
             options,
+            painted_text,
+            paint_tricks,
+            via_label,
+            pings,
         },
         sensitive,
         url,
@@ -241,8 +266,8 @@ fn icon_hints(el: &Element, text: &str) -> String {
 /// Attributes are read, not the DOM properties, which a page can shadow
 /// with a field named `action` or `method`.
 fn target_of(el: &Element, tag: &str, form: Option<&Element>) -> (String, String, Vec<String>) {
-    if let Some(link) = el.closest("a[href], area[href]").ok().flatten() {
-        return (absolute(&attr(&link, "href").unwrap_or_default()), String::new(), Vec::new());
+    if let Some(link) = link_of(el) {
+        return (absolute(&link_href(&link)), String::new(), Vec::new());
     }
     let Some(form) = form else { return (String::new(), String::new(), Vec::new()) };
     let submitter = matches!(tag, "button" | "input");
@@ -255,6 +280,40 @@ fn target_of(el: &Element, tag: &str, form: Option<&Element>) -> (String, String
         .filter(|m| matches!(m.as_str(), "get" | "post" | "dialog"))
         .unwrap_or_else(|| "get".into());
     (absolute(action.as_deref().unwrap_or("")), method, form_fields(form))
+}
+
+/// The link `el` is or is inside: `<a href>`, `<area href>`, or an SVG
+/// `<a>` whose target is `xlink:href` (`[*|href]`: in any namespace).
+fn link_of(el: &Element) -> Option<Element> {
+    el.closest("a[href], area[href], a[*|href]").ok().flatten()
+}
+
+/// A link's `href`, else its `xlink:href`.
+fn link_href(link: &Element) -> String {
+    attr(link, "href").or_else(|| link.get_attribute("xlink:href")).unwrap_or_default()
+}
+
+/// The URLs a click on the link also posts to (`ping`), resolved, at most
+/// [`shared::risk::MAX_PINGS`].
+fn pings_of(el: &Element) -> Vec<String> {
+    let Some(link) = link_of(el) else { return Vec::new() };
+    let ping = attr(&link, "ping").unwrap_or_default();
+    ping.split_ascii_whitespace().take(shared::risk::MAX_PINGS).map(absolute).collect()
+}
+
+/// The control a click on `el` activates through a `<label>`: `el` is the
+/// label, or plain content inside it (not itself a control or a link),
+/// and the label has a control other than `el`.
+fn label_control(el: &Element, tag: &str) -> Option<Element> {
+    if matches!(tag, "a" | "button" | "input" | "select" | "textarea") {
+        return None;
+    }
+    let label = if tag == "label" { el.clone() } else { el.closest("label").ok().flatten()? };
+    if el.closest("a[href], button, input, select, textarea").ok().flatten().is_some_and(|c| label.contains(Some(&c))) {
+        return None;
+    }
+    let control = dom::prop(&label, "control").dyn_into::<Element>().ok()?;
+    (control != *el && !el.contains(Some(&control))).then_some(control)
 }
 
 /// The options of a `<select>` as the person sees them (label collapsed

@@ -29,6 +29,7 @@ mod facts;
 mod highlight;
 mod locate;
 mod name;
+mod paint;
 mod reads;
 mod record;
 mod refs;

@@ -271,7 +271,7 @@ fn has_global_aria(el: &Element) -> bool {
 fn focusable(el: &Element, tag: &str) -> bool {
     has(el, "tabindex")
         || match tag {
-            "a" | "area" => has(el, "href"),
+            "a" | "area" => has(el, "href") || has(el, "xlink:href"),
             "button" | "select" | "textarea" => !has(el, "disabled"),
             "input" => !has(el, "disabled") && !attr(el, "type").is_some_and(|t| t.eq_ignore_ascii_case("hidden")),
             "summary" | "iframe" => true,
@@ -353,11 +353,8 @@ fn table_kind(el: &Element) -> Option<&'static str> {
 fn implicit_role(el: &Element, tag: &str, a: crate::dom::Attrs, parent_list: Option<bool>) -> Option<&'static str> {
     let role = match tag {
         "a" | "area" => {
-            if has(el, "href") {
-                "link"
-            } else {
-                "generic"
-            }
+            // An SVG link may give its target only as `xlink:href`.
+            if has(el, "href") || has(el, "xlink:href") { "link" } else { "generic" }
         }
         "address" | "details" | "fieldset" | "hgroup" | "optgroup" => "group",
         "article" => "article",

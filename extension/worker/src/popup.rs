@@ -338,7 +338,7 @@ fn render_agents(
             1 => ", 1 approval waiting".to_string(),
             n => format!(", {n} approvals waiting"),
         };
-        row.append_child(&el("p", "agent-name", Some(&s.client))).ok();
+        row.append_child(&ui::labelled("p", "agent-name", "", &s.client)).ok();
         row.append_child(&el("p", "agent-tabs", Some(&format!("{tabs}{approvals}")))).ok();
         let give = el("button", "give", Some(&format!("Let {} use this tab", s.client)));
         give.set_id(&format!("give-{}", s.key.0));
@@ -380,7 +380,7 @@ async fn refresh_history() {
         for (class, text) in
             [("time", time.as_str()), ("summary", &h.summary), ("risk", &h.risk), ("decision", &h.decision)]
         {
-            tr.append_child(&el("td", class, Some(text))).ok();
+            tr.append_child(&ui::line("td", class, text)).ok();
         }
         table.append_child(&tr).ok();
     }

@@ -33,6 +33,36 @@ pub fn el(tag: &str, class: &str, text: Option<&str>) -> Element {
     e
 }
 
+/// `<tag class=…>` holding a line of Chaperone's words around quoted
+/// strings from pages and agents: bidi controls removed from all of it
+/// (`shared::text::strip_bidi`) and each quoted string in a `<bdi>` of its
+/// own (`shared::text::quoted_spans`), so no string can move the quotes
+/// around it or draw its words outside them.
+pub fn line(tag: &str, class: &str, text: &str) -> Element {
+    let e = el(tag, class, None);
+    let text = shared::text::strip_bidi(text);
+    for span in shared::text::quoted_spans(&text) {
+        match span {
+            shared::text::Span::Ours(t) => {
+                let _ = e.insert_adjacent_text("beforeend", t);
+            }
+            shared::text::Span::Quoted(t) => {
+                e.append_child(&el("bdi", "", Some(&t))).ok();
+            }
+        }
+    }
+    e
+}
+
+/// `<tag class=…>label <bdi>value</bdi></tag>`: a string from a page, an
+/// agent or a client (a URL, a client's name) after Chaperone's label, in
+/// an isolate, bidi controls removed.
+pub fn labelled(tag: &str, class: &str, label: &str, value: &str) -> Element {
+    let e = el(tag, class, Some(label));
+    e.append_child(&el("bdi", "", Some(&shared::text::strip_bidi(value)))).ok();
+    e
+}
+
 pub fn clear(e: &Element) {
     e.set_text_content(None);
 }
@@ -98,15 +128,15 @@ pub fn request_card(p: &PendingView) -> Element {
     let card = el("section", &format!("request risk-{}", p.risk), None);
     card.set_id(&format!("request-{}", p.request));
     let _ = card.set_attribute("data-request", &p.request.to_string());
-    card.append_child(&el("h2", "summary", Some(&p.summary))).ok();
+    card.append_child(&line("h2", "summary", &p.summary)).ok();
     if let Some(a) = &p.agent {
-        card.append_child(&el("p", "agent", Some(&format!("Asked by: {}", a.client)))).ok();
+        card.append_child(&labelled("p", "agent", "Asked by: ", &a.client)).ok();
     }
     card.append_child(&el("p", "risk", Some(&format!("Risk: {}", p.risk)))).ok();
     if !p.reasons.is_empty() {
         let ul = el("ul", "reasons", None);
         for r in &p.reasons {
-            ul.append_child(&el("li", "", Some(r))).ok();
+            ul.append_child(&line("li", "", r)).ok();
         }
         card.append_child(&ul).ok();
     }
@@ -117,19 +147,19 @@ pub fn request_card(p: &PendingView) -> Element {
         } else {
             format!("Element: {} \u{201c}{}\u{201d}", p.role, p.name)
         };
-        card.append_child(&el("p", "element", Some(&element))).ok();
+        card.append_child(&line("p", "element", &element)).ok();
     }
     if !p.shows.is_empty() {
-        card.append_child(&el("p", "shows", Some(&format!("Shows on the page: \u{201c}{}\u{201d}", p.shows)))).ok();
+        card.append_child(&line("p", "shows", &format!("Shows on the page: \u{201c}{}\u{201d}", p.shows))).ok();
     }
     if !p.goes_to.is_empty() {
-        card.append_child(&el("p", "goes-to", Some(&format!("Goes to: {}", p.goes_to)))).ok();
+        card.append_child(&labelled("p", "goes-to", "Goes to: ", &p.goes_to)).ok();
     }
     if let Some(c) = &p.changed {
         card.append_child(&changed_target(c)).ok();
     }
     if !p.url.is_empty() {
-        card.append_child(&el("p", "url", Some(&format!("Page: {}", p.url)))).ok();
+        card.append_child(&labelled("p", "url", "Page: ", &p.url)).ok();
     }
     let secs = ((p.deadline - js_sys::Date::now()) / 1000.0).max(0.0).round();
     card.append_child(&el("p", "deadline", Some(&format!("Denied automatically in {secs} s without an answer")))).ok();
@@ -166,7 +196,7 @@ fn changed_target(c: &shared::replay::ChangedTarget) -> Element {
         let col = el("div", class, None);
         col.append_child(&el("h3", "", Some(title))).ok();
         let role = if t.role.is_empty() { "element" } else { t.role.as_str() };
-        col.append_child(&el("p", "target", Some(&format!("{role} \u{201c}{}\u{201d}", t.name)))).ok();
+        col.append_child(&line("p", "target", &format!("{role} \u{201c}{}\u{201d}", t.name))).ok();
         if let Some(x) = extra {
             col.append_child(&el("p", "via", Some(&x))).ok();
         }
@@ -192,10 +222,10 @@ pub fn handoff_card(w: &Waiting, now_ms: f64) -> Element {
     card.append_child(&el("h2", "need", Some(w.need()))).ok();
     card.append_child(&el("p", "site", Some(&format!("Site: {}", w.origin)))).ok();
     if let Some(r) = &w.reason {
-        card.append_child(&el("p", "reason", Some(&format!("The agent says: \u{201c}{r}\u{201d}")))).ok();
+        card.append_child(&line("p", "reason", &format!("The agent says: \u{201c}{r}\u{201d}"))).ok();
     }
     if let Some(c) = &w.challenge {
-        card.append_child(&el("p", "evidence", Some(&format!("Seen on the page: {}", c.evidence)))).ok();
+        card.append_child(&labelled("p", "evidence", "Seen on the page: ", &c.evidence)).ok();
     }
     let how = match w.trigger {
         Trigger::Detected => "The agent stopped here and waits for you.",

@@ -19,6 +19,7 @@ mod injection;
 mod languages;
 mod lies;
 mod navigation;
+mod paint;
 mod popup;
 mod popup_controls;
 mod recorder_files;
