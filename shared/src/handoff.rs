@@ -410,7 +410,10 @@ mod tests {
         ] {
             assert!(matches!(check_done(began, now, None, 0), DoneCheck::Again(_)), "{name}");
         }
-        assert_eq!(check_done("https://www.example.co.uk/", "https://login.example.co.uk/", None, 0), DoneCheck::Resolved);
+        assert_eq!(
+            check_done("https://www.example.co.uk/", "https://login.example.co.uk/", None, 0),
+            DoneCheck::Resolved
+        );
     }
 
     #[test]

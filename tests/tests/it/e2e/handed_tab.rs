@@ -121,7 +121,9 @@ async fn a_handed_tab_is_the_persons() {
 
     // ---- a sign-in form in an open shadow root and a CAPTCHA in a
     // same-origin frame hand the tab over; Done is refused while they are there
-    for (path, need) in [("/challenges/shadow-login.html", "Sign in"), ("/challenges/frame-captcha.html", "Solve the CAPTCHA")] {
+    for (path, need) in
+        [("/challenges/shadow-login.html", "Sign in"), ("/challenges/frame-captcha.html", "Solve the CAPTCHA")]
+    {
         let url = s.url(path);
         let (r, note) = tokio::join!(s.mcp.call("browser_navigate", json!({ "url": url })), async {
             let (id, card) = human.wait_handoff(SHOW_WITHIN, None).await.expect("the hand-off is shown");
