@@ -179,6 +179,10 @@ mod tests {
             ("IP and localhost", "http://127.0.0.1:4000/", "http://localhost:4000/", false),
             ("IPv6", "http://[::1]:4000/", "http://[::1]:4000/b", true),
             ("look-alike suffix", "https://bank.com/", "https://bank.com.evil.example/", false),
+            ("user info is not the host", "https://bank.com/", "https://bank.com@evil.example/", false),
+            ("trailing dot and case", "https://bank.com/", "https://BANK.com./x", true),
+            ("blob of the same site", "https://bank.com/", "blob:https://bank.com/0b8e", false),
+            ("punycode look-alike", "https://bank.com/", "https://bаnk.com/", false),
             ("not http", "https://bank.com/", "about:blank", false),
             ("began nowhere", "about:blank", "about:blank", false),
         ];

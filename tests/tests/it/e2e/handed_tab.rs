@@ -3,15 +3,17 @@
 //! headed on Xvfb with the person's trusted CDP clicks:
 //!
 //! - while `browser_handoff` waits, the agent's navigate, snapshot, click,
-//!   extract-text, screenshot, wait-for and tab select on that tab are
-//!   `HUMAN_REQUIRED` and nothing happens in the tab (its URL over CDP);
+//!   extract-text, screenshot, wait-for, back, tab select and tab close on
+//!   that tab are `HUMAN_REQUIRED` and nothing happens in the tab (its URL
+//!   over CDP, still open);
 //!   `browser_tabs list` still works (control: the same calls run once the
 //!   tab is handed back);
 //! - the person walks the tab to another port of the same host: the card
 //!   names the tab's current origin, and Done there is refused (another
 //!   port is another site); back on the first port Done counts;
-//! - a sign-in form in an open shadow root and a CAPTCHA in a same-origin
-//!   iframe hand the tab over on navigation, and Done is refused while they
+//! - a sign-in form in an open shadow root, a CAPTCHA in a same-origin
+//!   iframe and a sign-in in a shadow root inside a same-origin iframe hand
+//!   the tab over on navigation, and Done is refused while they
 //!   are still there (control: their benign twins load without a hand-off);
 //! - the fourth `browser_handoff` within a minute is refused
 //!   (`BUDGET_EXCEEDED`) and shows the person nothing.
@@ -78,6 +80,8 @@ async fn a_handed_tab_is_the_persons() {
         ("browser_screenshot", json!({})),
         ("browser_wait_for", json!({ "text": "Elsewhere" })),
         ("browser_tabs", json!({ "action": "select", "tab": tab })),
+        ("browser_tabs", json!({ "action": "close", "tab": tab })),
+        ("browser_navigate", json!({ "step": "back" })),
     ];
     let (r, (refused, listed, card, moved, note)) =
         tokio::join!(s.mcp.call("browser_handoff", json!({ "reason": "Please look at this page" })), async {
@@ -121,9 +125,11 @@ async fn a_handed_tab_is_the_persons() {
 
     // ---- a sign-in form in an open shadow root and a CAPTCHA in a
     // same-origin frame hand the tab over; Done is refused while they are there
-    for (path, need) in
-        [("/challenges/shadow-login.html", "Sign in"), ("/challenges/frame-captcha.html", "Solve the CAPTCHA")]
-    {
+    for (path, need) in [
+        ("/challenges/shadow-login.html", "Sign in"),
+        ("/challenges/frame-captcha.html", "Solve the CAPTCHA"),
+        ("/challenges/frame-shadow-login.html", "Sign in"),
+    ] {
         let url = s.url(path);
         let (r, note) = tokio::join!(s.mcp.call("browser_navigate", json!({ "url": url })), async {
             let (id, card) = human.wait_handoff(SHOW_WITHIN, None).await.expect("the hand-off is shown");
