@@ -70,6 +70,10 @@ pub(crate) async fn browser_handoff(
     if let Some(url) = state.actions().page(tab).url {
         state.check_site(&url)?;
     }
+    // A tab already handed to the person is refused before the limit is
+    // counted (`ExtHub::call` would refuse it too).
+    let handed: Vec<_> = state.hub().waiting().iter().map(|w| w.tab).collect();
+    shared::handoff::check_handed(&Command::Handoff { tab, reason: reason.clone() }, &handed)?;
     if let Err(e) = state.admit_handoff(caller.key) {
         tracing::info!(tab, session = %caller.session, "hand-off refused: too many this minute");
         return Err(e);
