@@ -15,11 +15,19 @@
 //! each has a deadline (`human_timeout_secs`). Nothing from the bridge, a
 //! tool or a page can end one: there is no such message.
 //!
+//! While a tab waits for the person it is theirs: every command on it but
+//! listing tabs is refused with `HUMAN_REQUIRED` ([`check_handed`]), in
+//! the bridge before anything is sent and in the extension again. An
+//! agent session may ask for [`MAX_HANDOFFS_PER_MINUTE`] hand-offs a
+//! minute ([`HandoffLimiter`]).
+//!
 //! Done is checked, not believed ([`check_done`]): the live page must show
-//! no challenge and be on the same site (registrable domain,
-//! [`crate::url::site_of`]) as the page where the hand-off began — a login
-//! that went through an identity provider and came back counts, a tab left
-//! on another site does not. A Done that fails the check is a *miss*: the
+//! no challenge and be on the same scheme and port and the same host or
+//! registrable domain (full Public Suffix List,
+//! [`crate::url::same_site_and_port`]) as the page where the hand-off
+//! began — a login that went through an identity provider and came back
+//! counts; a tab left on another site, another port of the same host or
+//! another customer's subdomain of a shared suffix does not. A Done that fails the check is a *miss*: the
 //! tab waits again with a note for the person; [`MAX_MISSES`] misses end it
 //! as `still_there` (`HUMAN_REQUIRED`).
 //!
@@ -33,6 +41,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::challenge::{Challenge, ChallengeKind};
 use crate::error::{ErrorCode, WireError};
+use crate::protocol::{Command, TabId};
 
 /// The longest reason an agent may give (characters).
 pub const MAX_REASON_CHARS: usize = 300;
@@ -125,8 +134,14 @@ pub struct Waiting {
     /// The challenge on the page, when one was detected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub challenge: Option<Challenge>,
-    /// `scheme://host:port` of the page where it began.
+    /// `scheme://host:port` of the tab's page now: kept current while the
+    /// hand-off waits (a tab that navigates shows where it is, never only
+    /// where it began).
     pub origin: String,
+    /// `scheme://host:port` of the page where it began (what Done is
+    /// checked against); empty in lists from before this field.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub began_origin: String,
     /// The agent's words (`browser_handoff`), at most [`MAX_REASON_CHARS`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -202,11 +217,14 @@ pub enum DoneCheck {
 
 /// The check behind Done: `began` is the URL where the hand-off began,
 /// `now` the tab's URL, `challenge` the decision on the live page,
-/// `misses` the failed Dones before this one.
+/// `misses` the failed Dones before this one. `now` must be the same
+/// place as `began` ([`crate::url::same_site_and_port`]: same scheme and
+/// port, and the same host or registrable domain by the full Public
+/// Suffix List).
 pub fn check_done(began: &str, now: &str, challenge: Option<&Challenge>, misses: u8) -> DoneCheck {
-    let home = crate::url::site_of(began);
-    let here = crate::url::site_of(now);
-    let note = if home.is_none() || home != here {
+    let home = crate::url::origin(began);
+    let here = crate::url::origin(now);
+    let note = if home.is_none() || !crate::url::same_site_and_port(began, now) {
         Some(format!(
             "This tab is on {}, not on {}. Go back to {} and press Done again.",
             here.as_deref().unwrap_or("another page"),
@@ -220,6 +238,87 @@ pub fn check_done(began: &str, now: &str, challenge: Option<&Challenge>, misses:
         None => DoneCheck::Resolved,
         Some(_) if misses + 1 >= MAX_MISSES => DoneCheck::GiveUp,
         Some(n) => DoneCheck::Again(n),
+    }
+}
+
+/// The tab a command would touch, if it touches one. Listing tabs,
+/// opening a new one and asking the person a question touch none.
+fn tab_of(command: &Command) -> Option<TabId> {
+    match command {
+        Command::TabsList { .. } | Command::TabNew { .. } | Command::AskPerson { .. } => None,
+        Command::TabSelect { tab }
+        | Command::TabClose { tab }
+        | Command::Navigate { tab, .. }
+        | Command::History { tab, .. }
+        | Command::Snapshot { tab, .. }
+        | Command::ExtractText { tab, .. }
+        | Command::Screenshot { tab }
+        | Command::Resolve { tab, .. }
+        | Command::Act { tab, .. }
+        | Command::Locate { tab, .. }
+        | Command::Handoff { tab, .. } => Some(*tab),
+    }
+}
+
+/// A tab handed to the person is theirs: every command on it is refused
+/// at once with `HUMAN_REQUIRED` (nothing is sent to the tab, nothing is
+/// read from it), until the hand-off ends. Listing tabs stays allowed.
+/// `handed` are the tabs waiting for the person now. The bridge checks
+/// this before it sends a command to the extension, and the extension
+/// again before it runs one.
+///
+/// Refused rather than queued: a queued command would need a bound of
+/// its own, and the agent learns at once what is going on
+/// (`browser_status` lists the waiting tabs). The call that opened the
+/// hand-off is the one that waits for it.
+pub fn check_handed(command: &Command, handed: &[TabId]) -> Result<(), WireError> {
+    match tab_of(command) {
+        Some(tab) if handed.contains(&tab) => Err(WireError::new(
+            ErrorCode::HumanRequired,
+            format!(
+                "tab {tab} is handed to the person: nothing is done on it or read from it until they hand it \
+                 back (browser_status lists the tabs waiting for the person); nothing was done"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Hand-offs one agent session may ask for (`browser_handoff`) in
+/// [`HANDOFF_WINDOW_MS`]; more are refused (`BUDGET_EXCEEDED`), so an
+/// agent cannot bury the person in cards.
+pub const MAX_HANDOFFS_PER_MINUTE: usize = 3;
+/// The sliding window of [`MAX_HANDOFFS_PER_MINUTE`].
+pub const HANDOFF_WINDOW_MS: u64 = 60_000;
+
+/// One session's recent hand-off requests (a sliding window).
+#[derive(Debug, Clone, Default)]
+pub struct HandoffLimiter {
+    starts: std::collections::VecDeque<u64>,
+}
+
+impl HandoffLimiter {
+    /// Counts a hand-off asked for at `now_ms` (epoch or monotonic
+    /// milliseconds, the same clock every call), or refuses it when
+    /// [`MAX_HANDOFFS_PER_MINUTE`] were asked for in the last
+    /// [`HANDOFF_WINDOW_MS`]. A refused one does not count.
+    pub fn admit(&mut self, now_ms: u64) -> Result<(), WireError> {
+        while self.starts.front().is_some_and(|&t| now_ms.saturating_sub(t) >= HANDOFF_WINDOW_MS || t > now_ms) {
+            self.starts.pop_front();
+        }
+        if self.starts.len() >= MAX_HANDOFFS_PER_MINUTE {
+            let oldest = self.starts.front().copied().unwrap_or(now_ms);
+            let wait_s = (HANDOFF_WINDOW_MS - now_ms.saturating_sub(oldest)).div_ceil(1000);
+            return Err(WireError::new(
+                ErrorCode::BudgetExceeded,
+                format!(
+                    "too many hand-offs: at most {MAX_HANDOFFS_PER_MINUTE} a minute for one session; \
+                     the person was not asked. Try again in {wait_s} s"
+                ),
+            ));
+        }
+        self.starts.push_back(now_ms);
+        Ok(())
     }
 }
 
@@ -278,7 +377,9 @@ mod tests {
             ("https://shop.example.com/cart", None, 0, "resolved"),
             // A login through another host that came back: same site.
             ("https://www.example.com/account", None, 0, "resolved"),
-            ("https://shop.example.com:8443/x", None, 1, "resolved"),
+            // Another port of the same host is another place.
+            ("https://shop.example.com:8443/x", None, 0, "again"),
+            ("http://shop.example.com/cart", None, 0, "again"),
             ("https://shop.example.com/cart", Some(captcha()), 0, "again"),
             ("https://shop.example.com/cart", Some(captcha()), 1, "give up"),
             // Left on the identity provider: not done.
@@ -301,6 +402,97 @@ mod tests {
             check_done("http://127.0.0.1:4000/a", "http://localhost:4000/a", None, 0),
             DoneCheck::Again(_)
         ));
+    }
+
+    #[test]
+    fn done_on_another_port_or_customer_does_not_count() {
+        for (name, began, now) in [
+            ("another port", "http://127.0.0.1:4000/login", "http://127.0.0.1:4001/login"),
+            ("another glitch.me customer", "https://bank.glitch.me/", "https://mallory.glitch.me/"),
+            ("another github.io customer", "https://bank.github.io/", "https://mallory.github.io/"),
+        ] {
+            assert!(matches!(check_done(began, now, None, 0), DoneCheck::Again(_)), "{name}");
+        }
+        assert_eq!(
+            check_done("https://www.example.co.uk/", "https://login.example.co.uk/", None, 0),
+            DoneCheck::Resolved
+        );
+    }
+
+    #[test]
+    fn a_handed_tab_refuses_everything_but_the_tab_list() {
+        use crate::action::{Action, Gate};
+        use crate::snapshot::{SnapshotRequest, TextRequest};
+        let handed = [7];
+        let gate = Gate {
+            request: 1,
+            risk: crate::risk::RiskLevel::Low,
+            reasons: Vec::new(),
+            decision: crate::policy::Decision::Allow,
+            policy: crate::policy::RiskDecisions::default(),
+            summary: "click".into(),
+            timeout_secs: 120,
+            origin: String::new(),
+            person_must_answer: false,
+            changed: None,
+        };
+        // (name, command, allowed?)
+        let cases: Vec<(&str, Command, bool)> = vec![
+            ("list tabs", Command::TabsList { tabs: vec![7, 8] }, true),
+            ("new tab", Command::TabNew { url: Some("https://a.example/".into()) }, true),
+            ("ask the person", Command::AskPerson { gate: gate.clone() }, true),
+            ("navigate", Command::Navigate { tab: 7, url: "https://evil.example/".into() }, false),
+            ("navigate another tab", Command::Navigate { tab: 8, url: "https://a.example/".into() }, true),
+            ("history", Command::History { tab: 7, step: crate::protocol::HistoryStep::Back }, false),
+            ("snapshot", Command::Snapshot { tab: 7, request: SnapshotRequest::default() }, false),
+            ("snapshot another tab", Command::Snapshot { tab: 8, request: SnapshotRequest::default() }, true),
+            ("extract text", Command::ExtractText { tab: 7, request: TextRequest::default() }, false),
+            ("screenshot", Command::Screenshot { tab: 7 }, false),
+            ("select", Command::TabSelect { tab: 7 }, false),
+            ("close", Command::TabClose { tab: 7 }, false),
+            ("resolve", Command::Resolve { tab: 7, target: "e1".into() }, false),
+            (
+                "act",
+                Command::Act { tab: 7, target: Some("e1".into()), action: Action::Click, expect: None, gate },
+                false,
+            ),
+            ("hand off again", Command::Handoff { tab: 7, reason: "again".into() }, false),
+        ];
+        for (name, cmd, allowed) in cases {
+            let got = check_handed(&cmd, &handed);
+            assert_eq!(got.is_ok(), allowed, "{name}: {got:?}");
+            if let Err(e) = got {
+                assert_eq!(e.code, ErrorCode::HumanRequired, "{name}");
+                assert!(e.message.contains("handed to the person"), "{name}: {}", e.message);
+            }
+        }
+        // Nothing handed: everything goes.
+        assert!(check_handed(&Command::Screenshot { tab: 7 }, &[]).is_ok());
+    }
+
+    #[test]
+    fn hand_offs_are_limited_per_minute() {
+        let mut l = HandoffLimiter::default();
+        // (name, at ms, admitted?)
+        let cases = [
+            ("first", 1_000, true),
+            ("second", 2_000, true),
+            ("third", 3_000, true),
+            ("fourth in the minute", 4_000, false),
+            ("still within a minute of the first", 60_999, false),
+            ("the first has left the window", 61_000, true),
+            ("the window is full again", 61_500, false),
+            ("the second and third left", 63_000, true),
+            ("a clock that went back is not a reason to refuse forever", 10, true),
+        ];
+        for (name, at, want) in cases {
+            let got = l.admit(at);
+            assert_eq!(got.is_ok(), want, "{name}: {got:?}");
+            if let Err(e) = got {
+                assert_eq!(e.code, ErrorCode::BudgetExceeded, "{name}");
+                assert!(e.message.contains("at most 3 a minute"), "{}", e.message);
+            }
+        }
     }
 
     #[test]
@@ -367,6 +559,7 @@ mod tests {
             tab: 3,
             challenge: Some(captcha()),
             origin: "https://a.example:443".into(),
+            began_origin: "https://a.example:443".into(),
             reason: None,
             trigger: Trigger::Detected,
             since_ms: 0,

@@ -68,104 +68,67 @@ pub fn strip_query(url: &str) -> &str {
     &url[..end]
 }
 
-/// Public suffixes with two labels that are common enough to matter when
-/// telling sites apart (`bank.co.uk` and `shop.co.uk` are two sites). Not
-/// the whole Public Suffix List: a host under a suffix missing here is
-/// grouped with its neighbours, which only makes "the same site" wider for
-/// the hand-off check (`crate::handoff::check_done`), never a security
-/// boundary.
-const TWO_LABEL_SUFFIXES: &[&str] = &[
-    "co.uk",
-    "org.uk",
-    "ac.uk",
-    "gov.uk",
-    "ltd.uk",
-    "plc.uk",
-    "me.uk",
-    "nhs.uk",
-    "com.au",
-    "net.au",
-    "org.au",
-    "edu.au",
-    "gov.au",
-    "co.nz",
-    "org.nz",
-    "govt.nz",
-    "co.jp",
-    "ne.jp",
-    "or.jp",
-    "ac.jp",
-    "go.jp",
-    "co.kr",
-    "or.kr",
-    "com.br",
-    "net.br",
-    "gov.br",
-    "com.cn",
-    "net.cn",
-    "org.cn",
-    "gov.cn",
-    "com.hk",
-    "com.tw",
-    "com.sg",
-    "com.my",
-    "co.in",
-    "net.in",
-    "org.in",
-    "gov.in",
-    "co.za",
-    "org.za",
-    "com.mx",
-    "com.ar",
-    "com.tr",
-    "gov.tr",
-    "co.il",
-    "com.pl",
-    "com.ua",
-    "co.id",
-    "co.th",
-    "com.vn",
-    "com.ph",
-    "com.pk",
-    "com.eg",
-    "com.sa",
-    "ac.ir",
-    "co.ir",
-    "github.io",
-    "gitlab.io",
-    "pages.dev",
-    "workers.dev",
-    "vercel.app",
-    "netlify.app",
-    "herokuapp.com",
-    "appspot.com",
-    "web.app",
-    "firebaseapp.com",
-    "azurewebsites.net",
-    "cloudfront.net",
-    "blogspot.com",
-];
+/// Shared-hosting suffixes that are not (or no longer) on the Public
+/// Suffix List but whose subdomains belong to different customers: each
+/// `name.glitch.me` is a site of its own. Checked before the list.
+const EXTRA_PRIVATE_SUFFIXES: &[&str] = &["glitch.me"];
 
-/// The site of an http(s) URL: its registrable domain (`accounts.bank.com`
-/// → `bank.com`, `www.bank.co.uk` → `bank.co.uk`), or the whole host for
-/// IP addresses and single-label hosts (`127.0.0.1`, `localhost`). Scheme
-/// and port do not count. `None` for anything but http(s).
-pub fn site_of(url: &str) -> Option<String> {
-    let u = url::Url::parse(url.trim()).ok()?;
-    if u.scheme() != "http" && u.scheme() != "https" {
+/// The registrable domain of a DNS host by the full Public Suffix List
+/// (ICANN and private sections, embedded by the `psl` crate:
+/// `accounts.bank.co.uk` → `bank.co.uk`, `alice.github.io` →
+/// `alice.github.io`), plus [`EXTRA_PRIVATE_SUFFIXES`]. `None` for a
+/// public suffix itself (`co.uk`, `github.io`), for single-label hosts
+/// (`localhost`) and for IP addresses — those are only ever the same site
+/// as the exact same host.
+pub fn registrable_domain(host: &str) -> Option<String> {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    if host.is_empty() || !host.contains('.') || host.parse::<std::net::IpAddr>().is_ok() || host.starts_with('[') {
         return None;
     }
-    let host = match u.host()? {
-        url::Host::Domain(d) => d.trim_end_matches('.').to_ascii_lowercase(),
-        ip => return Some(ip.to_string()),
-    };
-    let labels: Vec<&str> = host.split('.').collect();
-    if labels.len() <= 2 {
-        return Some(host);
+    for extra in EXTRA_PRIVATE_SUFFIXES {
+        if host == *extra {
+            return None;
+        }
+        if let Some(rest) = host.strip_suffix(extra).and_then(|r| r.strip_suffix('.')) {
+            let label = rest.rsplit('.').next().unwrap_or(rest);
+            return (!label.is_empty()).then(|| format!("{label}.{extra}"));
+        }
     }
-    let last_two = labels[labels.len() - 2..].join(".");
-    let keep = if TWO_LABEL_SUFFIXES.contains(&last_two.as_str()) { 3 } else { 2 };
-    Some(labels[labels.len().saturating_sub(keep)..].join("."))
+    psl::domain_str(&host).map(str::to_string)
+}
+
+/// The site of an http(s) URL: its registrable domain
+/// ([`registrable_domain`]: `accounts.bank.com` → `bank.com`,
+/// `www.bank.co.uk` → `bank.co.uk`), or the whole host for IP addresses,
+/// single-label hosts and public suffixes themselves (`127.0.0.1`,
+/// `localhost`). Scheme and port do not count here (see
+/// [`same_site_and_port`]). `None` for anything but http(s).
+pub fn site_of(url: &str) -> Option<String> {
+    let (_, host, _) = origin_parts(url)?;
+    Some(registrable_domain(&host).unwrap_or(host))
+}
+
+/// Whether `now` is where a person may finish something that began on
+/// `began`: the same scheme and port, and either the same host or the
+/// same registrable domain by the full Public Suffix List
+/// ([`registrable_domain`]). IP addresses, `localhost` and public
+/// suffixes need the exact host. Another port of the same host, another
+/// scheme, or another customer of a shared suffix (`a.github.io` vs
+/// `b.github.io`) is not the same place.
+pub fn same_site_and_port(began: &str, now: &str) -> bool {
+    let (Some((s1, h1, p1)), Some((s2, h2, p2))) = (origin_parts(began), origin_parts(now)) else {
+        return false;
+    };
+    if s1 != s2 || p1 != p2 {
+        return false;
+    }
+    if h1.eq_ignore_ascii_case(&h2) {
+        return true;
+    }
+    match (registrable_domain(&h1), registrable_domain(&h2)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -180,6 +143,11 @@ mod tests {
             ("http://www.shop.co.uk/a", Some("shop.co.uk")),
             ("https://shop.co.uk/", Some("shop.co.uk")),
             ("https://alice.github.io/x", Some("alice.github.io")),
+            ("https://deep.alice.github.io/x", Some("alice.github.io")),
+            ("https://github.io/", Some("github.io")),
+            ("https://alice.glitch.me/", Some("alice.glitch.me")),
+            ("https://x.alice.glitch.me/", Some("alice.glitch.me")),
+            ("https://a.b.kawasaki.jp/", Some("a.b.kawasaki.jp")),
             ("http://127.0.0.1:4000/", Some("127.0.0.1")),
             ("http://localhost:4000/", Some("localhost")),
             ("http://[::1]:80/", Some("[::1]")),
@@ -189,6 +157,37 @@ mod tests {
             ("not a url", None),
         ] {
             assert_eq!(site_of(url).as_deref(), site, "{url}");
+        }
+    }
+
+    #[test]
+    fn the_same_place_is_the_same_scheme_port_and_site() {
+        // (began, now, same?)
+        let cases: &[(&str, &str, &str, bool)] = &[
+            ("same page", "https://shop.example.com/cart", "https://shop.example.com/x", true),
+            ("another host of the site", "https://shop.example.com/", "https://www.example.com/", true),
+            ("default port written", "https://example.com/", "https://example.com:443/", true),
+            ("co.uk siblings", "https://www.example.co.uk/", "https://login.example.co.uk/", true),
+            ("another port of the same host", "http://127.0.0.1:4000/", "http://127.0.0.1:4001/", false),
+            ("another port of a domain", "https://example.com/", "https://example.com:8443/", false),
+            ("another scheme", "https://example.com/", "http://example.com/", false),
+            ("another github.io customer", "https://alice.github.io/", "https://mallory.github.io/", false),
+            ("another glitch.me customer", "https://alice.glitch.me/", "https://mallory.glitch.me/", false),
+            ("the suffix itself", "https://alice.github.io/", "https://github.io/", false),
+            ("another co.uk site", "https://bank.co.uk/", "https://evil.co.uk/", false),
+            ("IP needs the exact host", "http://127.0.0.1:4000/", "http://127.0.0.2:4000/", false),
+            ("IP and localhost", "http://127.0.0.1:4000/", "http://localhost:4000/", false),
+            ("IPv6", "http://[::1]:4000/", "http://[::1]:4000/b", true),
+            ("look-alike suffix", "https://bank.com/", "https://bank.com.evil.example/", false),
+            ("user info is not the host", "https://bank.com/", "https://bank.com@evil.example/", false),
+            ("trailing dot and case", "https://bank.com/", "https://BANK.com./x", true),
+            ("blob of the same site", "https://bank.com/", "blob:https://bank.com/0b8e", false),
+            ("punycode look-alike", "https://bank.com/", "https://bаnk.com/", false),
+            ("not http", "https://bank.com/", "about:blank", false),
+            ("began nowhere", "about:blank", "about:blank", false),
+        ];
+        for (name, began, now, want) in cases {
+            assert_eq!(same_site_and_port(began, now), *want, "{name}: {began} → {now}");
         }
     }
 

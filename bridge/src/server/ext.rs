@@ -48,7 +48,7 @@ use shared::error::{ErrorCode, WireError};
 use shared::limits::{HELLO_TIMEOUT_SECS, MAX_FRAME_BYTES, MAX_INVALID_FRAMES, MAX_UNAUTHENTICATED_SOCKETS};
 use shared::protocol::{
     ANOTHER_BROWSER_CLOSE_CODE, ANOTHER_BROWSER_CLOSE_REASON, BridgeToExt, Command, CommandResult, ExtToBridge,
-    MAX_REMEMBERED_REFUSALS, Outcome, RefusedBrowser, RefusedBrowsers,
+    MAX_REMEMBERED_REFUSALS, Outcome, RefusedBrowser, RefusedBrowsers, TabId,
 };
 use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
 
@@ -278,6 +278,13 @@ impl ExtHub {
             let Some(conn) = inner.live.as_ref() else {
                 return Err(disconnected());
             };
+            // A tab handed to the person is theirs: nothing but the tab
+            // list goes to the extension for it (`shared::handoff::check_handed`).
+            let handed: Vec<TabId> = conn.waiting.iter().map(|w| w.tab).collect();
+            if let Err(e) = shared::handoff::check_handed(&command, &handed) {
+                tracing::info!(code = e.code.as_str(), "command refused: its tab is handed to the person");
+                return Err(e);
+            }
             let (number, sender) = (conn.number, conn.tx.clone());
             inner.pending.insert(id, Pending { connection: number, tx });
             if let Some(grant) = grant {

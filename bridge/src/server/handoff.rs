@@ -15,7 +15,11 @@
 //!   while one of the agent's tabs waits for the person, when the call
 //!   has a progress token ([`watch_progress`]), and the waiting tabs in
 //!   `browser_status` ([`status_lines`]);
-//! - writes one audit row per ended hand-off ([`audit`]).
+//! - writes one audit row per ended hand-off ([`audit`]);
+//! - refuses every command but the tab list on a tab handed to the person
+//!   (`HUMAN_REQUIRED`, `shared::handoff::check_handed`, in `ExtHub::call`)
+//!   and more than `shared::handoff::MAX_HANDOFFS_PER_MINUTE`
+//!   `browser_handoff`s a minute from one session (`BUDGET_EXCEEDED`).
 //!
 //! There is no message, tool or argument that ends a hand-off: only the
 //! popup's Done and Abort, STOP, or the timeout do.
@@ -65,6 +69,14 @@ pub(crate) async fn browser_handoff(
     let tab = state.require_agent_tab(caller.key, args.tab)?;
     if let Some(url) = state.actions().page(tab).url {
         state.check_site(&url)?;
+    }
+    // A tab already handed to the person is refused before the limit is
+    // counted (`ExtHub::call` would refuse it too).
+    let handed: Vec<_> = state.hub().waiting().iter().map(|w| w.tab).collect();
+    shared::handoff::check_handed(&Command::Handoff { tab, reason: reason.clone() }, &handed)?;
+    if let Err(e) = state.admit_handoff(caller.key) {
+        tracing::info!(tab, session = %caller.session, "hand-off refused: too many this minute");
+        return Err(e);
     }
     let wait = state.human_wait() + Duration::from_millis(COMMAND_TIMEOUT_MS);
     let answer = state.hub().call(Command::Handoff { tab, reason: reason.clone() }, wait).await;

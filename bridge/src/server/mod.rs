@@ -94,6 +94,8 @@ struct Inner {
     started: Instant,
     /// The person's recording in progress (`record.rs`).
     recorder: record::Recorder,
+    /// Each session's recent `browser_handoff`s (`handoff.rs`).
+    handoff_limits: Mutex<std::collections::HashMap<SessionKey, shared::handoff::HandoffLimiter>>,
 }
 
 impl AppState {
@@ -119,6 +121,7 @@ impl AppState {
                 mcp_handlers: AtomicU64::new(0),
                 started: Instant::now(),
                 recorder: record::Recorder::default(),
+                handoff_limits: Mutex::default(),
             }),
         }
     }
@@ -178,6 +181,14 @@ impl AppState {
 
     pub(crate) fn actions(&self) -> &actions::Actions {
         &self.inner.actions
+    }
+
+    /// Counts one `browser_handoff` of session `me`, or refuses it
+    /// (`BUDGET_EXCEEDED`) past `shared::handoff::MAX_HANDOFFS_PER_MINUTE`.
+    pub(crate) fn admit_handoff(&self, me: SessionKey) -> Result<(), WireError> {
+        let now_ms = u64::try_from(self.inner.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let mut limits = self.inner.handoff_limits.lock().unwrap_or_else(|p| p.into_inner());
+        limits.entry(me).or_default().admit(now_ms)
     }
 
     pub(crate) fn registry(&self) -> std::sync::MutexGuard<'_, sessions::Registry> {

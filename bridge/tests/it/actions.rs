@@ -1047,3 +1047,79 @@ async fn a_handoff_carries_the_reason_and_answers_with_the_wait_and_the_header()
     }
     assert_eq!(s.fake.commands().len(), before, "a refused hand-off reached the extension");
 }
+
+/// A tab waiting for the person is theirs: every tool on it but the tab
+/// list is refused before anything reaches the extension.
+#[tokio::test]
+async fn nothing_but_the_tab_list_reaches_a_tab_handed_to_the_person() {
+    let s = setup("handed", "", shop_page()).await;
+    let waiting = shared::handoff::Waiting {
+        id: 1,
+        tab: 100,
+        challenge: None,
+        origin: "https://shop.example:443".into(),
+        began_origin: "https://shop.example:443".into(),
+        reason: None,
+        trigger: shared::handoff::Trigger::Person,
+        since_ms: 0,
+        misses: 0,
+        note: None,
+    };
+    s.fake.send(&shared::protocol::ExtToBridge::Waiting { tabs: vec![waiting] });
+    // The frame is read asynchronously: wait until the bridge has it.
+    for _ in 0..100 {
+        if !s.bridge.state.hub().waiting().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let before = s.fake.commands().len();
+    for (tool, args) in [
+        ("browser_navigate", json!({"url": "https://evil.example/login"})),
+        ("browser_snapshot", json!({})),
+        ("browser_extract_text", json!({})),
+        ("browser_screenshot", json!({})),
+        ("browser_click", json!({"ref": "e1"})),
+        ("browser_press_key", json!({"key": "Enter"})),
+        ("browser_handoff", json!({"reason": "again"})),
+    ] {
+        let r = call_tool(&s.client, tool, args).await;
+        assert_tool_error(&r, "HUMAN_REQUIRED");
+        assert!(result_text(&r).contains("handed to the person"), "{tool}: {}", result_text(&r));
+    }
+    assert_eq!(s.fake.commands().len(), before, "a command reached a handed tab: {:?}", s.fake.commands());
+    // Listing tabs still works.
+    let r = call_tool(&s.client, "browser_tabs", json!({"action": "list"})).await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    // Control: once the tab is handed back, the same call goes through.
+    s.fake.send(&shared::protocol::ExtToBridge::Waiting { tabs: Vec::new() });
+    for _ in 0..100 {
+        if s.bridge.state.hub().waiting().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let before = s.fake.commands().len();
+    call_tool(&s.client, "browser_snapshot", json!({})).await;
+    assert!(
+        matches!(s.fake.commands()[before..], [Command::Snapshot { tab: 100, .. }]),
+        "the snapshot reached the extension once the tab was handed back: {:?}",
+        s.fake.commands()
+    );
+}
+
+/// At most `MAX_HANDOFFS_PER_MINUTE` `browser_handoff`s a minute per
+/// session; more are refused before anything reaches the extension.
+#[tokio::test]
+async fn hand_offs_are_limited_per_session_and_minute() {
+    let s = setup("handoff-limit", "", shop_page()).await;
+    for n in 0..shared::handoff::MAX_HANDOFFS_PER_MINUTE {
+        let r = call_tool(&s.client, "browser_handoff", json!({"reason": format!("look {n}")})).await;
+        assert_eq!(r.is_error, Some(false), "hand-off {n}: {r:?}");
+    }
+    let before = s.fake.commands().len();
+    let r = call_tool(&s.client, "browser_handoff", json!({"reason": "one too many"})).await;
+    assert_tool_error(&r, "BUDGET_EXCEEDED");
+    assert!(result_text(&r).contains("at most 3 a minute"), "{}", result_text(&r));
+    assert_eq!(s.fake.commands().len(), before, "the refused hand-off reached the extension");
+}

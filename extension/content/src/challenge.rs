@@ -5,13 +5,15 @@
 //! docs/design.md, "Build and test facts").
 //!
 //! Two ways to the same signals:
-//! - a snapshot whose walk saw the whole page gathers headings, buttons,
+//! - the snapshot walker (`crate::snapshot::page_signals`, also what
+//!   `PageRequest::Signals` — the check before an action and behind Done —
+//!   answers): a walk that saw the whole page gathers headings, buttons,
 //!   links, fields, frames and the first visible text as it goes
 //!   (`snapshot::Walker`), and only the few page-wide facts the walk does
 //!   not see (CAPTCHA widget markers, scripts, forms) are added here with
 //!   [`add_page_facts`];
-//! - otherwise (a snapshot of one page of a long document, of a subtree)
-//!   [`gather`] scans the page on its own: a handful of targeted
+//! - otherwise (a modal dialog hides the page from the walk, or the page
+//!   has more elements than a walk takes) [`gather`] scans the page on its own: a handful of targeted
 //!   `querySelectorAll` calls, each read only up to [`MAX_SIGNAL_ITEMS`]
 //!   visible matches, and a text walk that stops after
 //!   [`MAX_SIGNAL_TEXT_CHARS`] characters of visible text.
@@ -188,9 +190,11 @@ fn inner_documents(
         if depth < MAX_FRAME_DEPTH
             && inner.len() + *frames < MAX_FRAMES
             && let Ok(d) = Reflect::get(el, &JsValue::from_str("contentDocument"))
-            && let Ok(d) = d.dyn_into::<Document>()
+            && d.is_object()
         {
-            inner.push(d);
+            // Not `dyn_into`: a frame's document fails the top realm's
+            // `instanceof Document` (`crate::dom::flat_children`).
+            inner.push(d.unchecked_into::<Document>());
         }
         signals.as_deref().is_none_or(|s| s.iframes.len() < MAX_SIGNAL_ITEMS)
     };

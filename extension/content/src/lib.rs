@@ -88,7 +88,7 @@ pub fn handle_message(msg: JsValue) -> Promise {
         }
         Ok(PageRequest::Record { on, keep_text }) => record::set(on, keep_text),
         Ok(PageRequest::Locate { target }) => locate::locate(&target),
-        Ok(PageRequest::Signals {}) => match challenge::gather() {
+        Ok(PageRequest::Signals {}) => match snapshot::page_signals() {
             Some(signals) => Outcome::Ok(CommandResult::Signals { signals: Box::new(signals) }),
             None => Outcome::Err(WireError::new(ErrorCode::Internal, "the page has no document")),
         },

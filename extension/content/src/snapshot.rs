@@ -105,33 +105,57 @@ fn walk(
             w.scope = Some(el.clone());
             w.visit_from(&el);
         }
-        None => {
-            w.signals = Some(Signals::default());
-            let dialogs;
-            (dialogs, modal) = open_dialogs(document, &w.vis);
-            for d in &dialogs {
-                w.visit_from(d);
-                w.flush_text();
-            }
-            if !modal && let Some(root) = document.document_element() {
-                w.skip = dialogs;
-                let facts = reads::facts(&w.vis, &root);
-                w.visit(&root, facts, 0, 0, None);
-            }
-        }
+        None => modal = w.walk_page(document),
     }
     w.flush_text();
     let url = window.location().href().unwrap_or_default();
     let mut title = document.title();
-    // The challenge signals: what the walk saw when it saw the whole page,
-    // else a scan of their own. The service worker decides.
-    let whole_page = !modal && !w.stopped && !w.full();
+    // The challenge signals: what this walk saw when it saw the whole
+    // page, else a whole walk of their own (`signals_with`) — the same
+    // walker either way, so the snapshot's `Challenge:` line and the check
+    // before an action (`page_signals`) cannot disagree. The service worker
+    // decides.
     let signals = match w.signals.take() {
-        Some(sig) if whole_page => Some(challenge::complete(sig.into_page_signals(&url, &title), document)),
-        _ => challenge::gather(),
+        Some(sig) if !modal && !w.stopped && !w.full() => {
+            Some(challenge::complete(sig.into_page_signals(&url, &title), document))
+        }
+        _ => signals_with(window, document, pseudo),
     };
     truncate_chars(&mut title, MAX_TEXT_CHARS);
     Ok(PageSnapshot { url, title, nodes: w.nodes, challenge: None, signals: signals.map(Box::new), partial: w.stopped })
+}
+
+/// The challenge signals of the current page (`PageRequest::Signals`: the
+/// check before every action, after every navigation and behind Done),
+/// gathered by the same walk as a snapshot of the whole page — open shadow
+/// roots through their slots, same-origin iframes in place — so what the
+/// snapshot's `Challenge:` line says is what the check sees.
+pub fn page_signals() -> Option<PageSignals> {
+    let window = web_sys::window()?;
+    let document = window.document()?;
+    let pseudo = Pseudo::scan(&document);
+    Labels::scan(&document).install();
+    let signals = signals_with(&window, &document, &pseudo);
+    Labels::uninstall();
+    signals
+}
+
+/// A whole-page walk for its signals alone (interactive lines only, no
+/// page end). A modal dialog hides the rest of the page from the walk and
+/// a page past [`MAX_NODES`] is not walked to its end: then the signals
+/// come from `challenge::gather`'s own scan, for the snapshot and the
+/// check alike.
+fn signals_with(window: &Window, document: &Document, pseudo: &Pseudo) -> Option<PageSignals> {
+    let mut w = Walker::new(window, document, pseudo, true);
+    let modal = w.walk_page(document);
+    w.flush_text();
+    match w.signals.take() {
+        Some(sig) if !modal && !w.full() => {
+            let url = window.location().href().unwrap_or_default();
+            Some(challenge::complete(sig.into_page_signals(&url, &document.title()), document))
+        }
+        _ => challenge::gather(),
+    }
 }
 
 /// Challenge signals gathered by the walk (`shared::challenge::PageSignals`).
@@ -354,6 +378,23 @@ impl<'a> Walker<'a> {
         self.view_w = win.inner_width().ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
         self.view_h = win.inner_height().ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
         self.win = win;
+    }
+
+    /// Walks the whole page, gathering challenge signals: open dialogs
+    /// first, then the rest unless one is modal (returned).
+    fn walk_page(&mut self, document: &Document) -> bool {
+        self.signals = Some(Signals::default());
+        let (dialogs, modal) = open_dialogs(document, &self.vis);
+        for d in &dialogs {
+            self.visit_from(d);
+            self.flush_text();
+        }
+        if !modal && let Some(root) = document.document_element() {
+            self.skip = dialogs;
+            let facts = reads::facts(&self.vis, &root);
+            self.visit(&root, facts, 0, 0, None);
+        }
+        modal
     }
 
     fn full(&self) -> bool {

@@ -29,6 +29,11 @@ pub struct Snapshot {
 }
 
 pub async fn run(command: Command) -> Answer {
+    // A tab handed to the person is theirs (the bridge refused already;
+    // this is the second check).
+    if let Err(e) = shared::handoff::check_handed(&command, &crate::handoff::handed_tabs()) {
+        return Answer::Outcome(Box::new(Outcome::Err(e)));
+    }
     let result = match command {
         Command::TabsList { tabs } => tabs_list(&tabs).await,
         Command::TabNew { url } => tab_new(url).await,

@@ -19,7 +19,13 @@
 //!   ([`stop_all`]) or its deadline (`human_timeout_secs` from the bridge's
 //!   welcome). Every end is one `HandoffEnded` frame (the bridge audits it).
 //! - [`take_over`]: the person's own hand-off of the tab they are looking
-//!   at; the agent's calls on that tab wait until it ends.
+//!   at.
+//! - While a hand-off is open its tab is the person's: the bridge refuses
+//!   every command on it but the tab list (`HUMAN_REQUIRED`,
+//!   `shared::handoff::check_handed`) and `crate::commands::run` checks
+//!   again with [`handed_tabs`]. Only the call that opened the hand-off
+//!   waits for it. The card shows the tab's current origin ([`moved`]),
+//!   and where it began when that differs.
 //! - The list of waiting tabs is published on every change: to the popup
 //!   (`chrome.storage.session` key `handoffs`), to the bridge
 //!   (`ExtToBridge::Waiting`, for `browser_status` and MCP progress) and to
@@ -91,6 +97,43 @@ pub fn install_listeners() {
     });
     chrome::tabs_on_activated_add_listener(cb.as_ref().unchecked_ref());
     cb.forget();
+    // The card shows where the tab is now: a tab that navigates while it
+    // waits (the person's clicks, a page's redirect) updates its card.
+    let cb = UpdatedListener::new(|tab_id: JsValue, change: JsValue, _tab: JsValue| {
+        let (Some(tab), Some(url)) = (tab_id.as_f64().map(|t| t as TabId), get(&change, "url").as_string()) else {
+            return;
+        };
+        moved(tab, &url);
+    });
+    chrome::tabs_on_updated_add_listener(cb.as_ref().unchecked_ref());
+    cb.forget();
+}
+
+type UpdatedListener = Closure<dyn FnMut(JsValue, JsValue, JsValue)>;
+
+/// The tab of an open hand-off is now at `url`: its card says so.
+fn moved(tab: TabId, url: &str) {
+    let origin = match tabs::origin_of(url) {
+        o if o.is_empty() => "a page that is not a web site".to_string(),
+        o => o,
+    };
+    let changed = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let Some(e) = s.list.iter_mut().find(|e| e.view.tab == tab) else { return false };
+        let changed = e.view.origin != origin;
+        e.view.origin = origin;
+        changed
+    });
+    if changed {
+        publish();
+    }
+}
+
+/// The tabs handed to the person now: every command on them but the tab
+/// list is refused (`shared::handoff::check_handed`; the bridge checks
+/// first, this is the second check).
+pub fn handed_tabs() -> Vec<TabId> {
+    STATE.with(|s| s.borrow().list.iter().map(|e| e.view.tab).collect())
 }
 
 // ------------------------------------------------------------------ reading the page
@@ -190,6 +233,7 @@ async fn begin(
             tab,
             challenge,
             origin: tabs::origin_of(&url),
+            began_origin: tabs::origin_of(&url),
             reason,
             trigger,
             since_ms: now_ms() as u64,
@@ -269,7 +313,7 @@ fn finish(id: u64, outcome: Outcome) {
         record: Record {
             tab: entry.view.tab,
             kind,
-            origin: entry.view.origin.clone(),
+            origin: entry.view.began_origin.clone(),
             trigger: entry.view.trigger,
             outcome,
             duration_ms,
@@ -295,6 +339,7 @@ pub async fn done(id: u64) -> bool {
         return false;
     };
     let now = tabs::tab_url(tab).await.unwrap_or_default();
+    moved(tab, &now);
     let challenge = challenge_on(tab).await;
     match shared::handoff::check_done(&began, &now, challenge.as_ref(), misses) {
         DoneCheck::Resolved => finish(id, Outcome::Done),

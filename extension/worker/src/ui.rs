@@ -221,6 +221,9 @@ pub fn handoff_card(w: &Waiting, now_ms: f64) -> Element {
     let _ = card.set_attribute("data-handoff", &w.id.to_string());
     card.append_child(&el("h2", "need", Some(w.need()))).ok();
     card.append_child(&el("p", "site", Some(&format!("Site: {}", w.origin)))).ok();
+    if !w.began_origin.is_empty() && w.began_origin != w.origin {
+        card.append_child(&el("p", "began", Some(&format!("It began on {}", w.began_origin)))).ok();
+    }
     if let Some(r) = &w.reason {
         card.append_child(&line("p", "reason", &format!("The agent says: \u{201c}{r}\u{201d}"))).ok();
     }
@@ -230,7 +233,7 @@ pub fn handoff_card(w: &Waiting, now_ms: f64) -> Element {
     let how = match w.trigger {
         Trigger::Detected => "The agent stopped here and waits for you.",
         Trigger::Agent => "The agent handed you this tab and waits.",
-        Trigger::Person => "You took this tab over; the agent waits.",
+        Trigger::Person => "You took this tab over; the agent cannot use it until you press Done.",
     };
     card.append_child(&el("p", "how", Some(how))).ok();
     card.append_child(&el("p", "since", Some(&format!("Waiting for {}", duration(now_ms - w.since_ms as f64))))).ok();

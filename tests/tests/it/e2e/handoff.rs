@@ -189,18 +189,24 @@ async fn the_person_takes_the_tab_and_the_agent_carries_on() {
         "no progress notification while waiting"
     );
 
-    // ---- Take over: the person's own hand-off; the agent's click waits for Done
+    // ---- Take over: the person's own hand-off; the agent's click is
+    // refused while the person has the tab, and runs once they hand it back
     page.click_selector("#continue").await.ok(); // the person's own click, not the agent's
     let before = continued(&page).await;
     human.click_in_popup("take-over").await.expect("press Take over");
     let (id, text) = human.wait_handoff(SHOW_WITHIN, None).await.expect("take-over shown");
     assert!(text.contains("You took this tab over"), "{text}");
-    let (r, _) = tokio::join!(s.mcp.call("browser_click", json!({ "ref": cont })), async {
-        tokio::time::sleep(Duration::from_millis(1500)).await;
-        assert_eq!(continued(&page).await, before, "the agent acted on a tab the person took over");
-        human.hand_back(id, true).await.expect("press Done");
-    });
-    r.expect("browser_click").expect_untrusted();
+    let r = s.mcp.call("browser_click", json!({ "ref": cont })).await.expect("browser_click");
+    assert_eq!(code(&r), "HUMAN_REQUIRED", "{}", r.raw);
+    assert_eq!(continued(&page).await, before, "the agent acted on a tab the person took over");
+    human.hand_back(id, true).await.expect("press Done");
+    for _ in 0..100 {
+        if human.handoff_text(id).await.unwrap_or_default().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    s.mcp.ok("browser_click", json!({ "ref": cont })).await.expect_untrusted();
     let after: i64 = continued(&page).await.as_str().unwrap().parse().unwrap();
     assert_eq!(after, before.as_str().unwrap().parse::<i64>().unwrap() + 1, "the click ran once after Done");
 

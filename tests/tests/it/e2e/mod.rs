@@ -14,6 +14,7 @@ mod crashes;
 mod csp;
 mod files;
 mod flows;
+mod handed_tab;
 mod handoff;
 mod injection;
 mod languages;
