@@ -441,7 +441,22 @@ async fn run_step(
         return failed(step, e);
     }
     if let StepAction::Navigate { url } = &step.action {
-        return navigate(state, caller, tab, step, url).await;
+        // A token of the recorded URL is a parameter: one path segment.
+        let text = |name: &str| match bound.get(name) {
+            Some(Bound::Text(t)) => Some(t.clone()),
+            _ => None,
+        };
+        let url = match shared::record::person::fill_url(url, text) {
+            Ok(url) => url,
+            Err(shared::record::person::FillUrlError::Missing(p)) => {
+                return failed(step, err(ErrorCode::InvalidRequest, format!("no value for the parameter {p}")));
+            }
+            Err(shared::record::person::FillUrlError::BadValue(p)) => {
+                let why = format!("the parameter {p} is one path segment: letters, digits, - _ . ~");
+                return failed(step, err(ErrorCode::InvalidRequest, why));
+            }
+        };
+        return navigate(state, caller, tab, step, &url).await;
     }
     let what = match &step.action {
         StepAction::Navigate { .. } => unreachable!("handled above"),
