@@ -608,7 +608,8 @@ impl Recording {
     ///   last step, a navigation too, went to is not a step;
     /// - a path segment that looks like a token (`person::looks_like_token`)
     ///   is never kept: in a navigation's URL it becomes a `{{path_token}}`
-    ///   parameter without a value, in a step's page URL `{{token}}`;
+    ///   parameter without a value, in a step's page URL and title
+    ///   (a loading page's title is its URL) `{{token}}`;
     /// - typing into the field the last step typed into, or choosing again
     ///   in the list the last step chose in, replaces that step;
     /// - values are kept by [`keep_value`], selections by [`keep_choice`].
@@ -680,7 +681,8 @@ impl Recording {
             return Err(PushError::Malformed("this step acts on an element and has no target".into()));
         }
         let target = if matches!(action, StepAction::Navigate { .. }) { None } else { target };
-        self.steps.push(Step { action, target, url, title: raw.title, risk: None });
+        let title = person::tokenize_text(&raw.title);
+        self.steps.push(Step { action, target, url, title, risk: None });
         Ok(())
     }
 
@@ -1083,11 +1085,14 @@ mod tests {
                 rec(typed("hunter2"), Some(pw.clone()), "https://shop.example/results"),
                 rec(RecordedAction::PressKey { key: "Enter".into() }, None, "https://shop.example/results"),
                 // Typed by the person in the address bar: a step, its token a parameter.
-                rec(
-                    RecordedAction::Navigate { url: "https://shop.example/account/kq3ZtP8wR2mX7vN4".into() },
-                    None,
-                    "https://shop.example/done",
-                ),
+                RecordedStep {
+                    title: "shop.example/account/kq3ZtP8wR2mX7vN4".into(),
+                    ..rec(
+                        RecordedAction::Navigate { url: "https://shop.example/account/kq3ZtP8wR2mX7vN4".into() },
+                        None,
+                        "https://shop.example/done",
+                    )
+                },
                 // The same URL again: not a step.
                 rec(RecordedAction::Navigate { url: "https://shop.example/account/kq3ZtP8wR2mX7vN4?x=1".into() }, None, shop),
                 rec(RecordedAction::Click, Some(go.clone()), "https://shop.example/account/kq3ZtP8wR2mX7vN4"),
@@ -1114,6 +1119,7 @@ mod tests {
                 ]
             );
             assert_eq!(flow.steps[7].url, "https://shop.example/account/{{token}}", "no token in a page URL");
+            assert_eq!(flow.steps[6].title, "shop.example/account/{{token}}", "nor in a title");
             assert_eq!(param("path_token").kind, ParamKind::Text);
             assert_eq!(param("path_token").default, None, "a token is never kept");
             assert_eq!(flow.steps[3].url, "https://shop.example/results", "no query string");

@@ -261,6 +261,31 @@ pub fn tokenize_url(url: &str, mut name_of: impl FnMut(&str) -> Option<String>) 
     format!("{head}{}{tail}", segments.join("/"))
 }
 
+/// `text` (a page title, which is its URL while it loads) with each word
+/// or path segment that looks like a token replaced by `{{token}}`.
+pub fn tokenize_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    let mut flush = |word: &mut String, out: &mut String| {
+        if looks_like_token(word) {
+            out.push_str("{{token}}");
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        if c.is_whitespace() || matches!(c, '/' | '?' | '#' | '&' | ',' | ':' | ';' | '(' | ')' | '"' | '\'') {
+            flush(&mut word, &mut out);
+            out.push(c);
+        } else {
+            word.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
 /// The `{{name}}` placeholders of a URL, in order.
 pub fn url_placeholders(url: &str) -> Vec<&str> {
     let mut out = Vec::new();
@@ -474,6 +499,13 @@ mod tests {
             assert_eq!(tokenize_url(url, &mut name_of), want, "{url}");
         }
         assert_eq!(url_placeholders("https://a.example/{{a}}/x/{{b}}"), ["a", "b"]);
+        for (title, want) in [
+            ("127.0.0.1:8080/reset/kq3ZtP8wR2mX7vN4.html", "127.0.0.1:8080/reset/{{token}}"),
+            ("Invite 3fa85f64-5717-4562-b3fc-2c963f66afa6 (Acme)", "Invite {{token}} (Acme)"),
+            ("Order 123 – My first post", "Order 123 – My first post"),
+        ] {
+            assert_eq!(tokenize_text(title), want, "{title}");
+        }
         assert!(url_placeholders("https://a.example/{{a").is_empty());
     }
 

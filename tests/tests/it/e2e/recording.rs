@@ -53,6 +53,12 @@ async fn arrive(human: &Human, page: &CdpSession, path: &str, armed_before: u64)
     human.wait_armed(armed_before).await.expect("the new page records")
 }
 
+/// The person goes back from the popup's window to their tab's window:
+/// only what they type in the tab they are using is a navigation step.
+async fn back_to(page: &CdpSession) {
+    page.call("Page.bringToFront", json!({})).await.expect("bring the person's tab to the front");
+}
+
 async fn armed(human: &Human) -> u64 {
     human.record_state().await.expect("record state")["armed"].as_u64().unwrap_or(0)
 }
@@ -72,6 +78,7 @@ async fn the_person_records_a_flow_and_only_what_they_did_is_kept() {
 
     // ---- a purchase, "Also keep the text I type" off.
     human.start_recording("checkout", false).await.expect("start recording");
+    back_to(&page).await;
     let badge = human.wait_badge("REC").await;
     assert!(badge.is_ok(), "the badge shows REC while recording: {badge:?}");
     let a = armed(&human).await;
@@ -186,6 +193,7 @@ async fn the_person_records_a_flow_and_only_what_they_did_is_kept() {
     let password = canary();
     let token = canary();
     human.start_recording("settings", true).await.expect("start recording with the text kept");
+    back_to(&page).await;
     let a = armed(&human).await;
     page.navigate(&format!("{shop}settings.html")).await.unwrap();
     arrive(&human, &page, "/flowshop/settings.html", a).await;
@@ -396,6 +404,7 @@ async fn incognito_windows_are_never_recorded() {
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert_eq!(armed(&human).await, a, "an incognito page was armed for recording");
     // …and once in the normal window.
+    back_to(&page).await;
     page.navigate(&format!("{shop}index.html")).await.unwrap();
     let a = arrive(&human, &page, "/flowshop/index.html", a).await;
     page.click_and_type("#q", "teapot").await.unwrap();
@@ -440,6 +449,7 @@ async fn the_pages_own_events_and_navigations_are_not_the_persons_steps() {
     page.call("Page.bringToFront", json!({})).await.unwrap();
     human.start_recording("traps", true).await.expect("start recording");
     let trap = |what: &str| format!("window.trap.{what}()");
+    back_to(&page).await;
 
     // ---- Typed in the address bar: a step.
     let a = armed(&human).await;
@@ -555,6 +565,7 @@ async fn the_pages_own_events_and_navigations_are_not_the_persons_steps() {
     assert!(p.get("default").is_none(), "a token is never kept: {p}");
     let text = flow.to_string();
     assert!(!text.contains("FREE100"), "the page's text is in the flow: {text}");
+    assert!(!text.contains(token), "the token is in the flow (a loading page's title is its URL): {text}");
     assert_eq!(steps[4]["action"]["option"], "pro", "the person's choice, not the page's");
     // The page's pushState moved the page the person clicked on: its token
     // is not kept there either.
