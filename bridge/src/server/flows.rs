@@ -358,8 +358,14 @@ async fn check_secrets(state: &AppState, secrets: &BTreeMap<String, SecretRef>) 
 async fn flow_run(state: &AppState, caller: &Caller, args: FlowRunArgs) -> Result<CallToolResult, WireError> {
     let flow = load(state, &args.name).await?;
     let secrets: BTreeMap<String, String> = args.secrets.iter().map(|(k, v)| (k.clone(), v.secret.clone())).collect();
-    let bound =
+    let mut bound =
         shared::replay::bind(&flow, &args.params, &secrets).map_err(|e| err(ErrorCode::InvalidRequest, e.message()))?;
+    // Tokens of recorded URLs (`shared::record::person`): one path segment each.
+    let in_urls = shared::record::person::bind_url_params(&flow, &args.params)
+        .map_err(|message| err(ErrorCode::InvalidRequest, message))?;
+    for (name, value) in in_urls {
+        bound.entry(name).or_insert(Bound::Text(value));
+    }
     check_secrets(state, &args.secrets).await?;
     let tab = run_tab(state, caller, args.tab, &flow).await?;
     let lock = state.actions().lock_for(tab);

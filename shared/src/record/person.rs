@@ -320,11 +320,7 @@ pub fn fill_url(url: &str, mut value_of: impl FnMut(&str) -> Option<String>) -> 
         let Some(end) = after.find("}}") else { break };
         let name = &after[..end];
         let value = value_of(name).ok_or_else(|| FillUrlError::Missing(name.to_string()))?;
-        let ok = (1..=512).contains(&value.len())
-            && value.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.~".contains(&b))
-            && value != "."
-            && value != "..";
-        if !ok {
+        if !is_segment_value(&value) {
             return Err(FillUrlError::BadValue(name.to_string()));
         }
         out.push_str(&rest[..start]);
@@ -332,6 +328,36 @@ pub fn fill_url(url: &str, mut value_of: impl FnMut(&str) -> Option<String>) -> 
         rest = &after[end + 2..];
     }
     out.push_str(rest);
+    Ok(out)
+}
+
+fn is_segment_value(value: &str) -> bool {
+    (1..=512).contains(&value.len())
+        && value.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.~".contains(&b))
+        && value != "."
+        && value != ".."
+}
+
+/// The values of the parameters a flow's navigation URLs hold, from the
+/// run's `params` or a parameter's default, checked before any step runs:
+/// every one given and each one path segment ([`fill_url`]).
+pub fn bind_url_params(
+    flow: &crate::flow::Flow,
+    params: &std::collections::BTreeMap<String, String>,
+) -> Result<std::collections::BTreeMap<String, String>, String> {
+    let mut out = std::collections::BTreeMap::new();
+    for step in &flow.steps {
+        let crate::flow::StepAction::Navigate { url } = &step.action else { continue };
+        for name in url_placeholders(url) {
+            let declared = flow.params.iter().find(|p| p.name == name);
+            let value = params.get(name).cloned().or_else(|| declared.and_then(|p| p.default.clone()));
+            let Some(value) = value else { return Err(format!("missing parameters: {name}")) };
+            if !is_segment_value(&value) {
+                return Err(format!("the parameter {name} is one path segment: letters, digits, - _ . ~"));
+            }
+            out.insert(name.to_string(), value);
+        }
+    }
     Ok(out)
 }
 
@@ -519,5 +545,32 @@ mod tests {
         }
         assert_eq!(fill_url(url, |_| None), Err(FillUrlError::Missing("path_token".into())));
         assert_eq!(fill_url("https://a.example/x", |_| None), Ok("https://a.example/x".into()));
+    }
+
+    #[test]
+    fn url_parameters_are_bound_before_a_run() {
+        use crate::flow::{Flow, Param, ParamKind, Step, StepAction};
+        let nav = |url: &str| Step {
+            action: StepAction::Navigate { url: url.into() },
+            target: None,
+            url: "https://a.example/".into(),
+            title: String::new(),
+            risk: None,
+        };
+        let flow = Flow {
+            name: "reset".into(),
+            created: String::new(),
+            steps: vec![nav("https://a.example/reset/{{t}}"), nav("https://a.example/{{u}}")],
+            params: vec![
+                Param { name: "t".into(), kind: ParamKind::Text, default: None },
+                Param { name: "u".into(), kind: ParamKind::Text, default: Some("home".into()) },
+            ],
+        };
+        let given = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let ok = bind_url_params(&flow, &given(&[("t", "abc")])).unwrap();
+        assert_eq!(ok.get("t").map(String::as_str), Some("abc"));
+        assert_eq!(ok.get("u").map(String::as_str), Some("home"), "a default");
+        assert!(bind_url_params(&flow, &given(&[])).unwrap_err().contains("missing parameters: t"));
+        assert!(bind_url_params(&flow, &given(&[("t", "../x")])).unwrap_err().contains("one path segment"));
     }
 }
