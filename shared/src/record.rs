@@ -576,13 +576,7 @@ pub struct Recording {
 impl Recording {
     pub fn new(name: &str, keep_text: bool) -> Result<Recording, crate::flow::BadName> {
         check_flow_name(name)?;
-        Ok(Recording {
-            name: name.to_string(),
-            keep_text,
-            steps: Vec::new(),
-            params: Vec::new(),
-            tokens: Vec::new(),
-        })
+        Ok(Recording { name: name.to_string(), keep_text, steps: Vec::new(), params: Vec::new(), tokens: Vec::new() })
     }
 
     pub fn name(&self) -> &str {
@@ -1094,7 +1088,11 @@ mod tests {
                     )
                 },
                 // The same URL again: not a step.
-                rec(RecordedAction::Navigate { url: "https://shop.example/account/kq3ZtP8wR2mX7vN4?x=1".into() }, None, shop),
+                rec(
+                    RecordedAction::Navigate { url: "https://shop.example/account/kq3ZtP8wR2mX7vN4?x=1".into() },
+                    None,
+                    shop,
+                ),
                 rec(RecordedAction::Click, Some(go.clone()), "https://shop.example/account/kq3ZtP8wR2mX7vN4"),
             ];
             for s in steps {

@@ -319,7 +319,10 @@ async fn a_token_in_a_recorded_url_is_filled_as_one_path_segment() {
     let reset = Flow {
         name: "reset".into(),
         created: "2026-12-01T21:00:00Z".into(),
-        steps: vec![step(StepAction::Navigate { url: "https://shop.example/reset/{{path_token}}/confirm".into() }, None)],
+        steps: vec![step(
+            StepAction::Navigate { url: "https://shop.example/reset/{{path_token}}/confirm".into() },
+            None,
+        )],
         params: vec![Param { name: "path_token".into(), kind: ParamKind::Text, default: None }],
     };
     s.flows.save(&reset, false).unwrap();
@@ -332,7 +335,8 @@ async fn a_token_in_a_recorded_url_is_filled_as_one_path_segment() {
     assert_tool_error(&r, "INVALID_REQUEST");
     assert!(result_text(&r).contains("missing parameters: path_token"), "{}", result_text(&r));
     assert!(s.fake.commands().is_empty(), "checked before anything ran: {:?}", s.fake.commands());
-    let r = call_tool(&s.client, "flow_run", json!({"name": "reset", "params": {"path_token": "kq3ZtP8wR2mX7vN4"}})).await;
+    let r =
+        call_tool(&s.client, "flow_run", json!({"name": "reset", "params": {"path_token": "kq3ZtP8wR2mX7vN4"}})).await;
     assert_ne!(r.is_error, Some(true), "{}", result_text(&r));
     let went: Vec<String> = s
         .fake

@@ -60,7 +60,8 @@ use crate::name::{self, NameEnv, Pseudo};
 use crate::roles;
 
 /// The events listened to.
-const EVENTS: &[&str] = &["click", "input", "change", "focusout", "keydown", "pagehide", "pointerdown", "paste", "drop"];
+const EVENTS: &[&str] =
+    &["click", "input", "change", "focusout", "keydown", "pagehide", "pointerdown", "paste", "drop"];
 /// Trusted events that only the person's own input makes.
 const PERSON_INPUT: &[&str] = &["pointerdown", "keydown", "paste", "drop"];
 /// Ancestors walked from the person's input to the element of an event.
@@ -168,7 +169,8 @@ fn on_navigate(ev: &JsValue) {
         return;
     }
     let navigation_type = dom::prop(ev, "navigationType").as_string().unwrap_or_default();
-    let signal = NavSignal::Navigate { navigation_type: &navigation_type, user_initiated: dom::prop_bool(ev, "userInitiated") };
+    let signal =
+        NavSignal::Navigate { navigation_type: &navigation_type, user_initiated: dom::prop_bool(ev, "userInitiated") };
     if shared::record::person::navigation_counts(signal, true).is_err() {
         return;
     }

@@ -386,7 +386,11 @@ mod tests {
             ("the person clicks a field and types at once", facts(Typing, Some((On, 300.0)), Some(true)), Ok(())),
             ("the person clicks a button", facts(Click, Some((On, 90.0)), Some(true)), Ok(())),
             ("Enter in a field", facts(Enter, None, None), Ok(())),
-            ("the person picks an option after reading the list", facts(Choose, Some((On, 8_000.0)), Some(false)), Ok(())),
+            (
+                "the person picks an option after reading the list",
+                facts(Choose, Some((On, 8_000.0)), Some(false)),
+                Ok(()),
+            ),
             ("a browser without userActivation", facts(Check, Some((On, 40.0)), None), Ok(())),
             // Attacks: trusted events the page made.
             (
@@ -415,7 +419,11 @@ mod tests {
                 facts(Check, Some((On, 2_000.0)), Some(true)),
                 Err(NotPerson::TooLate),
             ),
-            ("a list changed long after the person's click", facts(Choose, Some((On, 31_000.0)), None), Err(NotPerson::TooLate)),
+            (
+                "a list changed long after the person's click",
+                facts(Choose, Some((On, 31_000.0)), None),
+                Err(NotPerson::TooLate),
+            ),
             ("a clock going backwards", facts(Click, Some((On, -5.0)), Some(true)), Err(NotPerson::TooLate)),
             ("no age", facts(Click, Some((On, f64::NAN)), Some(true)), Err(NotPerson::TooLate)),
             (
@@ -436,7 +444,8 @@ mod tests {
         let typed_back: &[&str] = &["forward_back", "from_address_bar"];
         let client: &[&str] = &["client_redirect"];
         let server: &[&str] = &["server_redirect", "from_address_bar"];
-        let c = |t: &'static str, qs: &'static [&'static str]| NavSignal::Committed { transition_type: t, qualifiers: qs };
+        let c =
+            |t: &'static str, qs: &'static [&'static str]| NavSignal::Committed { transition_type: t, qualifiers: qs };
         let nav = |t: &'static str, u: bool| NavSignal::Navigate { navigation_type: t, user_initiated: u };
         let cases: &[(&str, NavSignal, bool, Result<(), NotPerson>)] = &[
             ("typed in the address bar", c("typed", none), true, Ok(())),
@@ -448,7 +457,12 @@ mod tests {
             ("Back in a background tab", nav("traverse", true), false, Err(NotPerson::OtherTab)),
             ("a link (the person's click is the step)", c("link", none), true, Err(NotPerson::ByThePage)),
             ("location.assign / a timer", c("link", none), true, Err(NotPerson::ByThePage)),
-            ("a form submitted (the click or Enter is the step)", c("form_submit", none), true, Err(NotPerson::ByThePage)),
+            (
+                "a form submitted (the click or Enter is the step)",
+                c("form_submit", none),
+                true,
+                Err(NotPerson::ByThePage),
+            ),
             ("meta refresh", c("link", client), true, Err(NotPerson::ByThePage)),
             ("back to a typed entry: told apart in the page", c("typed", typed_back), true, Err(NotPerson::ByThePage)),
             ("history.back() / Back button, as a commit", c("link", fb), true, Err(NotPerson::ByThePage)),
