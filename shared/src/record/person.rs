@@ -266,7 +266,7 @@ pub fn tokenize_url(url: &str, mut name_of: impl FnMut(&str) -> Option<String>) 
 pub fn tokenize_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut word = String::new();
-    let mut flush = |word: &mut String, out: &mut String| {
+    let flush = |word: &mut String, out: &mut String| {
         if looks_like_token(word) {
             out.push_str("{{token}}");
         } else {
