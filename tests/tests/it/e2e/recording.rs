@@ -429,8 +429,9 @@ async fn incognito_windows_are_never_recorded() {
 /// `label.click()`), type a promo code (`focus()` + `execCommand`),
 /// choose a plan (`select.value` + `dispatchEvent`), tick a checkbox from
 /// the handler of the person's click elsewhere, and navigate the tab
-/// (`link.click()`, `location.assign`, `requestSubmit()`, `history.back()`,
-/// `pushState`, a timer after the person's click, meta refresh,
+/// (`link.click()`, `location.assign`, `requestSubmit()`, `form.submit()`,
+/// `history.back()` by a script and from the handler of the person's
+/// click, `pushState`, a timer after the person's click, meta refresh,
 /// `window.open` from the person's click), and a background tab does
 /// `pushState` and is navigated. None of it is in the flow. The controls:
 /// the person's own click on the same checkbox, on the same label, typing
@@ -490,6 +491,11 @@ async fn the_pages_own_events_and_navigations_are_not_the_persons_steps() {
     let a = arrive(&human, &page, "/recordtrap/delete.html", a).await;
     page.evaluate("history.back(); true").await.unwrap();
     let a = arrive(&human, &page, "/recordtrap/form.html", a).await;
+    // form.submit() (no submit event at all), then back by a script again.
+    page.evaluate("document.getElementById('order').submit(); true").await.unwrap();
+    let a = arrive(&human, &page, "/recordtrap/delete.html", a).await;
+    page.evaluate("history.back(); true").await.unwrap();
+    let a = arrive(&human, &page, "/recordtrap/form.html", a).await;
     // The person clicks Continue; a timer navigates 300 ms later.
     page.click_selector("#later").await.unwrap();
     let a = arrive(&human, &page, "/recordtrap/delete.html", a).await;
@@ -506,6 +512,14 @@ async fn the_pages_own_events_and_navigations_are_not_the_persons_steps() {
     // pushState in the person's tab.
     let pushed = page.evaluate(&trap("pushState")).await.unwrap();
     assert!(pushed.as_str().unwrap().ends_with(token), "{pushed}");
+    // The person clicks Previous; its handler calls history.back(): the
+    // click is a step, the page's traversal is not.
+    page.click_selector("#goback").await.unwrap();
+    let back_home = tests::poll(Duration::from_secs(10), Duration::from_millis(50), || async {
+        page.evaluate("location.pathname").await.ok()?.as_str()?.ends_with("/recordtrap/form.html").then_some(())
+    })
+    .await;
+    assert!(back_home.is_some(), "history.back() from the page's handler");
 
     // ---- A background tab: pushState there, and a URL "typed" there.
     let bg = s
@@ -538,7 +552,7 @@ async fn the_pages_own_events_and_navigations_are_not_the_persons_steps() {
         kinds(&flow),
         [
             "navigate", "check", "check", "fill", "select", "click", "navigate", "click", "navigate", "navigate",
-            "navigate", "navigate", "click"
+            "navigate", "navigate", "click", "click"
         ],
         "exactly the person's steps: {flow:#}"
     );
@@ -559,7 +573,9 @@ async fn the_pages_own_events_and_navigations_are_not_the_persons_steps() {
     assert_eq!(nav(9), format!("{base}refresh.html"));
     assert_eq!(nav(10), format!("{base}reset/{{{{path_token}}}}"), "the token is a parameter");
     assert_eq!(nav(11), format!("{base}form.html"));
-    assert_eq!(name(12), "Open help");
+    assert_eq!(name(12), "Previous");
+    assert_eq!(name(13), "Open help");
+    assert_eq!(steps[13]["url"], json!(format!("{base}form.html")));
     let p = param(&flow, "path_token");
     assert_eq!(p["kind"], "text");
     assert!(p.get("default").is_none(), "a token is never kept: {p}");
