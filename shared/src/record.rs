@@ -10,6 +10,10 @@
 //! - [`descriptor_sensitivity`]: `crate::sensitive` applied to what a
 //!   descriptor says of its field (type, `name`, id, label, placeholder,
 //!   accessible name), so the bridge re-checks what the extension decided.
+//! - [`person`]: what counts as the person's own step or navigation, and
+//!   tokens in URL paths.
+
+pub mod person;
 
 use std::collections::HashSet;
 
@@ -104,6 +108,15 @@ fn check_step(flow: &Flow, step: &Step) -> Result<(), String> {
     let value = match &step.action {
         StepAction::Navigate { url } => {
             check_url(url, "navigate url")?;
+            for name in person::url_placeholders(url) {
+                match flow.params.iter().find(|p| p.name == name) {
+                    None => return Err(format!("parameter {:?} is not declared", clip(name))),
+                    Some(p) if p.kind == ParamKind::Secret => {
+                        return Err(format!("parameter {name:?} is a secret and cannot be part of a URL"));
+                    }
+                    Some(_) => {}
+                }
+            }
             None
         }
         StepAction::Click | StepAction::Check { .. } => None,
@@ -555,21 +568,15 @@ pub struct Recording {
     keep_text: bool,
     steps: Vec<Step>,
     params: Vec<crate::flow::Param>,
-    /// The last step was a click or a key press: the navigation it causes
-    /// is not a step of its own.
-    expect_navigation: bool,
+    /// Tokens of navigation URLs already made parameters: a hash of the
+    /// token (never the token) and the parameter's name.
+    tokens: Vec<(u64, String)>,
 }
 
 impl Recording {
     pub fn new(name: &str, keep_text: bool) -> Result<Recording, crate::flow::BadName> {
         check_flow_name(name)?;
-        Ok(Recording {
-            name: name.to_string(),
-            keep_text,
-            steps: Vec::new(),
-            params: Vec::new(),
-            expect_navigation: false,
-        })
+        Ok(Recording { name: name.to_string(), keep_text, steps: Vec::new(), params: Vec::new(), tokens: Vec::new() })
     }
 
     pub fn name(&self) -> &str {
@@ -589,8 +596,14 @@ impl Recording {
     /// - refused as [`PushError::Malformed`] when a field is over its bound
     ///   or the URL is not http(s) (the extension clamps before sending, so
     ///   only a misbehaving sender gets here);
-    /// - a navigation right after a click or key press (its consequence),
-    ///   or to the page the last step was on, is not a step;
+    /// - the extension reports only navigations the person started in the
+    ///   browser (`person::navigation_counts`: typed, bookmark, Back/Forward;
+    ///   a link's or a form's is its click or Enter); one to the URL the
+    ///   last step, a navigation too, went to is not a step;
+    /// - a path segment that looks like a token (`person::looks_like_token`)
+    ///   is never kept: in a navigation's URL it becomes a `{{path_token}}`
+    ///   parameter without a value, in a step's page URL and title
+    ///   (a loading page's title is its URL) `{{token}}`;
     /// - typing into the field the last step typed into, or choosing again
     ///   in the list the last step chose in, replaces that step;
     /// - values are kept by [`keep_value`], selections by [`keep_choice`].
@@ -603,28 +616,24 @@ impl Recording {
         if let Some(d) = &raw.target {
             check_descriptor(d).map_err(malformed)?;
         }
-        let url = crate::flow::step_url(&raw.url);
+        let url = page_url(&raw.url);
         let target = raw.target.clone();
-        let expect_navigation = std::mem::take(&mut self.expect_navigation);
         let action = match raw.action {
             RecordedAction::Navigate { url: to } => {
                 check_url(&to, "navigate url").map_err(malformed)?;
-                let to = crate::flow::step_url(&to);
-                let same_page = self.steps.last().is_some_and(|s| s.url == to);
-                if expect_navigation || same_page {
+                // The same tokens again name the same parameters: nothing
+                // new is declared for a repeat.
+                let to = self.tokenize(&crate::flow::step_url(&to))?;
+                if self.steps.last().is_some_and(|s| matches!(&s.action, StepAction::Navigate { url } if *url == to)) {
                     return Ok(());
                 }
                 StepAction::Navigate { url: to }
             }
-            RecordedAction::Click => {
-                self.expect_navigation = true;
-                StepAction::Click
-            }
+            RecordedAction::Click => StepAction::Click,
             RecordedAction::PressKey { key } => {
                 if !STEP_KEYS.contains(&key.as_str()) {
                     return Err(PushError::Malformed("key is not one a step may press".into()));
                 }
-                self.expect_navigation = true;
                 StepAction::PressKey { key }
             }
             RecordedAction::Check { checked } => StepAction::Check { checked },
@@ -666,8 +675,31 @@ impl Recording {
             return Err(PushError::Malformed("this step acts on an element and has no target".into()));
         }
         let target = if matches!(action, StepAction::Navigate { .. }) { None } else { target };
-        self.steps.push(Step { action, target, url, title: raw.title, risk: None });
+        let title = person::tokenize_text(&raw.title);
+        self.steps.push(Step { action, target, url, title, risk: None });
         Ok(())
+    }
+
+    /// `url` with each token in its path a parameter without a value (the
+    /// same token, the same parameter).
+    fn tokenize(&mut self, url: &str) -> Result<String, PushError> {
+        let mut full = false;
+        let out = person::tokenize_url(url, |token| {
+            let key = token_key(token);
+            if let Some((_, name)) = self.tokens.iter().find(|(k, _)| *k == key) {
+                return Some(name.clone());
+            }
+            if self.params.len() >= MAX_PARAMS {
+                full = true;
+                return None;
+            }
+            let field = Descriptor { label: "path token".into(), ..Descriptor::default() };
+            let name = param_name(&field, ParamKind::Text, &self.params);
+            self.params.push(crate::flow::Param { name: name.clone(), kind: ParamKind::Text, default: None });
+            self.tokens.push((key, name.clone()));
+            Some(name)
+        });
+        if full { Err(PushError::Full) } else { Ok(out) }
     }
 
     /// Typing coalesced across reports: a fill (or choice) of the field the
@@ -692,6 +724,19 @@ impl Recording {
         }
         Some(Flow { name: self.name, created, steps: self.steps, params: self.params })
     }
+}
+
+/// A step's page: no query string or fragment, each token in the path
+/// `{{token}}` (where the step was, never a value).
+fn page_url(url: &str) -> String {
+    person::tokenize_url(&crate::flow::step_url(url), |_| Some("token".into()))
+}
+
+fn token_key(token: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    token.hash(&mut h);
+    h.finish()
 }
 
 /// How a chosen option is kept: like [`keep_value`] when the field is
@@ -800,6 +845,12 @@ mod tests {
             (flow(vec![nav("https://a.example/"); MAX_STEPS + 1], vec![]), None, "at most 500 steps"),
             (flow(vec![nav("javascript:alert(1)")], vec![]), Some(0), "http"),
             (flow(vec![nav("file:///etc/passwd")], vec![]), Some(0), "http"),
+            (flow(vec![nav("https://a.example/reset/{{t}}")], vec![]), Some(0), "not declared"),
+            (
+                flow(vec![nav("https://a.example/reset/{{t}}")], vec![param("t", ParamKind::Secret, None)]),
+                Some(0),
+                "cannot be part of a URL",
+            ),
             (flow(vec![fill(pw(), Value::Literal("hunter2".into()))], vec![]), Some(0), "never stored"),
             (
                 flow(vec![fill(pw(), Value::Param("p".into()))], vec![param("p", ParamKind::Text, None)]),
@@ -1023,20 +1074,33 @@ mod tests {
                 rec(typed("bo"), Some(search.clone()), shop),
                 rec(typed("boots"), Some(search.clone()), shop),
                 rec(RecordedAction::Click, Some(go.clone()), shop),
-                // The click's consequence: not a step.
-                rec(RecordedAction::Navigate { url: "https://shop.example/results?q=boots".into() }, None, shop),
+                // The click's navigation is not reported (its click is the step).
                 rec(typed("ada@example.org"), Some(email.clone()), "https://shop.example/results?q=boots"),
                 rec(typed("hunter2"), Some(pw.clone()), "https://shop.example/results"),
                 rec(RecordedAction::PressKey { key: "Enter".into() }, None, "https://shop.example/results"),
-                rec(RecordedAction::Navigate { url: "https://shop.example/done".into() }, None, shop),
-                // Typed by the person in the address bar: a step.
-                rec(RecordedAction::Navigate { url: "https://shop.example/account".into() }, None, shop),
+                // Typed by the person in the address bar: a step, its token a parameter.
+                RecordedStep {
+                    title: "shop.example/account/kq3ZtP8wR2mX7vN4".into(),
+                    ..rec(
+                        RecordedAction::Navigate { url: "https://shop.example/account/kq3ZtP8wR2mX7vN4".into() },
+                        None,
+                        "https://shop.example/done",
+                    )
+                },
+                // The same URL again: not a step.
+                rec(
+                    RecordedAction::Navigate { url: "https://shop.example/account/kq3ZtP8wR2mX7vN4?x=1".into() },
+                    None,
+                    shop,
+                ),
+                rec(RecordedAction::Click, Some(go.clone()), "https://shop.example/account/kq3ZtP8wR2mX7vN4"),
             ];
             for s in steps {
                 r.push(s).unwrap();
             }
             let flow = r.finish("2026-12-01T21:00:00Z".into()).unwrap();
             assert_eq!(check_flow(&flow), Ok(()));
+            let param = |name: &str| flow.params.iter().find(|p| p.name == name).unwrap().clone();
             let kinds: Vec<&StepAction> = flow.steps.iter().map(|s| &s.action).collect();
             let search_value = if keep { Value::Literal("boots".into()) } else { Value::Param("search".into()) };
             assert_eq!(
@@ -1048,16 +1112,22 @@ mod tests {
                     &StepAction::Fill { value: Value::Param("e_mail".into()) },
                     &StepAction::Fill { value: Value::Param("password".into()) },
                     &StepAction::PressKey { key: "Enter".into() },
-                    &StepAction::Navigate { url: "https://shop.example/account".into() },
+                    &StepAction::Navigate { url: "https://shop.example/account/{{path_token}}".into() },
+                    &StepAction::Click,
                 ]
             );
+            assert_eq!(flow.steps[7].url, "https://shop.example/account/{{token}}", "no token in a page URL");
+            assert_eq!(flow.steps[6].title, "shop.example/account/{{token}}", "nor in a title");
+            assert_eq!(param("path_token").kind, ParamKind::Text);
+            assert_eq!(param("path_token").default, None, "a token is never kept");
             assert_eq!(flow.steps[3].url, "https://shop.example/results", "no query string");
-            let default = |name: &str| flow.params.iter().find(|p| p.name == name).unwrap().default.clone();
+            let default = |name: &str| param(name).default;
             assert_eq!(default("e_mail"), keep.then(|| "ada@example.org".to_string()));
             assert_eq!(default("password"), None);
             let json = serde_json::to_string(&flow).unwrap();
             assert!(!json.contains("hunter2"));
             assert_eq!(json.contains("ada@example.org"), keep);
+            assert!(!json.contains("kq3ZtP8wR2mX7vN4"), "the token is nowhere: {json}");
         }
     }
 

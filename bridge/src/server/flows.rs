@@ -358,8 +358,14 @@ async fn check_secrets(state: &AppState, secrets: &BTreeMap<String, SecretRef>) 
 async fn flow_run(state: &AppState, caller: &Caller, args: FlowRunArgs) -> Result<CallToolResult, WireError> {
     let flow = load(state, &args.name).await?;
     let secrets: BTreeMap<String, String> = args.secrets.iter().map(|(k, v)| (k.clone(), v.secret.clone())).collect();
-    let bound =
+    let mut bound =
         shared::replay::bind(&flow, &args.params, &secrets).map_err(|e| err(ErrorCode::InvalidRequest, e.message()))?;
+    // Tokens of recorded URLs (`shared::record::person`): one path segment each.
+    let in_urls = shared::record::person::bind_url_params(&flow, &args.params)
+        .map_err(|message| err(ErrorCode::InvalidRequest, message))?;
+    for (name, value) in in_urls {
+        bound.entry(name).or_insert(Bound::Text(value));
+    }
     check_secrets(state, &args.secrets).await?;
     let tab = run_tab(state, caller, args.tab, &flow).await?;
     let lock = state.actions().lock_for(tab);
@@ -441,7 +447,22 @@ async fn run_step(
         return failed(step, e);
     }
     if let StepAction::Navigate { url } = &step.action {
-        return navigate(state, caller, tab, step, url).await;
+        // A token of the recorded URL is a parameter: one path segment.
+        let text = |name: &str| match bound.get(name) {
+            Some(Bound::Text(t)) => Some(t.clone()),
+            _ => None,
+        };
+        let url = match shared::record::person::fill_url(url, text) {
+            Ok(url) => url,
+            Err(shared::record::person::FillUrlError::Missing(p)) => {
+                return failed(step, err(ErrorCode::InvalidRequest, format!("no value for the parameter {p}")));
+            }
+            Err(shared::record::person::FillUrlError::BadValue(p)) => {
+                let why = format!("the parameter {p} is one path segment: letters, digits, - _ . ~");
+                return failed(step, err(ErrorCode::InvalidRequest, why));
+            }
+        };
+        return navigate(state, caller, tab, step, &url).await;
     }
     let mut what = match &step.action {
         StepAction::Navigate { .. } => unreachable!("handled above"),

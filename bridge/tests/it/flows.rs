@@ -310,3 +310,39 @@ async fn flow_delete_asks_the_person_first() {
     let r = call_tool(&s.client, "flow_delete", json!({"name": "order"})).await;
     assert_tool_error(&r, "NOT_FOUND");
 }
+
+/// A token of a recorded URL is a parameter (`shared::record::person`):
+/// the run fills it in as one path segment, never a path, query or host.
+#[tokio::test]
+async fn a_token_in_a_recorded_url_is_filled_as_one_path_segment() {
+    let s = setup("token", shop_page()).await;
+    let reset = Flow {
+        name: "reset".into(),
+        created: "2026-12-01T21:00:00Z".into(),
+        steps: vec![step(
+            StepAction::Navigate { url: "https://shop.example/reset/{{path_token}}/confirm".into() },
+            None,
+        )],
+        params: vec![Param { name: "path_token".into(), kind: ParamKind::Text, default: None }],
+    };
+    s.flows.save(&reset, false).unwrap();
+    for bad in ["../../account/delete", "..", "x?next=https://evil.example", "@evil.example", "a b"] {
+        let r = call_tool(&s.client, "flow_run", json!({"name": "reset", "params": {"path_token": bad}})).await;
+        assert_tool_error(&r, "INVALID_REQUEST");
+        assert!(result_text(&r).contains("one path segment"), "{bad}: {}", result_text(&r));
+    }
+    let r = call_tool(&s.client, "flow_run", json!({"name": "reset"})).await;
+    assert_tool_error(&r, "INVALID_REQUEST");
+    assert!(result_text(&r).contains("missing parameters: path_token"), "{}", result_text(&r));
+    assert!(s.fake.commands().is_empty(), "checked before anything ran: {:?}", s.fake.commands());
+    let r =
+        call_tool(&s.client, "flow_run", json!({"name": "reset", "params": {"path_token": "kq3ZtP8wR2mX7vN4"}})).await;
+    assert_ne!(r.is_error, Some(true), "{}", result_text(&r));
+    let went: Vec<String> = s
+        .fake
+        .commands()
+        .into_iter()
+        .filter_map(|c| if let Command::Navigate { url, .. } = c { Some(url) } else { None })
+        .collect();
+    assert_eq!(went, ["https://shop.example/reset/kq3ZtP8wR2mX7vN4/confirm"]);
+}

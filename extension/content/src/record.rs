@@ -7,6 +7,19 @@
 //!
 //! - only events with `isTrusted`: anything a page script (or Chaperone's
 //!   own agent actions) dispatches is ignored before anything else runs;
+//! - and only right after the person's own input on that element: a page
+//!   makes trusted events too (`checkbox.click()` and `label.click()` a
+//!   trusted `change`, `execCommand('insertText')` a trusted `input`), so
+//!   the last trusted `pointerdown`, `keydown`, `paste` or `drop` is noted
+//!   (when, on which element) and a click, a check, a choice or typing
+//!   counts only when `shared::record::person::step_counts` agrees: that
+//!   input was on the element (inside it, on a `<label>` of it, or on a
+//!   radio button of its group), recently enough, with the page's user
+//!   activation on;
+//! - Back/Forward the person pressed (the Navigation API's `navigate`
+//!   event, `traverse` and `userInitiated`; `shared::record::person::navigation_counts`)
+//!   is reported as a navigation; a script's `history.back()` is not. The
+//!   worker reports what the person typed in the address bar;
 //! - typing: `input` events mark the field; one fill per field is reported
 //!   when the person leaves it (`change`, `focusout`), presses Enter,
 //!   clicks elsewhere or the page goes away (`pagehide`). The value is
@@ -35,6 +48,7 @@ use shared::flow::{Descriptor, Locator, MAX_EVENTS_PER_SEC, MAX_LOCATOR_CHARS, M
 use shared::input::TEXT_TYPES;
 use shared::limits::{MAX_NAME_CHARS, truncate_chars};
 use shared::protocol::{CommandResult, Outcome};
+use shared::record::person::{NavSignal, PersonInput, StepEvent, StepFacts, Touch};
 use shared::record::{MAX_SHORT_CHARS, RecordedAction, RecordedStep, Typed};
 use shared::sensitive::{FieldFacts, classify_field};
 use wasm_bindgen::JsCast;
@@ -46,7 +60,12 @@ use crate::name::{self, NameEnv, Pseudo};
 use crate::roles;
 
 /// The events listened to.
-const EVENTS: &[&str] = &["click", "input", "change", "focusout", "keydown", "pagehide"];
+const EVENTS: &[&str] =
+    &["click", "input", "change", "focusout", "keydown", "pagehide", "pointerdown", "paste", "drop"];
+/// Trusted events that only the person's own input makes.
+const PERSON_INPUT: &[&str] = &["pointerdown", "keydown", "paste", "drop"];
+/// Ancestors walked from the person's input to the element of an event.
+const MAX_TOUCH_DEPTH: usize = 256;
 /// What a click is recorded on: the nearest of these around its target.
 const CLICKABLE: &str = "a[href], button, input[type=submit], input[type=button], input[type=image], \
      input[type=reset], summary, [role=button], [role=link], [role=menuitem], [role=tab], [role=option], \
@@ -67,6 +86,10 @@ thread_local! {
 struct Rec {
     keep_text: bool,
     listeners: Vec<(&'static str, JsValue)>,
+    /// The `navigate` listener on `window.navigation`, where there is one.
+    nav_listener: Option<(JsValue, JsValue)>,
+    /// The person's last input: the element and when (`Date.now()`).
+    last_input: Option<(Element, f64)>,
     /// The field typed into and not yet reported.
     pending: Option<Element>,
     /// The current one-second window and the reports sent in it.
@@ -108,9 +131,23 @@ fn install(keep_text: bool) {
             crate::facts::call(&win, "addEventListener", &[JsValue::from_str(kind), cb.clone(), opts.clone().into()]);
         listeners.push((kind, cb));
     }
+    let navigation = dom::prop(&win, "navigation");
+    let nav_listener = navigation.is_object().then(|| {
+        let cb = Closure::<dyn FnMut(JsValue)>::new(|ev: JsValue| on_navigate(&ev)).into_js_value();
+        let _ = crate::facts::call(&navigation, "addEventListener", &[JsValue::from_str("navigate"), cb.clone()]);
+        (navigation, cb)
+    });
     REC.with(|r| {
-        *r.borrow_mut() =
-            Some(Rec { keep_text, listeners, pending: None, window_start: 0.0, sent: 0, enter_at: f64::NEG_INFINITY })
+        *r.borrow_mut() = Some(Rec {
+            keep_text,
+            listeners,
+            nav_listener,
+            last_input: None,
+            pending: None,
+            window_start: 0.0,
+            sent: 0,
+            enter_at: f64::NEG_INFINITY,
+        })
     });
 }
 
@@ -120,6 +157,85 @@ fn uninstall() {
     for (kind, cb) in rec.listeners {
         let _ = crate::facts::call(&win, "removeEventListener", &[JsValue::from_str(kind), cb, JsValue::TRUE]);
     }
+    if let Some((navigation, cb)) = rec.nav_listener {
+        let _ = crate::facts::call(&navigation, "removeEventListener", &[JsValue::from_str("navigate"), cb]);
+    }
+}
+
+/// The Navigation API's `navigate` event: Back/Forward the person pressed
+/// is a navigation step (see the module docs).
+fn on_navigate(ev: &JsValue) {
+    if !dom::prop_bool(ev, "isTrusted") {
+        return;
+    }
+    let navigation_type = dom::prop(ev, "navigationType").as_string().unwrap_or_default();
+    let signal =
+        NavSignal::Navigate { navigation_type: &navigation_type, user_initiated: dom::prop_bool(ev, "userInitiated") };
+    if shared::record::person::navigation_counts(signal, true).is_err() {
+        return;
+    }
+    let Some(to) = dom::prop(&dom::prop(ev, "destination"), "url").as_string() else { return };
+    if !(to.starts_with("https://") || to.starts_with("http://")) {
+        return;
+    }
+    flush();
+    let url = shared::flow::step_url(&to);
+    send(RecordedStep {
+        action: RecordedAction::Navigate { url: url.clone() },
+        target: None,
+        autocomplete: String::new(),
+        sensitive: false,
+        url,
+        title: page_title(),
+    });
+}
+
+/// Whether the event is the person's step on `el` (see the module docs).
+fn persons(event: StepEvent, ev: &JsValue, el: &Element) -> bool {
+    let now = js_sys::Date::now();
+    let last_input = REC.with(|r| r.borrow().as_ref().and_then(|rec| rec.last_input.clone()));
+    let facts = StepFacts {
+        event,
+        trusted: dom::prop_bool(ev, "isTrusted"),
+        last_input: last_input.map(|(on, at)| PersonInput { touch: touch(el, &on), age_ms: now - at }),
+        activation: web_sys::window()
+            .map(|w| dom::prop(&dom::prop(&dom::prop(&w, "navigator"), "userActivation"), "isActive"))
+            .and_then(|v| v.as_bool()),
+    };
+    shared::record::person::step_counts(&facts).is_ok()
+}
+
+/// Where the person's input on `input` was, seen from `el`.
+fn touch(el: &Element, input: &Element) -> Touch {
+    let mut label = None;
+    let mut cur: Option<web_sys::Node> = Some(input.clone().into());
+    for _ in 0..MAX_TOUCH_DEPTH {
+        let Some(node) = cur else { break };
+        if node == **el {
+            return Touch::On;
+        }
+        if label.is_none()
+            && let Some(e) = node.dyn_ref::<Element>()
+            && e.local_name() == "label"
+        {
+            label = Some(e.clone());
+        }
+        // Up through open and closed shadow roots to their hosts.
+        cur = node.parent_node().or_else(|| node.dyn_ref::<web_sys::ShadowRoot>().map(|r| r.host().into()));
+    }
+    if label.is_some_and(|l| dom::prop(&l, "control").dyn_into::<Element>().is_ok_and(|c| &c == el)) {
+        return Touch::Label;
+    }
+    // Arrow keys on a radio button check another of its group.
+    let radio = |e: &Element| e.local_name() == "input" && roles::input_type(e) == "radio";
+    if radio(el)
+        && radio(input)
+        && attr(el, "name").is_some_and(|n| !n.is_empty() && attr(input, "name").as_ref() == Some(&n))
+        && dom::prop(el, "form") == dom::prop(input, "form")
+    {
+        return Touch::On;
+    }
+    Touch::Elsewhere
 }
 
 fn on_event(kind: &str, ev: &JsValue) {
@@ -132,8 +248,20 @@ fn on_event(kind: &str, ev: &JsValue) {
         return;
     }
     let Some(el) = event_element(ev) else { return };
+    if PERSON_INPUT.contains(&kind) {
+        let at = js_sys::Date::now();
+        REC.with(|r| {
+            if let Some(rec) = r.borrow_mut().as_mut() {
+                rec.last_input = Some((el.clone(), at));
+            }
+        });
+    }
     match kind {
         "input" if is_text_field(&el) => {
+            // Text a script inserted (`execCommand`) is not the person's.
+            if !persons(StepEvent::Typing, ev, &el) {
+                return;
+            }
             let other = REC.with(|r| r.borrow().as_ref().and_then(|rec| rec.pending.clone()));
             if other.as_ref().is_some_and(|o| o != &el) {
                 flush();
@@ -149,11 +277,16 @@ fn on_event(kind: &str, ev: &JsValue) {
             let input_type = if tag == "input" { roles::input_type(&el) } else { String::new() };
             if tag == "select" {
                 flush();
-                let (label, option) = selected_option(&el);
-                report(&el, RecordedAction::Select { label, option });
+                if persons(StepEvent::Choose, ev, &el) {
+                    let (label, option) = selected_option(&el);
+                    report(&el, RecordedAction::Select { label, option });
+                }
             } else if input_type == "checkbox" || input_type == "radio" {
                 flush();
-                report(&el, RecordedAction::Check { checked: dom::prop_bool(&el, "checked") });
+                // `checkbox.click()` / `label.click()` by a script: a trusted change.
+                if persons(StepEvent::Check, ev, &el) {
+                    report(&el, RecordedAction::Check { checked: dom::prop_bool(&el, "checked") });
+                }
             } else if is_pending(&el) {
                 flush();
             }
@@ -161,7 +294,11 @@ fn on_event(kind: &str, ev: &JsValue) {
         "focusout" if is_pending(&el) => flush(),
         "keydown" => {
             let key = dom::prop(ev, "key").as_string().unwrap_or_default();
-            if key == "Enter" && !dom::prop_bool(ev, "isComposing") && submits_on_enter(&el) {
+            if key == "Enter"
+                && !dom::prop_bool(ev, "isComposing")
+                && submits_on_enter(&el)
+                && persons(StepEvent::Enter, ev, &el)
+            {
                 flush();
                 REC.with(|r| {
                     if let Some(rec) = r.borrow_mut().as_mut() {
@@ -187,7 +324,9 @@ fn on_event(kind: &str, ev: &JsValue) {
             if dom::prop_f64(ev, "detail") == Some(0.0) && after_enter < IMPLICIT_CLICK_MS {
                 return;
             }
-            if let Some(target) = clickable(&el) {
+            if let Some(target) = clickable(&el)
+                && persons(StepEvent::Click, ev, &target)
+            {
                 report(&target, RecordedAction::Click);
             }
         }

@@ -12,9 +12,16 @@
 //!   (`chrome.storage.session` key `record`, `messages::RecordState`: on, name, keep text, steps
 //!   reported, pages armed) survives a worker restart; the badge says
 //!   `REC` while it is on.
-//! - While on, each tab is armed again when it finishes loading, and a
-//!   tab's new URL is reported as a navigation (the bridge drops the one a
-//!   click or Enter caused).
+//! - While on, each tab is armed again when it finishes loading. A
+//!   navigation is reported only when the browser started it for the
+//!   person in the tab they are using (`webNavigation.onCommitted` of the
+//!   top frame, `shared::record::person::navigation_counts`: typed in the
+//!   address bar, a bookmark, an address-bar search; in the active tab of
+//!   the last focused normal window). A link, a form, a script
+//!   (`location`, `history`, `requestSubmit()`, a timer, meta refresh,
+//!   `window.open`) or a redirect is never a step: when the person clicked
+//!   or pressed Enter, that is the step. Back/Forward is told apart in the
+//!   page (the content script), and heard only from the active tab.
 //! - Reports from content scripts ([`on_page_message`]) are heard only
 //!   from our own content script in the top frame of a tab that is not
 //!   incognito, only while recording, at most `MAX_EVENTS_PER_SEC` a
@@ -46,6 +53,7 @@ const ARM_TRIES: u32 = 20;
 const ARM_RETRY_MS: u32 = 100;
 
 type UpdatedListener = Closure<dyn FnMut(JsValue, JsValue, JsValue)>;
+type CommittedListener = Closure<dyn FnMut(JsValue)>;
 
 #[derive(Default)]
 struct Inner {
@@ -54,6 +62,7 @@ struct Inner {
     /// Per tab: the start of its one-second window and reports in it.
     rate: HashMap<TabId, (f64, u32)>,
     listener: Option<UpdatedListener>,
+    committed: Option<CommittedListener>,
 }
 
 thread_local! {
@@ -94,6 +103,13 @@ fn install_listener() {
         });
         chrome::tabs_on_updated_add_listener(cb.as_ref().unchecked_ref());
         i.listener = Some(cb);
+        // `chrome.webNavigation.onCommitted` (the `webNavigation` permission).
+        let on_committed = get(&get(&get(&js_sys::global(), "chrome"), "webNavigation"), "onCommitted");
+        if let Ok(add) = get(&on_committed, "addListener").dyn_into::<js_sys::Function>() {
+            let cb = CommittedListener::new(|details: JsValue| spawn_local(on_committed_nav(details)));
+            let _ = add.call1(&on_committed, cb.as_ref());
+            i.committed = Some(cb);
+        }
     });
 }
 
@@ -209,15 +225,53 @@ async fn on_updated(tab_id: JsValue, change: JsValue, tab: JsValue) {
         return;
     }
     let Some(id) = tab_id.as_f64().map(|t| t as TabId) else { return };
-    if let Some(url) = get(&change, "url").as_string()
-        && crate::tabs::is_web_url(&url)
-    {
-        report_navigation(id, &url, &get(&tab, "title").as_string().unwrap_or_default());
-    }
     let url = get(&tab, "url").as_string().unwrap_or_default();
     if get(&change, "status").as_string().as_deref() == Some("complete") && crate::tabs::is_web_url(&url) {
         arm(id, true).await;
     }
+}
+
+/// A top-frame commit: a step when the person typed it (see the module docs).
+async fn on_committed_nav(details: JsValue) {
+    ensure_loaded().await;
+    if !state().on || get(&details, "frameId").as_f64() != Some(0.0) {
+        return;
+    }
+    let (Some(tab), Some(url)) = (get(&details, "tabId").as_f64(), get(&details, "url").as_string()) else { return };
+    if !crate::tabs::is_web_url(&url) {
+        return;
+    }
+    let transition = get(&details, "transitionType").as_string().unwrap_or_default();
+    let qualifiers: Vec<String> = get(&details, "transitionQualifiers")
+        .dyn_into::<Array>()
+        .map(|a| a.iter().filter_map(|q| q.as_string()).take(16).collect())
+        .unwrap_or_default();
+    let qualifiers: Vec<&str> = qualifiers.iter().map(String::as_str).collect();
+    let signal = shared::record::person::NavSignal::Committed { transition_type: &transition, qualifiers: &qualifiers };
+    // Only what the browser started for the person is worth asking about.
+    if shared::record::person::navigation_counts(signal, true).is_err() {
+        return;
+    }
+    let info = chrome::tabs_get(tab).await.unwrap_or(JsValue::UNDEFINED);
+    let person_tab = is_person_tab(&info).await;
+    if shared::record::person::navigation_counts(signal, person_tab).is_err() {
+        return;
+    }
+    report_navigation(tab as TabId, &url, &get(&info, "title").as_string().unwrap_or_default());
+}
+
+/// The tab the person is using: the active tab of the last focused normal
+/// window, not incognito.
+async fn is_person_tab(tab: &JsValue) -> bool {
+    if get(tab, "active").as_bool() != Some(true) || get(tab, "incognito").as_bool() != Some(false) {
+        return false;
+    }
+    let windows = get(&get(&js_sys::global(), "chrome"), "windows");
+    let Ok(last_focused) = get(&windows, "getLastFocused").dyn_into::<js_sys::Function>() else { return false };
+    let types = obj(&[("windowTypes", Array::of1(&JsValue::from_str("normal")).into())]);
+    let Ok(promise) = last_focused.call1(&windows, &types).and_then(|p| p.dyn_into::<Promise>()) else { return false };
+    let window = wasm_bindgen_futures::JsFuture::from(promise).await.unwrap_or(JsValue::UNDEFINED);
+    window_id(&window).is_some() && window_id(&window) == window_of(tab)
 }
 
 fn report_navigation(tab: TabId, url: &str, title: &str) {
@@ -259,6 +313,10 @@ fn heard(msg: &JsValue, sender: &JsValue) -> bool {
     }
     let Some(id) = tab_id_of(&tab) else { return false };
     let Ok(PageMessage::Recorded { mut step }) = from_js::<PageMessage>(msg) else { return false };
+    // Back/Forward (the page tells it apart) only from the tab in front.
+    if matches!(step.action, RecordedAction::Navigate { .. }) && get(&tab, "active").as_bool() != Some(true) {
+        return false;
+    }
     let s = state();
     if let RecordedAction::Fill { text } = &mut step.action {
         let sensitive =

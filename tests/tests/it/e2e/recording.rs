@@ -53,6 +53,12 @@ async fn arrive(human: &Human, page: &CdpSession, path: &str, armed_before: u64)
     human.wait_armed(armed_before).await.expect("the new page records")
 }
 
+/// The person goes back from the popup's window to their tab's window:
+/// only what they type in the tab they are using is a navigation step.
+async fn back_to(page: &CdpSession) {
+    page.call("Page.bringToFront", json!({})).await.expect("bring the person's tab to the front");
+}
+
 async fn armed(human: &Human) -> u64 {
     human.record_state().await.expect("record state")["armed"].as_u64().unwrap_or(0)
 }
@@ -72,6 +78,7 @@ async fn the_person_records_a_flow_and_only_what_they_did_is_kept() {
 
     // ---- a purchase, "Also keep the text I type" off.
     human.start_recording("checkout", false).await.expect("start recording");
+    back_to(&page).await;
     let badge = human.wait_badge("REC").await;
     assert!(badge.is_ok(), "the badge shows REC while recording: {badge:?}");
     let a = armed(&human).await;
@@ -186,6 +193,7 @@ async fn the_person_records_a_flow_and_only_what_they_did_is_kept() {
     let password = canary();
     let token = canary();
     human.start_recording("settings", true).await.expect("start recording with the text kept");
+    back_to(&page).await;
     let a = armed(&human).await;
     page.navigate(&format!("{shop}settings.html")).await.unwrap();
     arrive(&human, &page, "/flowshop/settings.html", a).await;
@@ -396,6 +404,7 @@ async fn incognito_windows_are_never_recorded() {
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert_eq!(armed(&human).await, a, "an incognito page was armed for recording");
     // …and once in the normal window.
+    back_to(&page).await;
     page.navigate(&format!("{shop}index.html")).await.unwrap();
     let a = arrive(&human, &page, "/flowshop/index.html", a).await;
     page.click_and_type("#q", "teapot").await.unwrap();
@@ -411,4 +420,174 @@ async fn incognito_windows_are_never_recorded() {
     }
     let (hits, _) = Needles::for_secret("incognito-canary-7f3a").find_in_tree(s.daemon.home());
     assert!(hits.is_empty(), "what was typed in incognito reached the home: {hits:?}");
+}
+
+/// A hostile page's own trusted events and navigations are not the
+/// person's steps (`fixtures/sites/recordtrap/`). While the person records,
+/// the page's scripts (here `Runtime.evaluate` without a user gesture, as
+/// the page's own code runs) tick a checkbox (`checkbox.click()`,
+/// `label.click()`), type a promo code (`focus()` + `execCommand`),
+/// choose a plan (`select.value` + `dispatchEvent`), tick a checkbox from
+/// the handler of the person's click elsewhere, and navigate the tab
+/// (`link.click()`, `location.assign`, `requestSubmit()`, `form.submit()`,
+/// `history.back()` by a script and from the handler of the person's
+/// click, `pushState`, a timer after the person's click, meta refresh,
+/// `window.open` from the person's click), and a background tab does
+/// `pushState` and is navigated. None of it is in the flow. The controls:
+/// the person's own click on the same checkbox, on the same label, typing
+/// in the same field, choosing with the keyboard, Back, and URLs typed in
+/// the address bar are all steps; a token in a typed URL's path is a
+/// parameter and stored nowhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pages_own_events_and_navigations_are_not_the_persons_steps() {
+    let s = Stack::start().await.expect("start the stack");
+    let mut human = Human::new(&s.browser.cdp);
+    let base = s.server.url("/recordtrap/");
+    let token = "kq3ZtP8wR2mX7vN4";
+    let page = s.browser.cdp.new_page("about:blank").await.expect("the person's tab");
+    page.call("Page.enable", json!({})).await.unwrap();
+    human.popup_window().await.expect("open the popup");
+    page.call("Page.bringToFront", json!({})).await.unwrap();
+    human.start_recording("traps", true).await.expect("start recording");
+    let trap = |what: &str| format!("window.trap.{what}()");
+    back_to(&page).await;
+
+    // ---- Typed in the address bar: a step.
+    let a = armed(&human).await;
+    page.navigate(&format!("{base}form.html")).await.unwrap();
+    let a = arrive(&human, &page, "/recordtrap/form.html", a).await;
+
+    // ---- The page's own trusted events.
+    assert_eq!(page.evaluate(&trap("checkbox")).await.unwrap(), true, "checkbox.click() ticked it");
+    assert_eq!(page.evaluate(&trap("label")).await.unwrap(), true, "label.click() ticked it");
+    assert_eq!(page.evaluate(&trap("insert")).await.unwrap(), "FREE100", "execCommand typed it");
+    assert_eq!(page.evaluate(&trap("select")).await.unwrap(), "premium", "the page chose");
+    page.evaluate(&trap("reset")).await.unwrap();
+    // ---- The controls: the person on the same elements.
+    page.click_selector("#premium").await.unwrap();
+    page.click_selector("#news-label").await.unwrap();
+    page.click_and_type("#promo", "SPRING").await.unwrap();
+    page.evaluate("document.getElementById('plan').focus()").await.unwrap();
+    page.press_key("ArrowDown").await.unwrap();
+    // The person clicks Apply; its handler ticks "premium" again (unticks).
+    page.click_selector("#apply").await.unwrap();
+    let premium = page.evaluate("document.getElementById('premium').checked").await.unwrap();
+    assert_eq!(premium, false, "the page's handler clicked the checkbox");
+
+    // ---- The page navigates on its own: link.click(), then Back by the person.
+    page.evaluate("document.getElementById('tolink').click()").await.unwrap();
+    let a = arrive(&human, &page, "/recordtrap/delete.html", a).await;
+    let history = page.call("Page.getNavigationHistory", json!({})).await.unwrap();
+    let i = history["currentIndex"].as_u64().unwrap() as usize;
+    let back = history["entries"][i - 1]["id"].clone();
+    page.call("Page.navigateToHistoryEntry", json!({ "entryId": back })).await.unwrap();
+    let a = arrive(&human, &page, "/recordtrap/form.html", a).await;
+    // location.assign, history.back() by a script, requestSubmit().
+    page.evaluate("location.assign('delete.html'); true").await.unwrap();
+    let a = arrive(&human, &page, "/recordtrap/delete.html", a).await;
+    page.evaluate("history.back(); true").await.unwrap();
+    let a = arrive(&human, &page, "/recordtrap/form.html", a).await;
+    page.evaluate("document.getElementById('order').requestSubmit(); true").await.unwrap();
+    let a = arrive(&human, &page, "/recordtrap/delete.html", a).await;
+    page.evaluate("history.back(); true").await.unwrap();
+    let a = arrive(&human, &page, "/recordtrap/form.html", a).await;
+    // form.submit() (no submit event at all), then back by a script again.
+    page.evaluate("document.getElementById('order').submit(); true").await.unwrap();
+    let a = arrive(&human, &page, "/recordtrap/delete.html", a).await;
+    page.evaluate("history.back(); true").await.unwrap();
+    let a = arrive(&human, &page, "/recordtrap/form.html", a).await;
+    // The person clicks Continue; a timer navigates 300 ms later.
+    page.click_selector("#later").await.unwrap();
+    let a = arrive(&human, &page, "/recordtrap/delete.html", a).await;
+    // Typed: a step; then a page that refreshes itself to delete.html.
+    page.navigate(&format!("{base}other.html")).await.unwrap();
+    let a = arrive(&human, &page, "/recordtrap/other.html", a).await;
+    page.navigate(&format!("{base}refresh.html")).await.unwrap();
+    let a = arrive(&human, &page, "/recordtrap/delete.html", a).await;
+    // Typed, with a token in its path.
+    page.navigate(&format!("{base}reset/{token}.html")).await.unwrap();
+    let a = arrive(&human, &page, &format!("/recordtrap/reset/{token}.html"), a).await;
+    page.navigate(&format!("{base}form.html")).await.unwrap();
+    let a = arrive(&human, &page, "/recordtrap/form.html", a).await;
+    // pushState in the person's tab.
+    let pushed = page.evaluate(&trap("pushState")).await.unwrap();
+    assert!(pushed.as_str().unwrap().ends_with(token), "{pushed}");
+    // The person clicks Previous; its handler calls history.back(): the
+    // click is a step, the page's traversal is not.
+    page.click_selector("#goback").await.unwrap();
+    let back_home = tests::poll(Duration::from_secs(10), Duration::from_millis(50), || async {
+        page.evaluate("location.pathname").await.ok()?.as_str()?.ends_with("/recordtrap/form.html").then_some(())
+    })
+    .await;
+    assert!(back_home.is_some(), "history.back() from the page's handler");
+
+    // ---- A background tab: pushState there, and a URL "typed" there.
+    let bg = s
+        .browser
+        .cdp
+        .call("Target.createTarget", json!({ "url": format!("{base}other.html"), "background": true }))
+        .await
+        .unwrap();
+    let bg = s.browser.cdp.attach(bg["targetId"].as_str().unwrap()).await.unwrap();
+    bg.call("Page.enable", json!({})).await.unwrap();
+    let a = arrive(&human, &bg, "/recordtrap/other.html", a).await;
+    let active = page.evaluate("document.visibilityState").await.unwrap();
+    assert_eq!(active, "visible", "the person's tab is still the one in front");
+    bg.evaluate("history.pushState({}, '', 'account/delete/now'); true").await.unwrap();
+    bg.navigate(&format!("{base}delete.html")).await.unwrap();
+    let a = arrive(&human, &bg, "/recordtrap/delete.html", a).await;
+    // window.open from the person's click: a new tab, not a step.
+    page.click_selector("#opener").await.unwrap();
+    s.browser
+        .cdp
+        .wait_for_target(Duration::from_secs(10), |t| t.url.contains("from=opener"))
+        .await
+        .expect("the page opened a tab");
+    let _ = a;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    human.stop_recording().await.expect("stop recording");
+
+    let flow = saved_flow(&s, "traps").await;
+    assert_eq!(
+        kinds(&flow),
+        [
+            "navigate", "check", "check", "fill", "select", "click", "navigate", "click", "navigate", "navigate",
+            "navigate", "navigate", "click", "click"
+        ],
+        "exactly the person's steps: {flow:#}"
+    );
+    let steps = flow["steps"].as_array().unwrap();
+    let nav = |i: usize| steps[i]["action"]["url"].as_str().unwrap().to_string();
+    let name = |i: usize| steps[i]["target"]["name"].as_str().unwrap_or("").to_string();
+    assert_eq!(nav(0), format!("{base}form.html"));
+    assert_eq!(steps[1]["action"], json!({"kind": "check", "checked": true}));
+    assert_eq!(name(1), "I agree to the premium plan");
+    assert_eq!(steps[2]["action"], json!({"kind": "check", "checked": true}));
+    assert_eq!(name(2), "Send me the newsletter");
+    assert_eq!(steps[3]["action"]["value"], json!({"literal": "SPRING"}), "the person's text, not the page's");
+    assert_eq!(steps[4]["action"]["value"], json!({"literal": "Pro"}));
+    assert_eq!(name(5), "Apply");
+    assert_eq!(nav(6), format!("{base}form.html"), "Back, pressed by the person");
+    assert_eq!(name(7), "Continue");
+    assert_eq!(nav(8), format!("{base}other.html"));
+    assert_eq!(nav(9), format!("{base}refresh.html"));
+    assert_eq!(nav(10), format!("{base}reset/{{{{path_token}}}}"), "the token is a parameter");
+    assert_eq!(nav(11), format!("{base}form.html"));
+    assert_eq!(name(12), "Previous");
+    assert_eq!(name(13), "Open help");
+    assert_eq!(steps[13]["url"], json!(format!("{base}form.html")));
+    let p = param(&flow, "path_token");
+    assert_eq!(p["kind"], "text");
+    assert!(p.get("default").is_none(), "a token is never kept: {p}");
+    let text = flow.to_string();
+    assert!(!text.contains("FREE100"), "the page's text is in the flow: {text}");
+    assert!(!text.contains(token), "the token is in the flow (a loading page's title is its URL): {text}");
+    assert_eq!(steps[4]["action"]["option"], "pro", "the person's choice, not the page's");
+    // The page's pushState moved the page the person clicked on: its token
+    // is not kept there either.
+    assert_eq!(steps[12]["url"], json!(format!("{base}account/delete/{{{{token}}}}")));
+    // The token is nowhere in the home: database, WAL, logs.
+    let (hits, files) = Needles::for_secret(token).find_in_tree(s.daemon.home());
+    assert!(files.iter().any(|f| f.ends_with("chaperone.db")), "the database was searched: {files:?}");
+    assert!(hits.is_empty(), "the token was stored: {hits:?}");
 }
