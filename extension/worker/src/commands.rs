@@ -83,6 +83,9 @@ async fn tab_new(url: Option<String>) -> CmdResult {
         } else {
             waiter.wait(id).await?;
         }
+        if let Some(e) = crate::load_errors::failed(id) {
+            return Err(e);
+        }
     }
     Ok(CommandResult::Tab { tab: info(&get_tab(id).await?) })
 }
@@ -126,6 +129,10 @@ async fn navigate(tab: TabId, url: &str) -> CmdResult {
 /// landed on hands the tab to the person first (`crate::handoff`), and the
 /// agent learns where the tab is once they handed it back.
 async fn landed(tab: TabId) -> CmdResult {
+    // The browser's error page instead of the page: said in the agent's terms.
+    if let Some(e) = crate::load_errors::failed(tab) {
+        return Err(e);
+    }
     crate::handoff::clear_for_agent(tab).await?;
     Ok(CommandResult::Tab { tab: info(&get_tab(tab).await?) })
 }

@@ -25,7 +25,8 @@
 //! popup      ui, messages, refusals, handoff, sessions
 //! approval   ui, messages
 //! ui         messages
-//! tabs, refusals, messages, badge    (none)
+//! tabs       load_errors
+//! load_errors, refusals, messages, badge    (none)
 //! ```
 //!
 //! `conn` hands what arrives on the socket to the `conn::Handlers` set
@@ -46,6 +47,7 @@ mod conn;
 mod downloads;
 mod gate;
 mod handoff;
+mod load_errors;
 mod messages;
 mod popup;
 mod proceed;

@@ -17,7 +17,9 @@ mod flows;
 mod handoff;
 mod injection;
 mod lies;
+mod nav_risk;
 mod navigation;
+mod page_errors;
 mod popup;
 mod popup_controls;
 mod recording;
@@ -33,6 +35,7 @@ mod stdio;
 mod strict_csp;
 mod undetectable;
 mod up;
+mod upload_paths;
 mod worker_restart;
 
 use std::time::Duration;
