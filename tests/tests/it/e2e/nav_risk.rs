@@ -107,13 +107,14 @@ async fn navigations_that_act_are_refused_or_asked_like_links() {
     assert!(!delete_page_loaded(&s).await, "a denied flow step loaded the page");
 
     // Control: approved, it loads (the question really gated it).
-    let call = s.mcp.call("browser_navigate", json!({ "url": risky, "tab": tab }));
-    tokio::pin!(call);
-    let person = async {
-        let (win, req) = human.next_request(ASK_WITHIN).await.expect("asked again");
-        human.approve(&win, req.request).await.expect("click Approve");
+    let (r, ()) = {
+        let call = s.mcp.call("browser_navigate", json!({ "url": risky, "tab": tab }));
+        let person = async {
+            let (win, req) = human.next_request(ASK_WITHIN).await.expect("asked again");
+            human.approve(&win, req.request).await.expect("click Approve");
+        };
+        tokio::join!(call, person)
     };
-    let (r, ()) = tokio::join!(&mut call, person);
     let r = r.unwrap();
     assert!(!r.is_error(), "{}", r.raw);
     assert!(delete_page_loaded(&s).await, "the approved navigation loaded");

@@ -30,7 +30,8 @@ async fn refused_upload_paths_say_nothing_about_the_disk() {
     let mut s = Stack::start_headless(Some(&config)).await.expect("start the stack");
     let p = |rel: &str| format!("{}/{rel}", allowed.display());
 
-    let tab = new_tab(&mut s.mcp, &s.url("/files/index.html")).await;
+    let page = s.url("/files/index.html");
+    let tab = new_tab(&mut s.mcp, &page).await;
     let snap = snapshot(&mut s.mcp, json!({ "tab": tab })).await.snapshot();
     let receipt = ref_of(&snap, "button", "Receipt").unwrap_or_else(|| panic!("no Receipt input:\n{snap}"));
 
