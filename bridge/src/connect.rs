@@ -19,7 +19,13 @@ pub fn agent_hint(bin: &Path, home: &Path, port: u16) -> String {
         "type": "stdio", "command": bin_s, "args": ["mcp", "--home", home_s]
     } } });
     let pretty = |v: &serde_json::Value| indent(&serde_json::to_string_pretty(v).unwrap_or_default(), "    ");
-    let quoted = |s: &str| if s.contains([' ', '\'', '"', '\\', '$', '`']) { format!("'{}'", s.replace('\'', "'\\''")) } else { s.to_string() };
+    let quoted = |s: &str| {
+        if s.contains([' ', '\'', '"', '\\', '$', '`']) {
+            format!("'{}'", s.replace('\'', "'\\''"))
+        } else {
+            s.to_string()
+        }
+    };
     format!(
         "Connect an agent:\n\
          \x20 command (stdio MCP):  {bin_q} mcp --home {home_q}\n\

@@ -108,19 +108,32 @@ pub fn failure_of(net_error: &str) -> LoadFailure {
     let e = net_error.trim().trim_start_matches("net::").to_ascii_uppercase();
     let e = e.as_str();
     match e {
-        "ERR_NAME_NOT_RESOLVED" | "ERR_NAME_RESOLUTION_FAILED" | "ERR_DNS_MALFORMED_RESPONSE"
-        | "ERR_DNS_SERVER_FAILED" | "ERR_DNS_SEARCH_EMPTY" | "ERR_ICANN_NAME_COLLISION" => LoadFailure::Dns,
+        "ERR_NAME_NOT_RESOLVED"
+        | "ERR_NAME_RESOLUTION_FAILED"
+        | "ERR_DNS_MALFORMED_RESPONSE"
+        | "ERR_DNS_SERVER_FAILED"
+        | "ERR_DNS_SEARCH_EMPTY"
+        | "ERR_ICANN_NAME_COLLISION" => LoadFailure::Dns,
         "ERR_CONNECTION_REFUSED" => LoadFailure::Refused,
-        "ERR_CONNECTION_RESET" | "ERR_CONNECTION_CLOSED" | "ERR_CONNECTION_ABORTED" | "ERR_EMPTY_RESPONSE"
-        | "ERR_CONNECTION_FAILED" | "ERR_INVALID_RESPONSE" | "ERR_RESPONSE_HEADERS_TRUNCATED" => {
-            LoadFailure::ConnectionLost
-        }
-        "ERR_INTERNET_DISCONNECTED" | "ERR_ADDRESS_UNREACHABLE" | "ERR_NETWORK_CHANGED"
-        | "ERR_NETWORK_ACCESS_DENIED" | "ERR_PROXY_CONNECTION_FAILED" => LoadFailure::Offline,
+        "ERR_CONNECTION_RESET"
+        | "ERR_CONNECTION_CLOSED"
+        | "ERR_CONNECTION_ABORTED"
+        | "ERR_EMPTY_RESPONSE"
+        | "ERR_CONNECTION_FAILED"
+        | "ERR_INVALID_RESPONSE"
+        | "ERR_RESPONSE_HEADERS_TRUNCATED" => LoadFailure::ConnectionLost,
+        "ERR_INTERNET_DISCONNECTED"
+        | "ERR_ADDRESS_UNREACHABLE"
+        | "ERR_NETWORK_CHANGED"
+        | "ERR_NETWORK_ACCESS_DENIED"
+        | "ERR_PROXY_CONNECTION_FAILED" => LoadFailure::Offline,
         "ERR_TIMED_OUT" | "ERR_CONNECTION_TIMED_OUT" | "ERR_DNS_TIMED_OUT" => LoadFailure::Timeout,
         "ERR_TOO_MANY_REDIRECTS" => LoadFailure::Redirects,
-        "ERR_BLOCKED_BY_CLIENT" | "ERR_BLOCKED_BY_ADMINISTRATOR" | "ERR_BLOCKED_BY_RESPONSE"
-        | "ERR_UNSAFE_PORT" | "ERR_UNSAFE_REDIRECT" => LoadFailure::Blocked,
+        "ERR_BLOCKED_BY_CLIENT"
+        | "ERR_BLOCKED_BY_ADMINISTRATOR"
+        | "ERR_BLOCKED_BY_RESPONSE"
+        | "ERR_UNSAFE_PORT"
+        | "ERR_UNSAFE_REDIRECT" => LoadFailure::Blocked,
         "ERR_HTTP_RESPONSE_CODE_FAILURE" => LoadFailure::HttpError,
         _ if e.starts_with("ERR_CERT_")
             || e.starts_with("ERR_SSL_")
@@ -171,13 +184,55 @@ mod tests {
         let site_allows = policy(r#"{"sites": [{"origin": "https://shop.example", "high": "allow"}]}"#);
         let cases: [(&str, &Policy, &str, RiskLevel, Decision); 9] = [
             ("a plain page", &default, "https://mail.example/inbox", RiskLevel::Low, Decision::Allow),
-            ("a delete path asks", &default, "https://x.example/account/delete?confirm=1", RiskLevel::High, Decision::Confirm),
-            ("denied under high = deny", &deny_high, "https://x.example/account/delete?confirm=1", RiskLevel::High, Decision::Deny),
-            ("an action parameter", &deny_high, "https://x.example/item?action=delete&id=4", RiskLevel::High, Decision::Deny),
-            ("one-click unsubscribe", &default, "https://news.example/newsletter/unsubscribe?u=1", RiskLevel::High, Decision::Confirm),
-            ("a checkout page only loads", &deny_high, "https://shop.example/checkout", RiskLevel::Low, Decision::Allow),
-            ("a site rule allows high", &site_allows, "https://shop.example/order/cancel", RiskLevel::High, Decision::Allow),
-            ("the rule is for that site only", &site_allows, "https://other.example/order/cancel", RiskLevel::High, Decision::Confirm),
+            (
+                "a delete path asks",
+                &default,
+                "https://x.example/account/delete?confirm=1",
+                RiskLevel::High,
+                Decision::Confirm,
+            ),
+            (
+                "denied under high = deny",
+                &deny_high,
+                "https://x.example/account/delete?confirm=1",
+                RiskLevel::High,
+                Decision::Deny,
+            ),
+            (
+                "an action parameter",
+                &deny_high,
+                "https://x.example/item?action=delete&id=4",
+                RiskLevel::High,
+                Decision::Deny,
+            ),
+            (
+                "one-click unsubscribe",
+                &default,
+                "https://news.example/newsletter/unsubscribe?u=1",
+                RiskLevel::High,
+                Decision::Confirm,
+            ),
+            (
+                "a checkout page only loads",
+                &deny_high,
+                "https://shop.example/checkout",
+                RiskLevel::Low,
+                Decision::Allow,
+            ),
+            (
+                "a site rule allows high",
+                &site_allows,
+                "https://shop.example/order/cancel",
+                RiskLevel::High,
+                Decision::Allow,
+            ),
+            (
+                "the rule is for that site only",
+                &site_allows,
+                "https://other.example/order/cancel",
+                RiskLevel::High,
+                Decision::Confirm,
+            ),
             ("a word in the host is no path", &deny_high, "https://delete.example/", RiskLevel::Low, Decision::Allow),
         ];
         for (name, p, url, risk, decision) in cases {

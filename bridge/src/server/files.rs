@@ -67,8 +67,8 @@ use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::os::unix::fs::MetadataExt as _;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -79,19 +79,19 @@ use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 use shared::action::Action;
 use shared::error::{ErrorCode, WireError};
+use shared::files::PlaceRefusal;
 use shared::files::{
     DOWNLOAD_WAIT_MS, DownloadEvent, DownloadState, DownloadVerdict, MAX_DOWNLOAD_BYTES, MAX_LISTED_DOWNLOADS,
     MAX_UPLOAD_FILE_BYTES, MAX_UPLOAD_FILES, MAX_UPLOAD_TOTAL_BYTES, UPLOAD_CHUNK_BYTES, UploadFile, human_size,
 };
-use shared::files::PlaceRefusal;
 use shared::protocol::{BridgeToExt, TabId};
 use shared::tools::{DownloadsArgs, UploadFileArgs};
 
 use super::AppState;
-use crate::config::FilesPolicy;
 use super::actions;
 use super::audit::{Audit, Caller, Row};
 use super::results::untrusted_result;
+use crate::config::FilesPolicy;
 
 /// How `config.toml` allows uploads, for the agent.
 const HOW_TO_ALLOW_UPLOADS: &str = "the person allows a folder with `[uploads] allowed_dirs = [\"/path/to/folder\"]` \

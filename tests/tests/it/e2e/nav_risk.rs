@@ -119,11 +119,17 @@ async fn navigations_that_act_are_refused_or_asked_like_links() {
     assert!(!r.is_error(), "{}", r.raw);
     assert!(delete_page_loaded(&s).await, "the approved navigation loaded");
 
+    // A reload of that URL acts again: asked again.
+    let call = s.mcp.call("browser_navigate", json!({ "step": "reload", "tab": tab }));
+    let (r, shown) = person_denies(&human, call).await;
+    assert_eq!(code(&r), "APPROVAL_DENIED", "{}", r.raw);
+    assert!(shown.contains("/navrisk/account/delete/"), "{shown}");
+
     // The audit log has each decision with its risk.
     let rows = audit_rows(&s);
     let nav: Vec<&Value> = rows.iter().filter(|r| r["summary"] == "navigate" && r["risk"] == "high").collect();
     let decisions: Vec<&str> = nav.iter().filter_map(|r| r["decision"].as_str()).collect();
     assert!(decisions.iter().filter(|d| **d == "deny").count() >= 3, "{decisions:?}");
-    assert!(decisions.iter().filter(|d| **d == "denied").count() >= 3, "{decisions:?}");
+    assert!(decisions.iter().filter(|d| **d == "denied").count() >= 4, "{decisions:?}");
     assert!(decisions.contains(&"approved"), "{decisions:?}");
 }
