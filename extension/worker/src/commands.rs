@@ -10,7 +10,7 @@ use shared::snapshot::{SnapshotRequest, TextRequest};
 use wasm_bindgen::prelude::*;
 
 use crate::chrome::{self, Tab};
-use crate::tabs::{LoadWaiter, ask_page, ask_page_value, get_tab, info, is_web_url, tab_error, tab_id};
+use crate::tabs::{LoadWaiter, ask_page, ask_page_value, get_tab, info, is_web_url, tab_error, tab_id, tab_url};
 use crate::util::{js_error_text, obj, to_js, wire};
 
 /// What a command answers: an [`Outcome`], or a snapshot whose nodes
@@ -83,7 +83,7 @@ async fn tab_new(url: Option<String>) -> CmdResult {
         } else {
             waiter.wait(id).await?;
         }
-        if let Some(e) = crate::load_errors::failed(id) {
+        if let Some(e) = crate::load_errors::failed(id, &tab_url(id).await.unwrap_or_default()) {
             return Err(e);
         }
     }
@@ -130,7 +130,7 @@ async fn navigate(tab: TabId, url: &str) -> CmdResult {
 /// agent learns where the tab is once they handed it back.
 async fn landed(tab: TabId) -> CmdResult {
     // The browser's error page instead of the page: said in the agent's terms.
-    if let Some(e) = crate::load_errors::failed(tab) {
+    if let Some(e) = crate::load_errors::failed(tab, &tab_url(tab).await.unwrap_or_default()) {
         return Err(e);
     }
     crate::handoff::clear_for_agent(tab).await?;

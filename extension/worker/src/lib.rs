@@ -12,7 +12,7 @@
 //!
 //! ```text
 //! lib        every module (entry points, frame and message routing)
-//! commands   gate, handoff, tabs
+//! commands   gate, handoff, tabs, load_errors
 //! gate       window, secret, upload, downloads, handoff, sessions, conn, tabs, messages, badge
 //! handoff    conn, tabs, badge
 //! window     tabs

@@ -61,15 +61,24 @@ pub fn on_load_start(details: JsValue) {
     }
 }
 
-/// `PAGE_NOT_LOADED` when the tab's last page failed to load.
-pub fn failed(tab: TabId) -> Option<WireError> {
-    FAILED.with(|f| f.borrow().get(&tab).map(|x| shared::navigation::page_not_loaded(&x.url, Some(&x.error))))
+/// `PAGE_NOT_LOADED` when the page the tab shows (`url`) is the one that
+/// failed to load. A page restored from the back/forward cache makes no
+/// request, so an older failure stays recorded: it counts only while the
+/// tab is still at its URL.
+pub fn failed(tab: TabId, url: &str) -> Option<WireError> {
+    let base = |u: &str| u.split('#').next().unwrap_or("").to_string();
+    FAILED.with(|f| {
+        f.borrow()
+            .get(&tab)
+            .filter(|x| base(&x.url) == base(url))
+            .map(|x| shared::navigation::page_not_loaded(&x.url, Some(&x.error)))
+    })
 }
 
 /// `PAGE_NOT_LOADED` for a tab the browser says shows its error page:
 /// with the net error when it was seen, else with the tab's URL only.
 pub fn error_page(tab: TabId, url: &str) -> WireError {
-    failed(tab).unwrap_or_else(|| shared::navigation::page_not_loaded(url, None))
+    failed(tab, url).unwrap_or_else(|| shared::navigation::page_not_loaded(url, None))
 }
 
 /// Whether a failed injection says the tab shows the browser's error page.

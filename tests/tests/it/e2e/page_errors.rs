@@ -109,6 +109,15 @@ async fn pages_that_do_not_load_say_why_on_navigate_and_on_snapshot() {
         s.mcp.ok("browser_snapshot", json!({ "tab": tab })).await.expect_untrusted();
     }
 
+    // Back from a page that did not load: the good page, read as usual
+    // (the failure belongs to the page that failed, not to the tab).
+    let (_, url, _) = &cases[0];
+    let r = s.mcp.call("browser_navigate", json!({ "url": url, "tab": tab })).await.unwrap();
+    assert_eq!(code(&r), "PAGE_NOT_LOADED", "{}", r.raw);
+    let r = s.mcp.ok("browser_navigate", json!({ "step": "back", "tab": tab })).await.expect_untrusted();
+    assert_eq!(r.data()["tab"]["url"], json!(good), "{}", r.raw);
+    s.mcp.ok("browser_snapshot", json!({ "tab": tab })).await.expect_untrusted();
+
     // A new tab at a page that does not load says so too (and is the agent's).
     let (what, url, reason) = &cases[1];
     let r = s.mcp.call("browser_tabs", json!({ "action": "new", "url": url })).await.unwrap();
