@@ -180,6 +180,14 @@ async fn history(tab: TabId, step: HistoryStep) -> CmdResult {
             let msg = to_js(&PageRequest::History { delta });
             if let Err(e) = ask_page(tab, &msg).await {
                 waiter.cancel();
+                // The browser's error page runs no script of ours.
+                if e.code == ErrorCode::PageNotLoaded {
+                    return Err(wire(
+                        ErrorCode::InvalidRequest,
+                        "the tab shows the browser's error page, and Chrome has no history entry to go to from \
+                         there (it skips pages opened without a click); navigate to the URL instead",
+                    ));
+                }
                 return Err(e);
             }
         } else {
