@@ -771,14 +771,12 @@ async fn up(a: UpArgs) -> Result<i32, Error> {
 
     println!("Chaperone is up: the browser (profile {}) is connected to the bridge.", a.profile);
     println!();
-    println!("Connect an agent:");
-    println!("  command (stdio MCP):  chaperone mcp --home {}", a.home.root().display());
-    println!("  HTTP MCP:             http://127.0.0.1:{}/mcp", info.port);
-    println!(
-        "                        header Authorization: Bearer <contents of {}>",
-        a.home.root().join("mcp-token").display()
-    );
-    println!();
+    // The absolute path: after `cargo xtask up` the binary is not on the PATH.
+    let bin = std::env::current_exe()
+        .and_then(std::fs::canonicalize)
+        .unwrap_or_else(|_| std::path::PathBuf::from("chaperone"));
+    let home_abs = std::fs::canonicalize(a.home.root()).unwrap_or_else(|_| a.home.root().to_path_buf());
+    println!("{}", crate::connect::agent_hint(&bin, &home_abs, info.port));
     println!("Press Ctrl-C to stop.");
 
     let browser_exit = async {

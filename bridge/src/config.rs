@@ -43,6 +43,8 @@ pub struct ServeConfig {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FilesPolicy {
     pub allowed_dirs: Vec<std::path::PathBuf>,
+    /// `[uploads] allow_hard_links`: upload files with more than one name.
+    pub allow_hard_links: bool,
     pub downloads_enabled: bool,
     /// `None` only in servers without a home (tests): downloads then stay off.
     pub downloads_dir: Option<std::path::PathBuf>,
@@ -114,6 +116,10 @@ pub struct FileConfig {
 pub struct UploadsSection {
     #[serde(default)]
     pub allowed_dirs: Vec<String>,
+    /// Upload files that have other names (hard links) too; off: such a
+    /// file may be a link to one outside the folder.
+    #[serde(default)]
+    pub allow_hard_links: bool,
 }
 
 /// `[downloads]`: `enabled = true` keeps downloads of agent tabs (asking
@@ -224,6 +230,7 @@ impl FileConfig {
     pub fn files(&self, home_downloads: std::path::PathBuf) -> FilesPolicy {
         FilesPolicy {
             allowed_dirs: self.uploads.allowed_dirs.iter().map(std::path::PathBuf::from).collect(),
+            allow_hard_links: self.uploads.allow_hard_links,
             downloads_enabled: self.downloads.enabled,
             downloads_dir: Some(self.downloads.dir.as_ref().map_or(home_downloads, std::path::PathBuf::from)),
         }

@@ -12,11 +12,13 @@
 //! - [`secrets`]: the encrypted secret store behind `chaperone secret`.
 //! - [`flows`]: the flow store behind `chaperone flow` and the flow tools.
 //! - [`flow_cli`]: `chaperone flow …`; [`recorder`]: Chrome DevTools Recorder JSON.
+//! - [`connect`]: what `chaperone up` prints to connect an agent.
 //! - [`time`]: the clock, RFC 3339 timestamps and calendar dates (a leaf).
 
 pub mod audit;
 pub mod cli;
 pub mod config;
+pub mod connect;
 pub mod daemon;
 pub mod error;
 pub mod flow_cli;

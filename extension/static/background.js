@@ -21,6 +21,15 @@ chrome.webRequest.onHeadersReceived.addListener(
   { urls: ['http://*/*', 'https://*/*'], types: ['main_frame', 'sub_frame'] },
   ['responseHeaders'],
 );
+// Pages that fail to load (extension/worker/src/load_errors.rs): observed only.
+chrome.webRequest.onErrorOccurred.addListener(
+  (d) => { ready.then((w) => w.on_load_error(d)); },
+  { urls: ['http://*/*', 'https://*/*'], types: ['main_frame'] },
+);
+chrome.webRequest.onBeforeRequest.addListener(
+  (d) => { ready.then((w) => w.on_load_start(d)); },
+  { urls: ['http://*/*', 'https://*/*'], types: ['main_frame'] },
+);
 chrome.downloads.onDeterminingFilename.addListener((item, suggest) => {
   ready.then((w) => w.on_determining_filename(item, suggest), () => suggest());
   return true;

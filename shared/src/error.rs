@@ -24,6 +24,9 @@ pub enum ErrorCode {
     /// A download in an agent tab was cancelled: downloads are off
     /// (`[downloads] enabled` in `config.toml`).
     DownloadBlocked,
+    /// The browser shows its own error page instead of the page (DNS,
+    /// refused, TLS, offline, timeout…; `shared::navigation`).
+    PageNotLoaded,
     Internal,
 }
 
@@ -43,6 +46,7 @@ impl ErrorCode {
             ErrorCode::ExtensionDisconnected => "EXTENSION_DISCONNECTED",
             ErrorCode::EffectUnknown => "EFFECT_UNKNOWN",
             ErrorCode::DownloadBlocked => "DOWNLOAD_BLOCKED",
+            ErrorCode::PageNotLoaded => "PAGE_NOT_LOADED",
             ErrorCode::Internal => "INTERNAL",
         }
     }

@@ -97,6 +97,38 @@ pub fn check_upload_path(path: &str) -> Result<(), PathRefusal> {
     }
 }
 
+/// Why an upload path is refused by [`upload_place`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlaceRefusal {
+    /// Not the shape of an upload path ([`check_upload_path`]).
+    Shape(PathRefusal),
+    /// Not inside an allowed folder, as given. Every such refusal is this
+    /// one value, whatever the disk holds at that path: the agent learns
+    /// nothing of it (whether it exists, where a link points).
+    Outside,
+}
+
+/// Decides whether an upload path is inside an allowed folder *on the
+/// path as the agent gave it*, before the disk is touched: `..` is never
+/// inside, `.` components are ignored, and `allowed` are the folders as
+/// the person wrote them and as they resolve (both are the person's, not
+/// the agent's). Only a path that passes is then resolved, and its real
+/// path must be inside a resolved folder too (a symlink out of the folder
+/// is then refused with the same [`PlaceRefusal::Outside`]).
+pub fn upload_place(path: &str, allowed: &[&str]) -> Result<(), PlaceRefusal> {
+    check_upload_path(path).map_err(PlaceRefusal::Shape)?;
+    if allowed.iter().any(|d| inside(path, d)) { Ok(()) } else { Err(PlaceRefusal::Outside) }
+}
+
+/// Whether an open file with `links` hard links may be uploaded: a file
+/// with more than one name may be a link to a file outside the allowed
+/// folder (`ln /etc/shadow allowed/x` needs no symlink, and no path check
+/// can see it), so it is refused unless the person set `[uploads]
+/// allow_hard_links = true`.
+pub fn hard_links_allowed(links: u64, allow_hard_links: bool) -> bool {
+    links <= 1 || allow_hard_links
+}
+
 /// Whether the resolved absolute path `real` is `dir` or below it, by
 /// whole components (`/a/bc` is not inside `/a/b`). Both must already be
 /// real paths (no `..`, no symlinks); a `..` component in either is never
@@ -517,6 +549,46 @@ mod tests {
         ];
         for (real, dir, want) in cases {
             assert_eq!(inside(real, dir), want, "{real} in {dir}");
+        }
+    }
+
+    #[test]
+    fn upload_places_are_decided_on_the_path_as_given() {
+        use PlaceRefusal::*;
+        let allowed = ["/home/a/up", "/srv/real/up"];
+        let cases: [(&str, &str, Result<(), PlaceRefusal>); 14] = [
+            ("a file in the folder", "/home/a/up/x.pdf", Ok(())),
+            ("a file in a sub-folder", "/home/a/up/sub/x.pdf", Ok(())),
+            ("in the folder's resolved form", "/srv/real/up/x.pdf", Ok(())),
+            ("a dot component inside", "/home/a/up/./x.pdf", Ok(())),
+            ("a dot component outside", "/etc/./passwd", Err(Outside)),
+            ("a missing file outside", "/etc/nope", Err(Outside)),
+            ("an existing file outside", "/etc/passwd", Err(Outside)),
+            ("the process's root link", "/proc/self/root/etc/passwd", Err(Outside)),
+            ("a file descriptor link", "/proc/self/fd/3", Err(Outside)),
+            ("dot-dot out of the folder", "/home/a/up/../.ssh/id_ed25519", Err(Outside)),
+            ("dot-dot that stays inside", "/home/a/up/sub/../x.pdf", Err(Outside)),
+            ("a sibling with the same prefix", "/home/a/upx/y", Err(Outside)),
+            ("relative", "up/x.pdf", Err(Shape(PathRefusal::Relative))),
+            ("NUL", "/home/a/up/x\0.pdf", Err(Shape(PathRefusal::Nul))),
+        ];
+        for (name, path, want) in cases {
+            assert_eq!(upload_place(path, &allowed), want, "{name}: {path}");
+        }
+        assert_eq!(upload_place("/home/a/up/x", &[]), Err(Outside), "no folder allowed");
+    }
+
+    #[test]
+    fn hard_links_need_the_persons_leave() {
+        let cases = [
+            ("one name", 1, false, true),
+            ("no name left (unlinked while open)", 0, false, true),
+            ("a second name", 2, false, false),
+            ("many names", 40, false, false),
+            ("a second name, allowed", 2, true, true),
+        ];
+        for (name, links, allow, want) in cases {
+            assert_eq!(hard_links_allowed(links, allow), want, "{name}");
         }
     }
 

@@ -279,9 +279,11 @@ fn decide_inner(l: &Live<'_>) -> Result<GateStep, WireError> {
 }
 
 /// A question that is not about a page action (`Command::AskPerson`:
-/// `flow_delete` deletes the person's recording): STOP and Pause refuse it,
-/// the request id is spent once as for an `Act`, and it is always asked —
-/// the policy, YOLO and `gate.decision` cannot answer it.
+/// `flow_delete` deletes the person's recording; a navigation to a URL
+/// that may act, `crate::navigation`): STOP and Pause refuse it, the
+/// request id is spent once as for an `Act`, and it is asked — the policy
+/// and `gate.decision` cannot answer it; YOLO can only when
+/// [`yolo_answers`].
 pub fn question_only(controls: ControlState, gate: &Gate, request_seen: bool) -> Result<Question, WireError> {
     if let Some(e) = refused_by_controls(controls) {
         return Err(e);
@@ -300,6 +302,14 @@ pub fn question_only(controls: ControlState, gate: &Gate, request_seen: bool) ->
         goes_to: String::new(),
         changed: None,
     })
+}
+
+/// Whether YOLO answers a question of [`question_only`] (asked after it
+/// passed): YOLO is on and the question is not one the person must answer
+/// themselves (`gate.person_must_answer`: `flow_delete` sets it, a
+/// navigation does not — it is an agent's action like a click on a link).
+pub fn yolo_answers(controls: ControlState, gate: &Gate) -> bool {
+    controls.yolo && !gate.person_must_answer
 }
 
 /// The element's visible text when it says something its name does not;
@@ -431,7 +441,11 @@ mod tests {
             timeout_secs: 9_999,
             ..gate()
         };
-        let q = question_only(on(false, false, true), &g, false).expect("asked under YOLO too");
+        let must = Gate { person_must_answer: true, ..g.clone() };
+        assert!(!yolo_answers(on(false, false, true), &must), "the person answers flow_delete, YOLO or not");
+        assert!(yolo_answers(on(false, false, true), &g), "YOLO answers an agent's navigation");
+        assert!(!yolo_answers(on(false, false, false), &g), "without YOLO the person answers");
+        let q = question_only(on(false, false, true), &must, false).expect("asked under YOLO too");
         assert_eq!(
             (q.risk, q.reasons.as_slice(), q.timeout_secs),
             (RiskLevel::High, &g.reasons[..], MAX_APPROVAL_TIMEOUT_SECS)

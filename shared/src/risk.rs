@@ -2162,8 +2162,44 @@ fn url_words(url: &str) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
     }
     // Known payment providers are matched on any label.
     host_words.extend(labels.iter().filter(|l| ["paypal", "klarna"].contains(l)).map(|l| normalize(l)));
-    let path_words = path.split('/').filter(|s| !s.is_empty()).map(normalize).collect();
+    // Each segment as the server will read it (`%64elete` is `delete`),
+    // decoded after the split so an encoded `/`, `?` or `#` hides nothing.
+    let path_words = path.split('/').filter(|s| !s.is_empty()).map(|s| normalize(&percent_decoded(s))).collect();
     (path_words, host_words)
+}
+
+/// `%XX` escapes decoded (lossy UTF-8), again while that changes something
+/// (at most three rounds: `%2564` is `%64` is `d`). For the URL rules only:
+/// a server decodes before it acts, so the rules judge what it will read.
+pub fn percent_decoded(s: &str) -> String {
+    let mut cur = s.to_string();
+    for _ in 0..3 {
+        if !cur.contains('%') {
+            break;
+        }
+        let b = cur.as_bytes();
+        let mut out = Vec::with_capacity(b.len());
+        let mut i = 0;
+        while i < b.len() {
+            let hex = |c: u8| (c as char).to_digit(16);
+            match (b[i], b.get(i + 1).copied().and_then(hex), b.get(i + 2).copied().and_then(hex)) {
+                (b'%', Some(h), Some(l)) => {
+                    out.push((h * 16 + l) as u8);
+                    i += 3;
+                }
+                (c, _, _) => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        }
+        let next = String::from_utf8_lossy(&out).into_owned();
+        if next == cur {
+            break;
+        }
+        cur = next;
+    }
+    cur
 }
 
 fn url_match(list: &PhraseSet, segments: &[Vec<String>]) -> Option<&'static str> {
@@ -2182,11 +2218,11 @@ fn action_word(url: &str) -> Option<&'static str> {
     let query = url.split_once('?').map(|(_, q)| q.split('#').next().unwrap_or("")).unwrap_or("");
     query.split('&').find_map(|pair| {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        let k = k.to_ascii_lowercase();
+        let k = percent_decoded(k).to_ascii_lowercase();
         if !ACTION_QUERY_KEYS.contains(&k.as_str()) {
             return None;
         }
-        any_in(&c.action_paths, &normalize(&v.replace('+', " ")))
+        any_in(&c.action_paths, &normalize(&percent_decoded(&v.replace('+', " "))))
     })
 }
 

@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
+mod help;
 mod sha256;
 
 const HELP: &str = "\
@@ -38,6 +39,8 @@ COMMANDS:
                     prints executions per target. Not part of `test` or CI.
     tools           Only check/install the build and test tools
     help            Show this text
+
+`cargo xtask COMMAND --help` shows one command's help without building anything.
 
 Tools are installed when missing: the wasm32-unknown-unknown target (rustup),
 wasm-bindgen-cli of exactly the version in Cargo.lock (cargo install),
@@ -81,6 +84,13 @@ fn run() -> Result<()> {
     let mut args = env::args().skip(1);
     let cmd = args.next().unwrap_or_else(|| "help".into());
     let rest: Vec<String> = args.collect();
+    // `--help` answers at once: nothing installed, nothing built.
+    if help::wants_help(&rest)
+        && let Some(text) = help::of(&cmd)
+    {
+        print!("{text}");
+        return Ok(());
+    }
     let root = workspace_root();
     match cmd.as_str() {
         "build" => {

@@ -7,15 +7,20 @@
 //! 1. The tab is the agent's; 1 to `MAX_UPLOAD_FILES` paths.
 //! 2. `[uploads] allowed_dirs` empty → `PERMISSION_DENIED` saying how the
 //!    person allows a folder.
-//! 3. On the blocking pool, each path: `shared::files::check_upload_path`
-//!    (`INVALID_REQUEST`); resolved to its real path (symlinks followed,
-//!    `..` resolved) and required inside an allowed folder, each resolved
-//!    too (`PERMISSION_DENIED`; a missing path inside one is `NOT_FOUND`,
-//!    one elsewhere `PERMISSION_DENIED`, so the agent cannot probe the
-//!    disk); opened **once**, that real path, with `O_NOFOLLOW |
-//!    O_NONBLOCK` (a FIFO cannot block the open, a last component swapped
-//!    for a symlink fails); then only the open handle is looked at: its
-//!    `fstat` (a regular file, else `INVALID_REQUEST`; at most 10 MB, else
+//! 3. On the blocking pool, each path: `shared::files::upload_place` on
+//!    the path *as given*, before the disk is touched (`INVALID_REQUEST`
+//!    for its shape; outside every allowed folder, as written or resolved,
+//!    or with a `..` → `PERMISSION_DENIED` with one message for every such
+//!    path, which never says whether it exists or where it resolves); then
+//!    resolved to its real path (symlinks followed), which must be inside
+//!    a resolved allowed folder too (a link out: the same refusal; a
+//!    missing path inside is `NOT_FOUND`); opened **once**, that real
+//!    path, with `O_NOFOLLOW | O_NONBLOCK` (a FIFO cannot block the open,
+//!    a last component swapped for a symlink fails); then only the open
+//!    handle is looked at: its `fstat` (a regular file, else
+//!    `INVALID_REQUEST`; one name only, else `PERMISSION_DENIED` unless
+//!    `[uploads] allow_hard_links = true`, since a hard link is another
+//!    name for a file that may lie outside; at most 10 MB, else
 //!    `INVALID_REQUEST`), what `/proc/self/fd/N` says it is (the real path
 //!    checked, else a folder on the way was swapped: `PERMISSION_DENIED`),
 //!    and its bytes, read with a bound. All files together at most 25 MB.
@@ -62,6 +67,7 @@ use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::MetadataExt as _;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -73,6 +79,7 @@ use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 use shared::action::Action;
 use shared::error::{ErrorCode, WireError};
+use shared::files::PlaceRefusal;
 use shared::files::{
     DOWNLOAD_WAIT_MS, DownloadEvent, DownloadState, DownloadVerdict, MAX_DOWNLOAD_BYTES, MAX_LISTED_DOWNLOADS,
     MAX_UPLOAD_FILE_BYTES, MAX_UPLOAD_FILES, MAX_UPLOAD_TOTAL_BYTES, UPLOAD_CHUNK_BYTES, UploadFile, human_size,
@@ -84,6 +91,7 @@ use super::AppState;
 use super::actions;
 use super::audit::{Audit, Caller, Row};
 use super::results::untrusted_result;
+use crate::config::FilesPolicy;
 
 /// How `config.toml` allows uploads, for the agent.
 const HOW_TO_ALLOW_UPLOADS: &str = "the person allows a folder with `[uploads] allowed_dirs = [\"/path/to/folder\"]` \
@@ -181,9 +189,9 @@ pub(crate) async fn browser_upload_file(
     if args.paths.is_empty() || args.paths.len() > MAX_UPLOAD_FILES {
         return Err(err(ErrorCode::InvalidRequest, format!("paths must list 1 to {MAX_UPLOAD_FILES} files")));
     }
-    let allowed = state.config().files.allowed_dirs.clone();
+    let files = state.config().files.clone();
     let paths = args.paths.clone();
-    let read = tokio::task::spawn_blocking(move || read_uploads(&allowed, &paths))
+    let read = tokio::task::spawn_blocking(move || read_uploads(&files, &paths))
         .await
         .unwrap_or_else(|_| Err(err(ErrorCode::Internal, "reading the files failed")));
     let loaded = match read {
@@ -236,8 +244,9 @@ fn shown(path: &str) -> String {
 }
 
 /// Step 3 of the module docs, for every path.
-fn read_uploads(allowed: &[PathBuf], paths: &[String]) -> Result<Vec<(UploadFile, Vec<u8>)>, WireError> {
-    let dirs: Vec<String> = allowed
+fn read_uploads(files: &FilesPolicy, paths: &[String]) -> Result<Vec<(UploadFile, Vec<u8>)>, WireError> {
+    let dirs: Vec<String> = files
+        .allowed_dirs
         .iter()
         .filter_map(|d| std::fs::canonicalize(d).ok())
         .filter_map(|p| p.to_str().map(str::to_string))
@@ -245,7 +254,7 @@ fn read_uploads(allowed: &[PathBuf], paths: &[String]) -> Result<Vec<(UploadFile
     let mut total = 0u64;
     let mut out = Vec::new();
     for raw in paths {
-        let (meta, bytes) = read_one(&dirs, allowed, raw)?;
+        let (meta, bytes) = read_one(&dirs, files, raw)?;
         total += meta.size;
         if total > MAX_UPLOAD_TOTAL_BYTES {
             return Err(err(
@@ -258,42 +267,38 @@ fn read_uploads(allowed: &[PathBuf], paths: &[String]) -> Result<Vec<(UploadFile
     Ok(out)
 }
 
-fn read_one(dirs: &[String], configured: &[PathBuf], raw: &str) -> Result<(UploadFile, Vec<u8>), WireError> {
-    shared::files::check_upload_path(raw).map_err(|r| err(r.code(), format!("{}: {}", r.message(), shown(raw))))?;
-    let outside = |real: Option<&str>| {
-        let resolved =
-            real.filter(|r| *r != raw).map(|r| format!(" (it resolves to {})", shown(r))).unwrap_or_default();
+fn read_one(dirs: &[String], files: &FilesPolicy, raw: &str) -> Result<(UploadFile, Vec<u8>), WireError> {
+    let configured = &files.allowed_dirs;
+    // One message for every path outside, whatever the disk holds there:
+    // never whether it exists or where it resolves.
+    let outside = || {
         err(
             ErrorCode::PermissionDenied,
             format!(
-                "{}{resolved} is not inside a folder the person allowed for uploads ({}); nothing uploaded",
+                "{} is not inside a folder the person allowed for uploads ({}); nothing uploaded",
                 shown(raw),
                 configured.iter().map(|d| shown(&d.to_string_lossy())).collect::<Vec<_>>().join(", ")
             ),
         )
     };
-    let lexically_inside = || {
-        dirs.iter()
-            .map(String::as_str)
-            .chain(configured.iter().filter_map(|d| d.to_str()))
-            .any(|d| shared::files::inside(raw, d))
-    };
+    // Decided on the path as given, before the disk is touched.
+    let folders: Vec<&str> =
+        dirs.iter().map(String::as_str).chain(configured.iter().filter_map(|d| d.to_str())).collect();
+    match shared::files::upload_place(raw, &folders) {
+        Ok(()) => {}
+        Err(PlaceRefusal::Shape(r)) => return Err(err(r.code(), format!("{}: {}", r.message(), shown(raw)))),
+        Err(PlaceRefusal::Outside) => return Err(outside()),
+    }
     let real = match std::fs::canonicalize(raw) {
         Ok(p) => p,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) => {
-            return Err(if lexically_inside() {
-                err(ErrorCode::NotFound, format!("no such file: {}", shown(raw)))
-            } else {
-                outside(None)
-            });
+            return Err(err(ErrorCode::NotFound, format!("no such file: {}", shown(raw))));
         }
         Err(e) => return Err(io_refusal(raw, &e)),
     };
-    let Some(real_s) = real.to_str() else {
-        return Err(err(ErrorCode::InvalidRequest, format!("{} is not a UTF-8 path", shown(raw))));
-    };
-    if !dirs.iter().any(|d| shared::files::inside(real_s, d)) {
-        return Err(outside(Some(real_s)));
+    // A link inside that leads out: the same refusal, the target unsaid.
+    if !real.to_str().is_some_and(|r| dirs.iter().any(|d| shared::files::inside(r, d))) {
+        return Err(outside());
     }
     // Opened once; from here on only the handle is looked at.
     let file = OpenOptions::new()
@@ -309,6 +314,17 @@ fn read_one(dirs: &[String], configured: &[PathBuf], raw: &str) -> Result<(Uploa
         return Err(err(
             ErrorCode::InvalidRequest,
             format!("{} is not a regular file (a device, FIFO or socket); nothing uploaded", shown(raw)),
+        ));
+    }
+    if !shared::files::hard_links_allowed(md.nlink(), files.allow_hard_links) {
+        tracing::info!(reason = "hard_links", links = md.nlink(), "upload refused");
+        return Err(err(
+            ErrorCode::PermissionDenied,
+            format!(
+                "{} has other names (hard links), which may be files outside the allowed folder; nothing \
+                 uploaded (the person can allow such files with `allow_hard_links = true` under [uploads])",
+                shown(raw)
+            ),
         ));
     }
     let opened = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok();
@@ -764,11 +780,11 @@ mod tests {
         assert!(std::process::Command::new("mkfifo").arg(allowed.join("fifo")).status().unwrap().success());
         let big = File::create(allowed.join("big.bin")).unwrap();
         big.set_len(MAX_UPLOAD_FILE_BYTES + 1).unwrap();
-        let dirs = vec![allowed.clone()];
+        let dirs = FilesPolicy { allowed_dirs: vec![allowed.clone()], ..FilesPolicy::default() };
         let p = |rel: &str| format!("{}/{rel}", allowed.display());
         let code = |path: String| read_uploads(&dirs, &[path]).map(|_| ()).unwrap_err().code;
 
-        let ok = read_uploads(&dirs, &[p("ok.txt"), p("link-in"), p("sub/../ok.txt")]).unwrap();
+        let ok = read_uploads(&dirs, &[p("ok.txt"), p("link-in"), p("./ok.txt")]).unwrap();
         assert_eq!(ok.len(), 3);
         assert_eq!(ok[0].0.name, "ok.txt");
         assert_eq!(ok[0].0.size, 5);
@@ -798,6 +814,72 @@ mod tests {
         let e = read_uploads(&dirs, &[p("nine.bin"), p("nine.bin"), p("nine.bin")]).map(|_| ()).unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidRequest);
         assert!(e.message.contains("add up"), "{}", e.message);
+    }
+
+    /// Every refusal outside the folder is one message, whatever the disk
+    /// holds there: nothing says whether a path exists or where it leads.
+    #[test]
+    fn refusals_outside_say_nothing_about_the_disk() {
+        let root = tmp();
+        let allowed = root.path().join("allowed");
+        std::fs::create_dir_all(&allowed).unwrap();
+        std::fs::write(allowed.join("ok.txt"), b"hello").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", allowed.join("link-out")).unwrap();
+        std::os::unix::fs::symlink("/etc/nope", allowed.join("dangling-out")).unwrap();
+        let files = FilesPolicy { allowed_dirs: vec![allowed.clone()], ..FilesPolicy::default() };
+        let folder = allowed.display().to_string();
+        let refusal = |path: &str| read_uploads(&files, &[path.to_string()]).map(|_| ()).unwrap_err();
+        let expected = |path: &str| {
+            let mut shown = String::new();
+            shared::snapshot::quote(path, &mut shown);
+            let mut dir = String::new();
+            shared::snapshot::quote(&folder, &mut dir);
+            format!("{shown} is not inside a folder the person allowed for uploads ({dir}); nothing uploaded")
+        };
+        let outside = [
+            "/etc/./passwd".to_string(),
+            "/etc/passwd".to_string(),
+            "/etc/nope".to_string(),
+            "/proc/self/root/etc/passwd".to_string(),
+            "/proc/self/cwd".to_string(),
+            format!("{folder}/../allowed/ok.txt"),
+            format!("{folder}/link-out"),
+        ];
+        for path in &outside {
+            let e = refusal(path);
+            assert_eq!(e.code, ErrorCode::PermissionDenied, "{path}");
+            assert_eq!(e.message, expected(path), "{path}: one message, no resolved path");
+            assert!(!e.message.contains("resolves"), "{path}: {}", e.message);
+        }
+        // A dangling link out of the folder is "no such file" like any
+        // missing file inside: it names nothing outside.
+        let e = refusal(&format!("{folder}/dangling-out"));
+        assert_eq!(e.code, ErrorCode::NotFound);
+        assert!(!e.message.contains("/etc"), "{}", e.message);
+        // Control: the file inside is read.
+        assert_eq!(read_uploads(&files, &[format!("{folder}/ok.txt")]).unwrap()[0].1, b"hello");
+    }
+
+    #[test]
+    fn hard_linked_files_need_the_persons_leave() {
+        let root = tmp();
+        let allowed = root.path().join("allowed");
+        let other = root.path().join("elsewhere");
+        std::fs::create_dir_all(&allowed).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(other.join("secret.txt"), b"secret").unwrap();
+        std::fs::hard_link(other.join("secret.txt"), allowed.join("linked.txt")).unwrap();
+        std::fs::write(allowed.join("single.txt"), b"single").unwrap();
+        let mut files = FilesPolicy { allowed_dirs: vec![allowed.clone()], ..FilesPolicy::default() };
+        let linked = format!("{}/linked.txt", allowed.display());
+        let e = read_uploads(&files, std::slice::from_ref(&linked)).map(|_| ()).unwrap_err();
+        assert_eq!(e.code, ErrorCode::PermissionDenied);
+        assert!(e.message.contains("allow_hard_links"), "{}", e.message);
+        assert!(!e.message.contains("elsewhere"), "the other name is not told: {}", e.message);
+        // Control: a file with one name is read.
+        assert!(read_uploads(&files, &[format!("{}/single.txt", allowed.display())]).is_ok());
+        files.allow_hard_links = true;
+        assert_eq!(read_uploads(&files, &[linked]).unwrap()[0].1, b"secret");
     }
 
     #[test]

@@ -620,6 +620,18 @@ async fn navigate(state: &AppState, caller: &Caller, tab: TabId, step: &Step, ur
             return report;
         }
     };
+    // Judged like `browser_navigate`: a URL that acts asks or is refused.
+    let verdict = shared::navigation::judge(&state.config().policy, &url);
+    report.risk = Some(verdict.class.risk);
+    let decided_by = match super::navigate::clear(state, caller, "flow_run", Some(tab), &url).await {
+        Ok(by) => by,
+        Err(e) => {
+            report.decision = Some(if e.code == ErrorCode::PermissionDenied { "deny" } else { "confirm" }.into());
+            report.decided_by = e.denied_by.map(DecidedBy::from).or(Some(DecidedBy::Policy));
+            report.error = Some(e);
+            return report;
+        }
+    };
     let wait = Duration::from_millis(NAVIGATION_TIMEOUT_MS) + state.human_wait();
     let answer = state.hub().call(Command::Navigate { tab, url: url.clone() }, wait).await;
     let landed = match answer {
@@ -634,8 +646,8 @@ async fn navigate(state: &AppState, caller: &Caller, tab: TabId, step: &Step, ur
         Ok(now) => {
             nav_audit(state, caller, tab, &now, None).await;
             report.outcome = StepOutcome::Done;
-            report.decision = Some("allow".into());
-            report.decided_by = Some(DecidedBy::Policy);
+            report.decision = Some(if verdict.decision == Decision::Confirm { "confirm" } else { "allow" }.into());
+            report.decided_by = Some(decided_by);
             report.effect = Some(shared::action::Effect::Navigated);
             report.url = redact::redact_url(&now);
             report.error = None;
@@ -654,7 +666,8 @@ const NAV_REASON: &str = "navigation and tab actions are low risk";
 /// The audit row of a flow's navigation step: `error` is `None` when it
 /// loaded.
 async fn nav_audit(state: &AppState, caller: &Caller, tab: TabId, url: &str, error: Option<&WireError>) {
-    let reasons = [NAV_REASON.to_string()];
+    let class = shared::navigation::judge(&state.config().policy, url).class;
+    let reasons = if class.reasons.is_empty() { vec![NAV_REASON.to_string()] } else { class.reasons.clone() };
     let denied = error.is_some_and(|e| e.code == ErrorCode::PermissionDenied);
     Audit::new(state, caller)
         .record(Row {
@@ -662,7 +675,7 @@ async fn nav_audit(state: &AppState, caller: &Caller, tab: TabId, url: &str, err
             tab: Some(tab),
             summary: "navigate",
             url: Some(url),
-            risk: Some(RiskLevel::Low),
+            risk: Some(class.risk),
             reasons: &reasons,
             decision: Some(if denied { "deny" } else { "allow" }),
             decided_by: Some(DecidedBy::Policy),

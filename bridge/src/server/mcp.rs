@@ -56,6 +56,7 @@ use super::actions;
 use super::audit::{Audit, Caller, Row};
 use super::files;
 use super::handoff;
+use super::navigate;
 use super::results::{error_result, plain_result, untrusted_result};
 use super::sessions::SessionHandle;
 
@@ -316,14 +317,19 @@ impl McpServer {
             Err(e) if e.code == ErrorCode::PermissionDenied => ("deny", e.code.as_str()),
             Err(e) => ("allow", e.code.as_str()),
         };
-        let reasons = ["navigation and tab actions are low risk".to_string()];
+        // A URL is judged like a link target (`shared::navigation`).
+        let class = url.map(|u| shared::navigation::judge(&self.state.config().policy, u).class);
+        let reasons = match &class {
+            Some(c) if !c.reasons.is_empty() => c.reasons.clone(),
+            _ => vec!["navigation and tab actions are low risk".to_string()],
+        };
         Audit::new(&self.state, caller)
             .record(Row {
                 tool,
                 tab,
                 summary,
                 url,
-                risk: Some(shared::risk::RiskLevel::Low),
+                risk: Some(class.map_or(shared::risk::RiskLevel::Low, |c| c.risk)),
                 reasons: &reasons,
                 decision: Some(decision),
                 decided_by: Some(shared::audit::DecidedBy::Policy),
@@ -339,6 +345,8 @@ impl McpServer {
                 self.audit(caller, "browser_tabs", None, "open a tab", Some(u), &checked).await;
                 checked?;
             }
+            // Judged before the tab exists: refused, nothing is opened.
+            navigate::clear(&self.state, caller, "browser_tabs", None, u).await?;
         }
         // The tab is the agent's before it loads anything: a page that
         // hands it to the person (or refuses, headless) leaves a tab the
@@ -493,6 +501,16 @@ impl McpServer {
                 ));
             }
         };
+        // Loading a URL is judged like a link to it; a reload, on the URL
+        // the tab showed last (back/forward: see `navigate`).
+        let judged = match (&url, args.step) {
+            (Some(u), _) => Some(u.clone()),
+            (None, Some(shared::protocol::HistoryStep::Reload)) => self.state.actions().page(tab).url,
+            (None, _) => None,
+        };
+        if let Some(u) = judged.as_deref().filter(|u| shared::url::validate_navigation_url(u).is_ok()) {
+            navigate::clear(&self.state, caller, "browser_navigate", Some(tab), u).await?;
+        }
         let summary = match args.step {
             Some(step) => format!("navigate {step:?}").to_lowercase(),
             None => "navigate".to_string(),

@@ -27,6 +27,7 @@ mod flows;
 mod guard;
 mod handoff;
 mod mcp;
+mod navigate;
 mod record;
 mod results;
 mod sessions;

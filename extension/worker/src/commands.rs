@@ -10,7 +10,7 @@ use shared::snapshot::{SnapshotRequest, TextRequest};
 use wasm_bindgen::prelude::*;
 
 use crate::chrome::{self, Tab};
-use crate::tabs::{LoadWaiter, ask_page, ask_page_value, get_tab, info, is_web_url, tab_error, tab_id};
+use crate::tabs::{LoadWaiter, ask_page, ask_page_value, get_tab, info, is_web_url, tab_error, tab_id, tab_url};
 use crate::util::{js_error_text, obj, to_js, wire};
 
 /// What a command answers: an [`Outcome`], or a snapshot whose nodes
@@ -88,6 +88,9 @@ async fn tab_new(url: Option<String>) -> CmdResult {
         } else {
             waiter.wait(id).await?;
         }
+        if let Some(e) = crate::load_errors::failed(id, &tab_url(id).await.unwrap_or_default()) {
+            return Err(e);
+        }
     }
     Ok(CommandResult::Tab { tab: info(&get_tab(id).await?) })
 }
@@ -131,6 +134,10 @@ async fn navigate(tab: TabId, url: &str) -> CmdResult {
 /// landed on hands the tab to the person first (`crate::handoff`), and the
 /// agent learns where the tab is once they handed it back.
 async fn landed(tab: TabId) -> CmdResult {
+    // The browser's error page instead of the page: said in the agent's terms.
+    if let Some(e) = crate::load_errors::failed(tab, &tab_url(tab).await.unwrap_or_default()) {
+        return Err(e);
+    }
     crate::handoff::clear_for_agent(tab).await?;
     Ok(CommandResult::Tab { tab: info(&get_tab(tab).await?) })
 }
@@ -178,6 +185,14 @@ async fn history(tab: TabId, step: HistoryStep) -> CmdResult {
             let msg = to_js(&PageRequest::History { delta });
             if let Err(e) = ask_page(tab, &msg).await {
                 waiter.cancel();
+                // The browser's error page runs no script of ours.
+                if e.code == ErrorCode::PageNotLoaded {
+                    return Err(wire(
+                        ErrorCode::InvalidRequest,
+                        "the tab shows the browser's error page, and Chrome has no history entry to go to from \
+                         there (it skips pages opened without a click); navigate to the URL instead",
+                    ));
+                }
                 return Err(e);
             }
         } else {

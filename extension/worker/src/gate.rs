@@ -425,6 +425,10 @@ pub async fn ask_only(gate: Gate) -> CmdResult {
     ensure_loaded().await;
     let request_seen = !STATE.with(|s| s.borrow_mut().seen.insert(gate.request));
     let question = shared::gate::question_only(control_state(), &gate, request_seen)?;
+    if shared::gate::yolo_answers(control_state(), &gate) {
+        add_history(&gate.summary, question.risk, YOLO_HISTORY, "");
+        return Ok(CommandResult::Answered { decided_by: DecidedBy::Yolo });
+    }
     let generation = STATE.with(|s| s.borrow().stop_generation);
     let (risk, timeout) = (question.risk, question.timeout_secs);
     let answer = ask_person(pending_view(&gate, question, None), timeout, None).await?;

@@ -12,7 +12,7 @@
 //!
 //! ```text
 //! lib        every module (entry points, frame and message routing)
-//! commands   gate, handoff, tabs
+//! commands   gate, handoff, tabs, load_errors
 //! gate       window, secret, upload, downloads, handoff, sessions, conn, tabs, messages, badge
 //! handoff    conn, tabs, badge
 //! window     tabs
@@ -25,7 +25,8 @@
 //! popup      ui, messages, refusals, handoff, sessions
 //! approval   ui, messages
 //! ui         messages
-//! tabs, refusals, messages, badge    (none)
+//! tabs       load_errors
+//! load_errors, refusals, messages, badge    (none)
 //! ```
 //!
 //! `conn` hands what arrives on the socket to the `conn::Handlers` set
@@ -46,6 +47,7 @@ mod conn;
 mod downloads;
 mod gate;
 mod handoff;
+mod load_errors;
 mod messages;
 mod popup;
 mod proceed;

@@ -121,9 +121,13 @@ pub async fn ask_page_value(tab: TabId, msg: &JsValue) -> Result<JsValue, WireEr
                 ("target", obj(&[("tabId", JsValue::from_f64(id))]).into()),
                 ("files", Array::of1(&JsValue::from_str("content.js")).into()),
             ]);
-            chrome::scripting_execute_script(&injection)
-                .await
-                .map_err(|e| wire(ErrorCode::Internal, format!("cannot reach the page: {}", js_error_text(&e))))?;
+            if let Err(e) = chrome::scripting_execute_script(&injection).await {
+                let text = js_error_text(&e);
+                if crate::load_errors::is_error_page(&text) {
+                    return Err(crate::load_errors::error_page(tab, &tab_url(tab).await.unwrap_or_default()));
+                }
+                return Err(wire(ErrorCode::Internal, format!("cannot reach the page: {text}")));
+            }
             ask_content(id, msg).await
         }
         other => other,

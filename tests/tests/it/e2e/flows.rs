@@ -119,7 +119,7 @@ async fn flows_replay_with_every_step_checked_on_the_live_page() {
     // ---- the button the recording pressed now reads "Delete account":
     // found only by its id, a changed target; the window shows both, the
     // person denies, nothing ran and the run stops there.
-    let delete = base("flowshop-delete");
+    let delete = base("flowshop-swapped");
     import(&s, &order_only(&delete, "order-delete"), "order-delete");
     let run = s.mcp.call("flow_run", json!({ "name": "order-delete" }));
     let person = async {

@@ -19,8 +19,10 @@ mod handoff;
 mod injection;
 mod languages;
 mod lies;
+mod nav_risk;
 mod navigation;
 mod paint;
+mod page_errors;
 mod popup;
 mod popup_controls;
 mod recorder_files;
@@ -37,6 +39,7 @@ mod stdio;
 mod strict_csp;
 mod undetectable;
 mod up;
+mod upload_paths;
 mod worker_restart;
 
 use std::time::Duration;

@@ -77,6 +77,17 @@ async fn up_connects_a_headless_browser_and_stops_on_ctrl_c() {
     }
     let out = std::fs::read_to_string(&out_path).unwrap();
     assert!(out.contains(&home.path().display().to_string()), "the connect hint should name the home:\n{out}");
+    // The binary by its absolute path (it is not on the PATH after
+    // `cargo xtask up`), and JSON a person can paste into a client's config.
+    let bin = std::fs::canonicalize(chaperone_bin()).unwrap();
+    assert!(out.contains(&format!("{} mcp --home", bin.display())), "no absolute binary path:\n{out}");
+    let json_start = out.find("    {").expect("a JSON block");
+    let json_end = json_start + out[json_start..].find("\n    }").expect("its end") + 6;
+    let block: serde_json::Value = serde_json::from_str(&out[json_start..json_end]).unwrap();
+    let server = &block["mcpServers"]["chaperone"];
+    assert_eq!(server["command"], serde_json::json!(bin.display().to_string()), "{block}");
+    assert_eq!(server["args"][0], "mcp", "{block}");
+    assert!(out.contains("\"servers\""), "no VS Code block:\n{out}");
     assert!(
         !out.contains(std::fs::read_to_string(home.path().join("mcp-token")).unwrap().trim()),
         "up printed the token"
