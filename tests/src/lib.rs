@@ -63,7 +63,8 @@ pub fn sites_dir() -> PathBuf {
 /// sorted: `*.html` files that are not symlinks (the `strict/` copies), not
 /// `*.frame.html` (documents that only live inside an iframe) and not
 /// `*.bulk.html` (stress pages, e.g. a 5,000-option select, that their own
-/// tests load).
+/// tests load), not `*.moves.html` (pages that leave themselves when
+/// loaded, such as a meta refresh).
 pub fn fixture_pages() -> Vec<String> {
     fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
         let Ok(entries) = std::fs::read_dir(dir) else { return };
@@ -76,7 +77,10 @@ pub fn fixture_pages() -> Vec<String> {
             }
             if ft.is_dir() {
                 walk(&path, root, out);
-            } else if name.ends_with(".html") && !name.ends_with(".frame.html") && !name.ends_with(".bulk.html") {
+            } else if name.ends_with(".html") && !name.ends_with(".frame.html")
+                && !name.ends_with(".bulk.html")
+                && !name.ends_with(".moves.html")
+            {
                 let rel = path.strip_prefix(root).unwrap_or(&path);
                 out.push(rel.to_string_lossy().replace('\\', "/"));
             }

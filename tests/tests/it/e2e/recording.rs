@@ -502,7 +502,7 @@ async fn the_pages_own_events_and_navigations_are_not_the_persons_steps() {
     // Typed: a step; then a page that refreshes itself to delete.html.
     page.navigate(&format!("{base}other.html")).await.unwrap();
     let a = arrive(&human, &page, "/recordtrap/other.html", a).await;
-    page.navigate(&format!("{base}refresh.html")).await.unwrap();
+    page.navigate(&format!("{base}refresh.moves.html")).await.unwrap();
     let a = arrive(&human, &page, "/recordtrap/delete.html", a).await;
     // Typed, with a token in its path.
     page.navigate(&format!("{base}reset/{token}.html")).await.unwrap();
@@ -570,7 +570,7 @@ async fn the_pages_own_events_and_navigations_are_not_the_persons_steps() {
     assert_eq!(nav(6), format!("{base}form.html"), "Back, pressed by the person");
     assert_eq!(name(7), "Continue");
     assert_eq!(nav(8), format!("{base}other.html"));
-    assert_eq!(nav(9), format!("{base}refresh.html"));
+    assert_eq!(nav(9), format!("{base}refresh.moves.html"));
     assert_eq!(nav(10), format!("{base}reset/{{{{path_token}}}}"), "the token is a parameter");
     assert_eq!(nav(11), format!("{base}form.html"));
     assert_eq!(name(12), "Previous");
