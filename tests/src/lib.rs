@@ -77,7 +77,8 @@ pub fn fixture_pages() -> Vec<String> {
             }
             if ft.is_dir() {
                 walk(&path, root, out);
-            } else if name.ends_with(".html") && !name.ends_with(".frame.html")
+            } else if name.ends_with(".html")
+                && !name.ends_with(".frame.html")
                 && !name.ends_with(".bulk.html")
                 && !name.ends_with(".moves.html")
             {
