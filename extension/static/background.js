@@ -18,13 +18,14 @@ chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
 // Downloads (extension/worker/src/downloads.rs): webRequest only observes.
 chrome.webRequest.onHeadersReceived.addListener(
   (d) => { ready.then((w) => w.on_headers_received(d)); },
-  { urls: ['http://*/*', 'https://*/*'], types: ['main_frame', 'sub_frame'] },
+  { urls: ['http://*/*', 'https://*/*'], types: ['main_frame', 'sub_frame', 'other'] },
   ['responseHeaders'],
 );
 chrome.downloads.onDeterminingFilename.addListener((item, suggest) => {
   ready.then((w) => w.on_determining_filename(item, suggest), () => suggest());
   return true;
 });
+chrome.tabs.onCreated.addListener((tab) => ready.then((w) => w.on_tab_created(tab)));
 chrome.downloads.onChanged.addListener((delta) => ready.then((w) => w.on_download_changed(delta)));
 chrome.alarms.onAlarm.addListener((alarm) => ready.then((w) => w.on_alarm(alarm.name)));
 // A page finishing its load wakes a worker nothing else would start (after

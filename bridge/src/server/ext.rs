@@ -654,11 +654,15 @@ async fn authenticated_loop(
                         true
                     }
                     Ok(ExtToBridge::Download { event }) => {
-                        super::files::spawn_download_event(state, number, event);
+                        super::downloads::spawn_download_event(state, number, event);
                         true
                     }
                     Ok(ExtToBridge::GiveTab { tab, session }) => {
                         state.give_tab(tab, session);
+                        true
+                    }
+                    Ok(ExtToBridge::TabOpened { tab, opener }) => {
+                        state.tab_opened(tab, opener);
                         true
                     }
                     Ok(ExtToBridge::Hello { .. }) | Err(_) => false,

@@ -55,6 +55,7 @@ use super::AppState;
 use super::actions;
 use super::audit::{Audit, Caller, Row};
 use super::files;
+use super::downloads;
 use super::handoff;
 use super::results::{error_result, plain_result, untrusted_result};
 use super::sessions::SessionHandle;
@@ -738,7 +739,7 @@ impl McpServer {
                 then(parse::<UploadFileArgs>(args), |a| files::browser_upload_file(state, caller, a)).await
             }
             "browser_downloads" => {
-                then(parse::<DownloadsArgs>(args), |a| files::browser_downloads(state, caller, a)).await
+                then(parse::<DownloadsArgs>(args), |a| downloads::browser_downloads(state, caller, a)).await
             }
             _ => return super::flows::dispatch(state, caller, name, args).await,
         })

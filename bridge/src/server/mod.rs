@@ -21,6 +21,7 @@
 mod actions;
 mod audit;
 mod conn;
+mod downloads;
 mod ext;
 mod files;
 mod flows;
@@ -258,6 +259,24 @@ impl AppState {
             Err(e) => tracing::info!(tab, session = to.0, reason = e.message(), "tab not given"),
         }
         self.push_sessions();
+    }
+
+    /// Tab `opener` opened `tab`: a tab an agent's tab opens is that
+    /// session's (`shared::sessions::opened`), not made its current tab.
+    pub(crate) fn tab_opened(&self, tab: TabId, opener: TabId) {
+        let adopted = {
+            let mut registry = self.registry();
+            match shared::sessions::opened(registry.owner(opener), registry.owner(tab)) {
+                shared::sessions::Owner::Session(s) if registry.owner(tab) == shared::sessions::Owner::Person => {
+                    registry.adopt(s, tab)
+                }
+                _ => false,
+            }
+        };
+        if adopted {
+            tracing::info!(tab, opener, "a tab opened by an agent's tab joins its session");
+            self.push_sessions();
+        }
     }
 
     /// Tells the extension every session and its tabs (`BridgeToExt::Sessions`).

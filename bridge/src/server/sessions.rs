@@ -105,6 +105,18 @@ impl Registry {
         true
     }
 
+    /// `tab`, the person's, joins `me` (opened by one of its tabs) without
+    /// becoming its current tab; false when `me` is not open.
+    pub(crate) fn adopt(&mut self, me: SessionKey, tab: TabId) -> bool {
+        if self.owner(tab) != Owner::Person {
+            return false;
+        }
+        let Some(s) = self.sessions.get_mut(&me) else { return false };
+        s.tabs.push(tab);
+        self.owners.insert(tab, me);
+        true
+    }
+
     /// `tab` is gone (closed), whoever had it.
     pub(crate) fn remove(&mut self, tab: TabId) {
         let Some(me) = self.owners.remove(&tab) else { return };
