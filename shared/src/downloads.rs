@@ -52,7 +52,8 @@ pub const MAX_OPENERS: usize = 16;
 /// Whose a download is ([`attribute`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Attribution {
-    /// Started in (or from a tab opened by) `tab` of `session`.
+    /// Started in `tab` of `session`, or in a tab that `tab` (the nearest
+    /// of the session's tabs up the opener chain) opened.
     Agent { session: SessionKey, tab: TabId },
     /// Started in a tab no session owns, none of whose openers a session owns.
     Person,
@@ -64,8 +65,12 @@ pub enum Attribution {
 /// `owner` is the bridge's registry.
 pub fn attribute(p: &Provenance, owner: impl Fn(TabId) -> Owner) -> Attribution {
     if let Some(tab) = p.tab {
-        for t in std::iter::once(tab).chain(p.openers.iter().copied().take(MAX_OPENERS)) {
+        let openers = || p.openers.iter().copied().take(MAX_OPENERS);
+        for t in std::iter::once(tab).chain(openers()) {
             if let Owner::Session(session) = owner(t) {
+                // The session's tab nearest up the chain decides: a tab that
+                // only downloads closes as the download starts.
+                let tab = openers().find(|o| owner(*o) == Owner::Session(session)).unwrap_or(tab);
                 return Attribution::Agent { session, tab };
             }
         }
@@ -176,8 +181,9 @@ mod tests {
                 p(Some(5), &[], Some("http://a:80"), &[5, 10]),
                 Attribution::Person,
             ),
-            ("a new tab an agent tab opened", p(Some(30), &[10], None, &[]), agent(A, 30)),
-            ("opened by a tab an agent tab opened", p(Some(31), &[30, 20], None, &[]), agent(B, 31)),
+            ("a new tab an agent tab opened", p(Some(30), &[10], None, &[]), agent(A, 10)),
+            ("a new tab already adopted", p(Some(11), &[10], None, &[]), agent(A, 10)),
+            ("opened by a tab an agent tab opened", p(Some(31), &[30, 20], None, &[]), agent(B, 20)),
             ("opened by the person's tab", p(Some(31), &[5], None, &[]), Attribution::Person),
             ("blob: with an agent tab at its origin", p(None, &[], Some("http://a:80"), &[5, 10]), unknown(&[A], 10)),
             (
@@ -201,7 +207,7 @@ mod tests {
         chain.push(10);
         assert_eq!(attribute(&p(Some(99), &chain, None, &[]), owners()), Attribution::Person);
         chain.insert(0, 10);
-        assert_eq!(attribute(&p(Some(99), &chain, None, &[]), owners()), Attribution::Agent { session: A, tab: 99 });
+        assert_eq!(attribute(&p(Some(99), &chain, None, &[]), owners()), Attribution::Agent { session: A, tab: 10 });
     }
 
     fn origin_of(u: &str) -> String {
