@@ -161,12 +161,7 @@ mod tests {
     }
 
     fn p(tab: Option<TabId>, openers: &[TabId], origin: Option<&str>, at: &[TabId]) -> Provenance {
-        Provenance {
-            tab,
-            openers: openers.to_vec(),
-            origin: origin.map(str::to_string),
-            tabs_at_origin: at.to_vec(),
-        }
+        Provenance { tab, openers: openers.to_vec(), origin: origin.map(str::to_string), tabs_at_origin: at.to_vec() }
     }
 
     #[test]

@@ -245,7 +245,8 @@ async fn started(state: &AppState, connection: u64, d: Download, placed: bool, p
     let limit = files.max_download_bytes();
     if let Some(size) = d.size.filter(|s| *s > limit) {
         verdict(state, connection, id, DownloadVerdict::Cancel).await;
-        let message = format!("it is {}, over the limit of {} (`[downloads] max_mb`)", human_size(size), human_size(limit));
+        let message =
+            format!("it is {}, over the limit of {} (`[downloads] max_mb`)", human_size(size), human_size(limit));
         if let Some(d) = block(DownloadState::TooLarge, message) {
             record(state, &d, Some("deny"), d.state.as_str()).await;
         }
@@ -473,9 +474,7 @@ pub(crate) async fn browser_downloads(
     }
     let mine = |d: &Download| d.sessions.contains(&caller.key) && args.tab.is_none_or(|t| t == d.tab);
     let deadline = Instant::now() + Duration::from_millis(DOWNLOAD_WAIT_MS);
-    while Instant::now() < deadline
-        && state.inner.files.downloads().iter().any(|d| mine(d) && d.state.pending())
-    {
+    while Instant::now() < deadline && state.inner.files.downloads().iter().any(|d| mine(d) && d.state.pending()) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let (list, blocked) = {

@@ -84,7 +84,8 @@ async fn wanted() -> BTreeSet<String> {
         .filter_map(|t| {
             let id = get(&t, "id").as_f64()? as i64;
             crate::sessions::owner_of(id)?;
-            let url = get(&t, "url").as_string().filter(|u| !u.is_empty()).or_else(|| get(&t, "pendingUrl").as_string())?;
+            let url =
+                get(&t, "url").as_string().filter(|u| !u.is_empty()).or_else(|| get(&t, "pendingUrl").as_string())?;
             shared::downloads::automatic_downloads_pattern(&crate::tabs::origin_of(&url))
         })
         .collect()

@@ -216,7 +216,8 @@ async fn held(tab: TabId, url: &str, at: f64) {
         (!x.became_download).then_some(x)
     });
     let Some(x) = found else { return };
-    if crate::sessions::owner_of(tab).is_none() && openers_of(tab).iter().all(|t| crate::sessions::owner_of(*t).is_none())
+    if crate::sessions::owner_of(tab).is_none()
+        && openers_of(tab).iter().all(|t| crate::sessions::owner_of(*t).is_none())
     {
         return;
     }
@@ -224,9 +225,7 @@ async fn held(tab: TabId, url: &str, at: f64) {
         push_recent(&mut r.borrow_mut(), Recent { id: 0, tabs: vec![tab], at, fate: Fate::NotStarted });
     });
     let name = x.name.unwrap_or_default();
-    crate::conn::send_current(&ExtToBridge::Download {
-        event: DownloadEvent::NotStarted { tab, url: x.url, name },
-    });
+    crate::conn::send_current(&ExtToBridge::Download { event: DownloadEvent::NotStarted { tab, url: x.url, name } });
 }
 
 fn push_recent(r: &mut VecDeque<Recent>, x: Recent) {
@@ -334,8 +333,7 @@ async fn tabs_showing(origin: Option<&str>) -> Vec<TabId> {
 pub fn on_download_changed(delta: JsValue) {
     let Some(id) = get(&delta, "id").as_f64().map(|i| i as u64) else { return };
     let Some(state) = text(&get(&delta, "state"), "current") else { return };
-    let Some(generation) = WAITING.with(|w| w.borrow().get(&id).filter(|x| x.kept).and_then(|x| x.generation))
-    else {
+    let Some(generation) = WAITING.with(|w| w.borrow().get(&id).filter(|x| x.kept).and_then(|x| x.generation)) else {
         return;
     };
     match state.as_str() {
@@ -490,16 +488,14 @@ pub fn started_since(tab: TabId, since: f64) -> bool {
 pub async fn outcome_since(tab: TabId, since: f64) -> Option<String> {
     let deadline = now_ms() + VERDICT_WAIT_MS;
     loop {
-        let fates: Vec<Fate> = RECENT.with(|r| {
-            r.borrow().iter().filter(|x| x.at >= since && x.tabs.contains(&tab)).map(|x| x.fate).collect()
-        });
-        let unstarted = ATTACHMENTS.with(|a| {
-            a.borrow().iter().filter(|x| x.tab == tab && x.at >= since && !x.became_download).count()
-        });
+        let fates: Vec<Fate> = RECENT
+            .with(|r| r.borrow().iter().filter(|x| x.at >= since && x.tabs.contains(&tab)).map(|x| x.fate).collect());
+        let unstarted = ATTACHMENTS
+            .with(|a| a.borrow().iter().filter(|x| x.tab == tab && x.at >= since && !x.became_download).count());
         if fates.is_empty() && unstarted == 0 {
             return None;
         }
-        let pending = fates.iter().any(|f| *f == Fate::Pending) || unstarted > 0;
+        let pending = fates.contains(&Fate::Pending) || unstarted > 0;
         if !pending || now_ms() >= deadline {
             return Some(describe(&fates, unstarted));
         }

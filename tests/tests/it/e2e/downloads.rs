@@ -36,7 +36,8 @@ async fn listed(mcp: &mut Mcp, n: usize, within: Duration) -> Vec<Value> {
             continue;
         }
         let list = r.data()["downloads"].as_array().cloned().unwrap_or_default();
-        let pending = list.iter().any(|d| d["state"] == json!("in_progress") || d["state"] == json!("waiting_for_person"));
+        let pending =
+            list.iter().any(|d| d["state"] == json!("in_progress") || d["state"] == json!("waiting_for_person"));
         if (list.len() >= n && !pending) || std::time::Instant::now() > deadline {
             return list;
         }
@@ -274,9 +275,8 @@ async fn other_ways_go_through_the_policy_and_the_name_rules_and_the_size_limit_
     // once; a streamed one is cancelled while it runs; a small one saved.
     let big = s.url("/downloads/big.html");
     let n = ways.len();
-    for (i, (link, want)) in [("Declared large", "too_large"), ("Streamed large", "too_large"), ("Small", "saved")]
-        .iter()
-        .enumerate()
+    for (i, (link, want)) in
+        [("Declared large", "too_large"), ("Streamed large", "too_large"), ("Small", "saved")].iter().enumerate()
     {
         let tab = new_tab(&mut s.mcp, &big).await;
         let r = find_ref(&mut s.mcp, tab, "link", link).await;
