@@ -221,6 +221,18 @@ mod tests {
     }
 
     #[test]
+    fn a_tab_an_agent_tab_opens_joins_that_session_but_not_as_current() {
+        let mut r = two_sessions();
+        assert!(r.adopt(A, 12));
+        assert_eq!(r.owner(12), Owner::Session(A));
+        assert_eq!(r.of(A).current, Some(11), "adopting does not move the session's current tab");
+        assert!(!r.adopt(A, 20), "another session's tab stays its own");
+        assert!(!r.adopt(A, 12), "already adopted");
+        assert!(!r.adopt(C, 30), "no such session");
+        assert_eq!(r.owner(30), Owner::Person);
+    }
+
+    #[test]
     fn each_session_sees_its_tabs_and_no_other() {
         let r = two_sessions();
         // (who, tab, sees): 30 is the person's.
