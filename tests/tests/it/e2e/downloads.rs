@@ -3,7 +3,8 @@
 //! in a row from one page, `<a download>`, `blob:` and `data:` URLs,
 //! `fetch` then a blob, a FileSaver-style `saveAs`, an attachment in a new
 //! tab, `window.open`, an iframe, a form answered with an attachment,
-//! `location =` a blob, a meta refresh — is the agent's: cancelled and
+//! `location =` a blob, a meta refresh, a service worker's own attachment — is
+//! the agent's: cancelled and
 //! listed `blocked` with an audit row while downloads are off, through the
 //! policy and the name rules when on; nothing lands in the browser's own
 //! download folder and nothing is lost silently. Controls: the person's
@@ -203,6 +204,25 @@ async fn every_way_to_download_is_blocked_while_downloads_are_off() {
         let _ = s.mcp.call("browser_tabs", json!({ "action": "close", "tab": tab })).await;
     }
     assert!(missing.is_empty(), "downloads that were not listed:\n{}", missing.join("\n"));
+
+    // ---- a service worker answers a navigation with an attachment it
+    // made itself: no server response, no tab named by the browser.
+    let sw_page = s.url("/downloads/sw.bulk.html");
+    let tab = new_tab(&mut s.mcp, &sw_page).await;
+    let cdp_tab = super::page_at(&s, &sw_page).await;
+    let ready = tests::poll(Duration::from_secs(10), Duration::from_millis(100), || async {
+        (super::status_line(&cdp_tab).await == "ready").then_some(())
+    })
+    .await;
+    assert!(ready.is_some(), "the service worker never got ready: {}", super::status_line(&cdp_tab).await);
+    let r = find_ref(&mut s.mcp, tab, "link", "Service worker file").await;
+    s.mcp.call("browser_click", json!({ "ref": r, "tab": tab })).await.expect("call");
+    let list = listed(&mut s.mcp, seen + 1, Duration::from_secs(10)).await;
+    assert_eq!(list.len(), seen + 1, "the service worker's download was not listed: {list:#?}");
+    assert_eq!(list[seen]["state"], json!("blocked"), "{}", list[seen]);
+    assert_eq!(list[seen]["name"], json!("sw.sh"), "{}", list[seen]);
+    seen += 1;
+    let _ = s.mcp.call("browser_tabs", json!({ "action": "close", "tab": tab })).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(files_in(&s.browser.downloads_dir()), Vec::<String>::new(), "a blocked download reached the disk");
     let rows = audit(&s);
