@@ -13,7 +13,8 @@
 //! show that origin. [`attribute`] then decides, with the bridge's owners:
 //!
 //! - a known tab, or a tab on its opener chain, that a session owns →
-//!   [`Attribution::Agent`] (tabs an agent's tab opens are that session's);
+//!   [`Attribution::Agent`] (what a tab an agent's tab opened downloads is
+//!   that session's);
 //! - a known tab with no session on its chain → [`Attribution::Person`];
 //! - no known tab: [`Attribution::Unknown`] naming every session that has
 //!   a tab showing the origin — or, when no origin is known at all (a

@@ -78,10 +78,6 @@ pub enum ExtToBridge {
     /// The person pressed "Let <client> use this tab" in the popup: their
     /// tab `tab` becomes session `session`'s (`crate::sessions::give`).
     GiveTab { tab: TabId, session: crate::sessions::SessionKey },
-    /// Tab `opener` opened tab `tab` (`openerTabId`: a link with a target,
-    /// `window.open`): a tab an agent's tab opens is that session's
-    /// (`crate::sessions::opened`).
-    TabOpened { tab: TabId, opener: TabId },
 }
 
 impl ExtToBridge {

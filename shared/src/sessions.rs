@@ -90,16 +90,6 @@ pub fn give(owner: Owner, to: SessionKey, alive: bool) -> Result<Owner, GiveRefu
     }
 }
 
-/// Who a tab `opened` by a tab of `opener` belongs to: a tab an agent's
-/// tab opens is that session's (what it downloads, its approvals, its
-/// group); a tab that already has an owner keeps it.
-pub fn opened(opener: Owner, opened: Owner) -> Owner {
-    match (opener, opened) {
-        (_, Owner::Session(s)) => Owner::Session(s),
-        (o, Owner::Person) => o,
-    }
-}
-
 /// Characters dropped from a client label: controls, bidirectional
 /// overrides, embeddings, isolates and marks, zero-width characters and
 /// other invisible formatting (a name cannot reorder or hide text around
@@ -228,20 +218,6 @@ mod tests {
         ];
         for (owner, me, want) in table {
             assert_eq!(sees(owner, me), want, "{owner:?} seen by {me:?}");
-        }
-    }
-
-    #[test]
-    fn a_tab_an_agent_tab_opens_is_that_agents() {
-        // (opener's owner, opened tab's owner, result)
-        let table = [
-            (Owner::Session(A), Owner::Person, Owner::Session(A)),
-            (Owner::Person, Owner::Person, Owner::Person),
-            (Owner::Session(A), Owner::Session(B), Owner::Session(B)),
-            (Owner::Person, Owner::Session(B), Owner::Session(B)),
-        ];
-        for (opener, tab, want) in table {
-            assert_eq!(opened(opener, tab), want, "{opener:?} opened a tab of {tab:?}");
         }
     }
 

@@ -661,10 +661,6 @@ async fn authenticated_loop(
                         state.give_tab(tab, session);
                         true
                     }
-                    Ok(ExtToBridge::TabOpened { tab, opener }) => {
-                        state.tab_opened(tab, opener);
-                        true
-                    }
                     Ok(ExtToBridge::Hello { .. }) | Err(_) => false,
                 };
                 if !valid {

@@ -261,24 +261,6 @@ impl AppState {
         self.push_sessions();
     }
 
-    /// Tab `opener` opened `tab`: a tab an agent's tab opens is that
-    /// session's (`shared::sessions::opened`), not made its current tab.
-    pub(crate) fn tab_opened(&self, tab: TabId, opener: TabId) {
-        let adopted = {
-            let mut registry = self.registry();
-            match shared::sessions::opened(registry.owner(opener), registry.owner(tab)) {
-                shared::sessions::Owner::Session(s) if registry.owner(tab) == shared::sessions::Owner::Person => {
-                    registry.adopt(s, tab)
-                }
-                _ => false,
-            }
-        };
-        if adopted {
-            tracing::info!(tab, opener, "a tab opened by an agent's tab joins its session");
-            self.push_sessions();
-        }
-    }
-
     /// Tells the extension every session and its tabs (`BridgeToExt::Sessions`).
     pub(crate) fn push_sessions(&self) {
         let sessions = self.registry().infos();

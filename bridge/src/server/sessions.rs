@@ -105,18 +105,6 @@ impl Registry {
         true
     }
 
-    /// `tab`, the person's, joins `me` (opened by one of its tabs) without
-    /// becoming its current tab; false when `me` is not open.
-    pub(crate) fn adopt(&mut self, me: SessionKey, tab: TabId) -> bool {
-        if self.owner(tab) != Owner::Person {
-            return false;
-        }
-        let Some(s) = self.sessions.get_mut(&me) else { return false };
-        s.tabs.push(tab);
-        self.owners.insert(tab, me);
-        true
-    }
-
     /// `tab` is gone (closed), whoever had it.
     pub(crate) fn remove(&mut self, tab: TabId) {
         let Some(me) = self.owners.remove(&tab) else { return };
@@ -218,18 +206,6 @@ mod tests {
         assert!(r.add(A, 11));
         assert!(r.add(B, 20));
         r
-    }
-
-    #[test]
-    fn a_tab_an_agent_tab_opens_joins_that_session_but_not_as_current() {
-        let mut r = two_sessions();
-        assert!(r.adopt(A, 12));
-        assert_eq!(r.owner(12), Owner::Session(A));
-        assert_eq!(r.of(A).current, Some(11), "adopting does not move the session's current tab");
-        assert!(!r.adopt(A, 20), "another session's tab stays its own");
-        assert!(!r.adopt(A, 12), "already adopted");
-        assert!(!r.adopt(C, 30), "no such session");
-        assert_eq!(r.owner(30), Owner::Person);
     }
 
     #[test]

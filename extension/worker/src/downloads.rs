@@ -8,8 +8,8 @@
 //!   (`<a download>`) responses of http(s) tabs, which tab a URL was
 //!   loaded in and the raw `Content-Disposition` name. `chrome.downloads`
 //!   does not say which tab a download came from; this does, when it can.
-//! - [`on_tab_created`] notes who opened each tab (`openerTabId`) and tells
-//!   the bridge (a tab an agent's tab opens is that session's).
+//! - [`on_tab_created`] notes who opened each tab (`openerTabId`): a
+//!   download in a tab an agent's tab opened is that agent's.
 //! - [`on_determining_filename`]: Chromium waits for our answer before it
 //!   names (and so before it finishes) any download. **Every** download is
 //!   described ([`shared::downloads::Provenance`]: the tab, its openers,
@@ -133,7 +133,7 @@ fn text(v: &JsValue, key: &str) -> Option<String> {
     get(v, key).as_string()
 }
 
-/// `tabs.onCreated`: remembers `openerTabId` and tells the bridge.
+/// `tabs.onCreated`: remembers `openerTabId`.
 #[wasm_bindgen]
 pub fn on_tab_created(tab: JsValue) {
     let (Some(id), Some(opener)) = (get(&tab, "id").as_f64(), get(&tab, "openerTabId").as_f64()) else { return };
@@ -145,7 +145,6 @@ pub fn on_tab_created(tab: JsValue) {
         }
         o.insert(id, opener);
     });
-    crate::conn::send_current(&ExtToBridge::TabOpened { tab: id, opener });
 }
 
 /// The tabs that opened `tab`, nearest first.
