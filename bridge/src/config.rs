@@ -48,6 +48,19 @@ pub struct FilesPolicy {
     pub downloads_enabled: bool,
     /// `None` only in servers without a home (tests): downloads then stay off.
     pub downloads_dir: Option<std::path::PathBuf>,
+    /// The largest download kept, in bytes (`[downloads] max_mb`; 0: the
+    /// default, `shared::files::MAX_DOWNLOAD_BYTES`).
+    pub downloads_max_bytes: u64,
+}
+
+impl FilesPolicy {
+    /// The largest download kept, in bytes.
+    pub fn max_download_bytes(&self) -> u64 {
+        match self.downloads_max_bytes {
+            0 => shared::files::MAX_DOWNLOAD_BYTES,
+            n => n.min(shared::files::MAX_DOWNLOAD_BYTES),
+        }
+    }
 }
 
 impl ServeConfig {
@@ -130,6 +143,9 @@ pub struct DownloadsSection {
     #[serde(default)]
     pub enabled: bool,
     pub dir: Option<String>,
+    /// The largest download kept, in MB (at most 1024; a download is
+    /// cancelled while it runs once it passes this).
+    pub max_mb: Option<u64>,
 }
 
 /// Default days audit rows are kept.
@@ -233,6 +249,7 @@ impl FileConfig {
             allow_hard_links: self.uploads.allow_hard_links,
             downloads_enabled: self.downloads.enabled,
             downloads_dir: Some(self.downloads.dir.as_ref().map_or(home_downloads, std::path::PathBuf::from)),
+            downloads_max_bytes: self.downloads.max_mb.map_or(0, |mb| mb.saturating_mul(1_000_000).max(1)),
         }
     }
 

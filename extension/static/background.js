@@ -18,7 +18,7 @@ chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
 // Downloads (extension/worker/src/downloads.rs): webRequest only observes.
 chrome.webRequest.onHeadersReceived.addListener(
   (d) => { ready.then((w) => w.on_headers_received(d)); },
-  { urls: ['http://*/*', 'https://*/*'], types: ['main_frame', 'sub_frame'] },
+  { urls: ['http://*/*', 'https://*/*'], types: ['main_frame', 'sub_frame', 'other'] },
   ['responseHeaders'],
 );
 // Pages that fail to load (extension/worker/src/load_errors.rs): observed only.
@@ -34,6 +34,7 @@ chrome.downloads.onDeterminingFilename.addListener((item, suggest) => {
   ready.then((w) => w.on_determining_filename(item, suggest), () => suggest());
   return true;
 });
+chrome.tabs.onCreated.addListener((tab) => ready.then((w) => w.on_tab_created(tab)));
 chrome.downloads.onChanged.addListener((delta) => ready.then((w) => w.on_download_changed(delta)));
 chrome.alarms.onAlarm.addListener((alarm) => ready.then((w) => w.on_alarm(alarm.name)));
 // A page finishing its load wakes a worker nothing else would start (after

@@ -23,7 +23,8 @@
 //! executables and archives high) and saved under
 //! [`sanitize_download_name`] of the name the server gave
 //! ([`content_disposition_filename`]), with [`with_suffix`] instead of
-//! overwriting.
+//! overwriting. Whose a download is, and the limits while it runs:
+//! `crate::downloads`.
 
 use serde::{Deserialize, Serialize};
 
@@ -326,14 +327,22 @@ pub fn download_risk(name: &str, mime: &str) -> Option<&'static str> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DownloadState {
-    /// Waiting for the policy or the person, or still transferring.
+    /// Waiting for the policy, or still transferring.
     InProgress,
+    /// Waiting for the person (an approval card asks).
+    WaitingForPerson,
     /// Saved in the download directory.
     Saved,
     /// Cancelled: downloads are off.
     Blocked,
     /// Cancelled: the policy or the person said no.
     Denied,
+    /// The browser refused or blocked it (its own download rules).
+    BlockedByBrowser,
+    /// Cancelled in the browser (by the person, or the browser shut down).
+    Cancelled,
+    /// Cancelled because it grew past the size limit.
+    TooLarge,
     /// The browser or the copy failed.
     Failed,
 }
@@ -342,15 +351,25 @@ impl DownloadState {
     pub fn as_str(self) -> &'static str {
         match self {
             DownloadState::InProgress => "in_progress",
+            DownloadState::WaitingForPerson => "waiting_for_person",
             DownloadState::Saved => "saved",
             DownloadState::Blocked => "blocked",
             DownloadState::Denied => "denied",
+            DownloadState::BlockedByBrowser => "blocked_by_browser",
+            DownloadState::Cancelled => "cancelled",
+            DownloadState::TooLarge => "too_large",
             DownloadState::Failed => "failed",
         }
     }
+
+    /// Still waiting for something (the policy, the person, the transfer).
+    pub fn pending(self) -> bool {
+        matches!(self, DownloadState::InProgress | DownloadState::WaitingForPerson)
+    }
 }
 
-/// What the extension saw of a download in an http(s) tab.
+/// What the extension saw of a download (any download while the bridge is
+/// connected: the bridge decides whose it is, `crate::downloads`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case", deny_unknown_fields)]
 pub enum DownloadEvent {
@@ -358,7 +377,8 @@ pub enum DownloadEvent {
     Started {
         /// `chrome.downloads` id.
         id: u64,
-        tab: crate::protocol::TabId,
+        /// Where it came from, as far as the extension can tell.
+        provenance: crate::downloads::Provenance,
         url: String,
         /// The server's name (`Content-Disposition`) or Chromium's, raw.
         name: String,
@@ -368,20 +388,33 @@ pub enum DownloadEvent {
     },
     /// The kept download is complete at `path` (Chromium's copy).
     Complete { id: u64, path: String },
-    /// The kept download was interrupted.
+    /// The kept download was interrupted (`chrome.downloads.InterruptReason`).
     Interrupted { id: u64, reason: String },
+    /// The kept download grew past its limit after `received` bytes: the
+    /// extension cancelled it and removed what Chromium had written.
+    TooLarge { id: u64, received: u64 },
+    /// An attachment response in tab `tab` that the browser did not turn
+    /// into a download within `downloads::HELD_MS` (held for the person's
+    /// "download multiple files" permission, or refused).
+    NotStarted {
+        tab: crate::protocol::TabId,
+        url: String,
+        /// The server's name (`Content-Disposition`), raw.
+        name: String,
+    },
 }
 
 /// The bridge's answer to a [`DownloadEvent`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DownloadVerdict {
-    /// Not an agent tab: Chromium goes on as if we were not there.
+    /// The person's download: Chromium goes on as if we were not there.
     Leave,
-    /// Cancel it (off, denied).
+    /// Cancel it (off, denied, unattributable, too large).
     Cancel,
-    /// Let Chromium finish it, then report [`DownloadEvent::Complete`].
-    Keep,
+    /// Let Chromium finish it, cancelling it as soon as it passes
+    /// `max_bytes`, then report [`DownloadEvent::Complete`].
+    Keep { max_bytes: u64 },
     /// The bridge has its copy: remove Chromium's file and entry.
     Discard,
 }

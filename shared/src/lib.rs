@@ -13,6 +13,7 @@ pub mod action;
 pub mod audit;
 pub mod challenge;
 pub mod confusable;
+pub mod downloads;
 pub mod error;
 pub mod files;
 pub mod flow;

@@ -126,6 +126,16 @@ impl Browser {
             }
         }
 
+        // Chromium's own download folder is the profile's `Downloads`, never
+        // the user's: a test sees exactly what the browser wrote.
+        std::fs::create_dir_all(udd.join("Default"))?;
+        std::fs::create_dir_all(udd.join("Downloads"))?;
+        let prefs = serde_json::json!({
+            "download": { "default_directory": udd.join("Downloads"), "prompt_for_download": false, "directory_upgrade": true },
+            "savefile": { "default_directory": udd.join("Downloads") },
+        });
+        std::fs::write(udd.join("Default").join("Preferences"), prefs.to_string())?;
+
         let mut args = Browser::base_args();
         let (xvfb, display) = if opts.headed {
             let (child, display) = start_xvfb(logs.path())?;
@@ -179,6 +189,11 @@ impl Browser {
         };
         let cdp = Cdp::connect(&format!("ws://127.0.0.1:{port}{path}")).await?;
         Ok(Browser { child: Some(child), cdp, port, user_data_dir, logs, xvfb })
+    }
+
+    /// Where Chromium itself saves downloads (the profile's `Downloads`).
+    pub fn downloads_dir(&self) -> std::path::PathBuf {
+        self.user_data_dir.path().join("Downloads")
     }
 
     pub fn user_data_dir(&self) -> &Path {

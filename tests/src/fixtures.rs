@@ -15,7 +15,9 @@
 //!
 //! `GET …/dl?size=N&cd=HEADER` is a download: `N` bytes of
 //! [`download_bytes`] with `Content-Disposition: HEADER` as given
-//! (percent-decoded), so tests can serve hostile file names.
+//! (percent-decoded), so tests can serve hostile file names; `&chunked=1`
+//! streams it with no `Content-Length`. A `POST` to a `dl` path is answered
+//! the same way (a form answered with a download).
 
 use std::net::SocketAddr;
 use std::path::{Component, Path, PathBuf};
@@ -202,7 +204,15 @@ fn download(req: &Request<Body>) -> Response<Body> {
         url::form_urlencoded::parse(query.as_bytes()).map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
     let get = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
     let size = get("size").and_then(|s| s.parse::<usize>().ok()).unwrap_or(0).min(MAX_DOWNLOAD_BYTES);
-    let mut resp = Response::new(Body::from(download_bytes(size)));
+    // `chunked=1`: streamed in 64 KiB pieces with no Content-Length, so
+    // only the bytes received tell how large it is.
+    let mut resp = if get("chunked").as_deref() == Some("1") {
+        let bytes = download_bytes(size);
+        let pieces: Vec<Result<Vec<u8>, std::io::Error>> = bytes.chunks(64 * 1024).map(|c| Ok(c.to_vec())).collect();
+        Response::new(Body::from_stream(futures_util::stream::iter(pieces)))
+    } else {
+        Response::new(Body::from(download_bytes(size)))
+    };
     let h = resp.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/octet-stream"));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -215,6 +225,7 @@ fn download(req: &Request<Body>) -> Response<Body> {
 async fn handle(root: &Path, posted: &Posted, req: Request<Body>) -> Response<Body> {
     if req.method() == Method::POST {
         let path = req.uri().path().to_string();
+        let uri = req.uri().clone();
         let upload = path.split('/').any(|s| s == "receive");
         let limit = if upload { MAX_UPLOAD_BYTES } else { MAX_POST_BYTES };
         let Ok(body) = axum::body::to_bytes(req.into_body(), limit).await else {
@@ -223,6 +234,11 @@ async fn handle(root: &Path, posted: &Posted, req: Request<Body>) -> Response<Bo
         posted.0.lock().unwrap_or_else(|p| p.into_inner()).push((path.clone(), body.to_vec()));
         if upload {
             return status(StatusCode::OK, "ok");
+        }
+        if path.rsplit('/').next() == Some("dl") {
+            // A form answered with a download.
+            let get = Request::builder().method(Method::GET).uri(uri).body(Body::empty()).expect("a GET request");
+            return download(&get);
         }
         let get = Request::builder().method(Method::GET).uri(path).body(Body::empty()).expect("a GET request");
         return serve_file(root, get).await;

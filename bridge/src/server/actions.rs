@@ -963,10 +963,14 @@ pub(crate) async fn keep_download(
     caller: &Caller,
     tab: TabId,
     action: Action,
+    asking: impl FnOnce(),
 ) -> Result<ActReport, WireError> {
     let audit = Audit::new(state, caller);
     let plan = Plan { tool: "download", tab, target: None, action, form_field: false, intent: None, secret: None };
     let prepared = prepare(state, &audit, plan).await?;
+    if prepared.decision == shared::policy::Decision::Confirm {
+        asking();
+    }
     execute(state, &audit, &prepared).await
 }
 

@@ -661,7 +661,7 @@ async fn authenticated_loop(
                         true
                     }
                     Ok(ExtToBridge::Download { event }) => {
-                        super::files::spawn_download_event(state, number, event);
+                        super::downloads::spawn_download_event(state, number, event);
                         true
                     }
                     Ok(ExtToBridge::GiveTab { tab, session }) => {

@@ -1,5 +1,5 @@
-//! Files (docs/design.md, "Files"): `browser_upload_file`, the downloads
-//! agent tabs start, and `browser_downloads`. The rules are
+//! Files (docs/design.md, "Files"): `browser_upload_file`; the downloads
+//! agent tabs start and `browser_downloads` are `super::downloads`. The rules are
 //! `shared::files`; this is the IO around them.
 //!
 //! # Uploads
@@ -39,40 +39,17 @@
 //!
 //! # Downloads
 //!
-//! The worker reports every download Chromium starts in an http(s) tab
-//! (`DownloadEvent::Started`) while Chromium waits for its file name. A
-//! tab the agent did not open: `Leave`, nothing recorded or logged.
-//! An agent tab:
-//!
-//! - downloads off (the default): `Cancel`; listed as `blocked`, and
-//!   the next `browser_downloads` is `DOWNLOAD_BLOCKED` naming the files
-//!   and how to enable downloads; audit row `deny`.
-//! - on: the pipeline (`actions::keep_download`: STOP/Pause, site rules,
-//!   `ActionKind::Download` — medium, executables and archives high — the
-//!   policy, the extension's gate and the person). Refused: `Cancel`,
-//!   `denied`. Let through: `Keep`; Chromium finishes its download and the
-//!   worker reports the completed file (`Complete`); the bridge copies it
-//!   into the download folder under `shared::files::sanitize_download_name`
-//!   (a new file, `O_EXCL`, mode 0600 — never executable — a numeric
-//!   suffix instead of overwriting, nothing followed), hashing as it
-//!   copies, then `Discard` makes the worker remove Chromium's copy. The
-//!   file is never opened or run. Audit row `saved` with name, size,
-//!   SHA-256 and path.
-//!
-//! `browser_downloads {tab?}` waits (at most `DOWNLOAD_WAIT_MS`) while a
-//! listed download is in progress, then lists them: name, size, SHA-256,
-//! MIME type, path, state.
+//! In `super::downloads` (this struct holds their list).
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::fs::OpenOptions;
+use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt as _;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
 
 use nix::libc;
 use rmcp::model::CallToolResult;
@@ -81,63 +58,31 @@ use shared::action::Action;
 use shared::error::{ErrorCode, WireError};
 use shared::files::PlaceRefusal;
 use shared::files::{
-    DOWNLOAD_WAIT_MS, DownloadEvent, DownloadState, DownloadVerdict, MAX_DOWNLOAD_BYTES, MAX_LISTED_DOWNLOADS,
     MAX_UPLOAD_FILE_BYTES, MAX_UPLOAD_FILES, MAX_UPLOAD_TOTAL_BYTES, UPLOAD_CHUNK_BYTES, UploadFile, human_size,
 };
-use shared::protocol::{BridgeToExt, TabId};
-use shared::tools::{DownloadsArgs, UploadFileArgs};
+use shared::protocol::BridgeToExt;
+use shared::tools::UploadFileArgs;
 
 use super::AppState;
 use super::actions;
 use super::audit::{Audit, Caller, Row};
-use super::results::untrusted_result;
 use crate::config::FilesPolicy;
 
 /// How `config.toml` allows uploads, for the agent.
 const HOW_TO_ALLOW_UPLOADS: &str = "the person allows a folder with `[uploads] allowed_dirs = [\"/path/to/folder\"]` \
 in config.toml in the Chaperone home and restarts the daemon";
-/// How `config.toml` enables downloads, for the agent.
-const HOW_TO_ENABLE_DOWNLOADS: &str = "the person enables downloads with `[downloads] enabled = true` in config.toml in the Chaperone home and \
-     restarts the daemon";
 
 /// Staged uploads (by upload id) and this daemon's downloads.
 #[derive(Default)]
 pub(crate) struct Files {
     uploads: Mutex<HashMap<u64, Vec<Vec<u8>>>>,
     next_upload: AtomicU64,
-    downloads: Mutex<Vec<Download>>,
-}
-
-/// One download of an agent tab.
-#[derive(Debug, Clone)]
-struct Download {
-    id: u64,
-    tab: TabId,
-    /// The session whose tab started it (only that session lists it).
-    session: shared::sessions::SessionKey,
-    name: String,
-    /// Redacted, without its query.
-    url: String,
-    mime: String,
-    size: Option<u64>,
-    sha256: Option<String>,
-    path: Option<PathBuf>,
-    state: DownloadState,
-    /// Why it was refused or failed.
-    message: Option<String>,
-    /// The agent was told it was blocked.
-    reported: bool,
-    /// The bridge said `Keep`: a `Complete` is expected.
-    kept: bool,
+    pub(super) downloads: Mutex<Vec<super::downloads::Download>>,
 }
 
 impl Files {
     fn uploads(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Vec<Vec<u8>>>> {
         self.uploads.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn downloads(&self) -> std::sync::MutexGuard<'_, Vec<Download>> {
-        self.downloads.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn stage(&self, bytes: Vec<Vec<u8>>) -> u64 {
@@ -147,13 +92,6 @@ impl Files {
         let id = self.next_upload.fetch_add(1, Ordering::Relaxed);
         self.uploads().insert(id, bytes);
         id
-    }
-
-    fn update(&self, id: u64, f: impl FnOnce(&mut Download)) -> Option<Download> {
-        let mut all = self.downloads();
-        let d = all.iter_mut().rev().find(|d| d.id == id)?;
-        f(d);
-        Some(d.clone())
     }
 }
 
@@ -416,349 +354,9 @@ async fn send_upload(state: &AppState, connection: u64, upload: u64) {
     tracing::info!(connection, upload, files = count, "upload sent to the extension");
 }
 
-// ---------------------------------------------------------------- downloads
-
-/// Handles a download event from the worker in its own task.
-pub(super) fn spawn_download_event(state: &AppState, connection: u64, event: DownloadEvent) {
-    let s = state.clone();
-    state.inner.tracker.spawn(async move { on_download(&s, connection, event).await });
-}
-
-/// The audit's caller for downloads: the browser reported them.
-fn download_caller() -> Caller {
-    Caller::internal("browser")
-}
-
-async fn verdict(state: &AppState, connection: u64, id: u64, verdict: DownloadVerdict) {
-    if !state.hub().send_to(connection, BridgeToExt::Download { id, verdict }).await {
-        tracing::debug!(connection, id, "the connection went away before a download verdict");
-    }
-}
-
-async fn on_download(state: &AppState, connection: u64, event: DownloadEvent) {
-    match event {
-        DownloadEvent::Started { id, tab, url, name, mime, size } => {
-            let shared::sessions::Owner::Session(session) = state.registry().owner(tab) else {
-                // The person's own download: untouched, unrecorded.
-                verdict(state, connection, id, DownloadVerdict::Leave).await;
-                return;
-            };
-            started(
-                state,
-                connection,
-                Download {
-                    id,
-                    tab,
-                    session,
-                    name: shared::files::sanitize_download_name(&name),
-                    url: shared::redact::redact_url(shared::url::strip_query(&url)),
-                    mime: mime.chars().filter(|c| !c.is_control()).take(100).collect(),
-                    size,
-                    sha256: None,
-                    path: None,
-                    state: DownloadState::InProgress,
-                    message: None,
-                    reported: false,
-                    kept: false,
-                },
-            )
-            .await;
-        }
-        DownloadEvent::Complete { id, path } => complete(state, connection, id, PathBuf::from(path)).await,
-        DownloadEvent::Interrupted { id, reason } => {
-            let mut reason = reason;
-            shared::limits::truncate_chars(&mut reason, 80);
-            if let Some(d) = state.inner.files.update(id, |d| {
-                if d.state == DownloadState::InProgress {
-                    d.state = DownloadState::Failed;
-                    d.message = Some(format!("the browser interrupted it ({reason})"));
-                }
-            }) {
-                record(state, &d, None, d.state.as_str()).await;
-            }
-        }
-    }
-}
-
-async fn started(state: &AppState, connection: u64, d: Download) {
-    let (id, tab) = (d.id, d.tab);
-    {
-        let mut all = state.inner.files.downloads();
-        all.push(d.clone());
-        let excess = all.len().saturating_sub(MAX_LISTED_DOWNLOADS);
-        all.drain(..excess);
-    }
-    let files = &state.config().files;
-    if !files.downloads_enabled || files.downloads_dir.is_none() {
-        verdict(state, connection, id, DownloadVerdict::Cancel).await;
-        let message = format!("downloads are off, so the browser cancelled it; {HOW_TO_ENABLE_DOWNLOADS}");
-        let d = state.inner.files.update(id, |d| {
-            d.state = DownloadState::Blocked;
-            d.message = Some(message);
-        });
-        tracing::info!(tab, id, "download blocked");
-        if let Some(d) = d {
-            record(state, &d, Some("deny"), ErrorCode::DownloadBlocked.as_str()).await;
-        }
-        return;
-    }
-    let risky = shared::files::download_risk(&d.name, &d.mime).is_some();
-    let action = Action::KeepDownload { name: d.name.clone(), mime: d.mime.clone(), risky };
-    match actions::keep_download(state, &download_caller(), tab, action).await {
-        Ok(_) => {
-            state.inner.files.update(id, |d| d.kept = true);
-            verdict(state, connection, id, DownloadVerdict::Keep).await;
-        }
-        Err(e) => {
-            verdict(state, connection, id, DownloadVerdict::Cancel).await;
-            state.inner.files.update(id, |d| {
-                d.state = DownloadState::Denied;
-                d.message = Some(format!("{}: {}", e.code, e.message));
-            });
-            tracing::info!(tab, id, code = e.code.as_str(), "download refused");
-        }
-    }
-}
-
-async fn complete(state: &AppState, connection: u64, id: u64, path: PathBuf) {
-    let Some(d) = state.inner.files.downloads().iter().rev().find(|d| d.id == id).cloned() else {
-        tracing::debug!(id, "completion of an unknown download");
-        return;
-    };
-    if !d.kept || d.state != DownloadState::InProgress {
-        tracing::warn!(id, "completion of a download that was not kept");
-        return;
-    }
-    let Some(dir) = state.config().files.downloads_dir.clone() else { return };
-    let name = d.name.clone();
-    let saved = tokio::task::spawn_blocking(move || save_copy(&dir, &name, &path))
-        .await
-        .unwrap_or_else(|_| Err("the copy task failed".to_string()));
-    // Chromium's own copy goes either way: the one that counts is ours.
-    verdict(state, connection, id, DownloadVerdict::Discard).await;
-    let d = state.inner.files.update(id, |d| match saved {
-        Ok(s) => {
-            d.state = DownloadState::Saved;
-            d.name = s.name;
-            d.size = Some(s.size);
-            d.sha256 = Some(s.sha256);
-            d.path = Some(s.path);
-        }
-        Err(why) => {
-            d.state = DownloadState::Failed;
-            d.message = Some(why);
-        }
-    });
-    if let Some(d) = d {
-        tracing::info!(tab = d.tab, id, state = d.state.as_str(), "download finished");
-        record(state, &d, None, d.state.as_str()).await;
-    }
-}
-
-/// One audit row for a download that ended (blocked, saved, failed).
-async fn record(state: &AppState, d: &Download, decision: Option<&str>, outcome: &str) {
-    let mut summary = String::from("download ");
-    shared::snapshot::quote(&d.name, &mut summary);
-    if let Some(size) = d.size {
-        summary.push_str(&format!(" ({})", human_size(size)));
-    }
-    if !d.mime.is_empty() {
-        summary.push_str(&format!(" {}", d.mime));
-    }
-    if let Some(sha) = &d.sha256 {
-        summary.push_str(&format!(", sha256 {sha}"));
-    }
-    if let Some(p) = &d.path {
-        summary.push_str(" → ");
-        shared::snapshot::quote(&p.to_string_lossy(), &mut summary);
-    }
-    let reasons = d.message.iter().cloned().collect::<Vec<_>>();
-    let caller = download_caller();
-    Audit::new(state, &caller)
-        .record(Row {
-            tool: "download",
-            tab: Some(d.tab),
-            summary: &summary,
-            url: Some(&d.url),
-            reasons: &reasons,
-            decision,
-            decided_by: decision.map(|_| shared::audit::DecidedBy::Policy),
-            outcome,
-            ..Row::default()
-        })
-        .await;
-}
-
-/// A download as saved.
-struct Saved {
-    name: String,
-    path: PathBuf,
-    size: u64,
-    sha256: String,
-}
-
-/// Copies Chromium's completed file `src` into `dir` as a new file named
-/// `name` (or its first free numeric suffix), mode 0600, hashing it; the
-/// error is for the agent (no internals).
-fn save_copy(dir: &Path, name: &str, src: &Path) -> Result<Saved, String> {
-    if Path::new(name).components().count() != 1 || name.contains('/') {
-        return Err("the file name was not a plain name".into());
-    }
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(|e| {
-        tracing::warn!(error = %e, "the download folder cannot be created");
-        "the download folder cannot be created (see the bridge log)".to_string()
-    })?;
-    let dir = std::fs::canonicalize(dir).map_err(|_| "the download folder cannot be resolved".to_string())?;
-    let mut from = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(src)
-        .map_err(|e| {
-            tracing::warn!(error = %e, "the browser's download cannot be opened");
-            "the browser's copy of the file cannot be read".to_string()
-        })?;
-    let md = from.metadata().map_err(|_| "the browser's copy cannot be read".to_string())?;
-    if !md.is_file() {
-        return Err("the browser's copy is not a regular file".into());
-    }
-    if md.len() > MAX_DOWNLOAD_BYTES {
-        return Err(format!("the file is larger than {}", human_size(MAX_DOWNLOAD_BYTES)));
-    }
-    let (mut to, saved_name, path) = (0..10_000u32)
-        .find_map(|n| {
-            let candidate = shared::files::with_suffix(name, n);
-            let path = dir.join(&candidate);
-            match OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-                .open(&path)
-            {
-                Ok(f) => Some(Ok((f, candidate, path))),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
-                Err(e) => {
-                    tracing::warn!(error = %e, "a download cannot be written");
-                    Some(Err("the file cannot be written into the download folder".to_string()))
-                }
-            }
-        })
-        .unwrap_or_else(|| Err("too many files of that name in the download folder".to_string()))?;
-    let result = copy_hashing(&mut from, &mut to);
-    match result {
-        Ok((size, sha256)) => Ok(Saved { name: saved_name, path, size, sha256 }),
-        Err(why) => {
-            drop(to);
-            let _ = std::fs::remove_file(&path);
-            Err(why)
-        }
-    }
-}
-
-fn copy_hashing(from: &mut File, to: &mut File) -> Result<(u64, String), String> {
-    let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
-    let mut buf = vec![0u8; 256 * 1024];
-    let mut size = 0u64;
-    loop {
-        let n = from.read(&mut buf).map_err(|_| "the browser's copy cannot be read".to_string())?;
-        if n == 0 {
-            break;
-        }
-        size += n as u64;
-        if size > MAX_DOWNLOAD_BYTES {
-            return Err(format!("the file is larger than {}", human_size(MAX_DOWNLOAD_BYTES)));
-        }
-        ctx.update(&buf[..n]);
-        to.write_all(&buf[..n]).map_err(|_| "the file cannot be written into the download folder".to_string())?;
-    }
-    to.sync_all().map_err(|_| "the file cannot be written into the download folder".to_string())?;
-    let sha = ctx.finish().as_ref().iter().map(|b| format!("{b:02x}")).collect();
-    Ok((size, sha))
-}
-
-/// `browser_downloads` (see the module docs).
-pub(crate) async fn browser_downloads(
-    state: &AppState,
-    caller: &Caller,
-    args: DownloadsArgs,
-) -> Result<CallToolResult, WireError> {
-    if args.tab.is_some() {
-        state.agent_tab(caller.key, args.tab)?;
-    }
-    let mine = |d: &Download| d.session == caller.key && args.tab.is_none_or(|t| t == d.tab);
-    let deadline = Instant::now() + Duration::from_millis(DOWNLOAD_WAIT_MS);
-    while Instant::now() < deadline
-        && state.inner.files.downloads().iter().any(|d| mine(d) && d.state == DownloadState::InProgress)
-    {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let (list, blocked) = {
-        let mut all = state.inner.files.downloads();
-        let mut blocked = Vec::new();
-        for d in all.iter_mut().filter(|d| mine(d)) {
-            if d.state == DownloadState::Blocked && !d.reported {
-                d.reported = true;
-                blocked.push(d.name.clone());
-            }
-        }
-        (all.iter().filter(|d| mine(d)).cloned().collect::<Vec<_>>(), blocked)
-    };
-    if !blocked.is_empty() {
-        let names = blocked.iter().map(|n| shown(n)).collect::<Vec<_>>().join(", ");
-        return Err(err(
-            ErrorCode::DownloadBlocked,
-            format!("downloads are off, so the browser cancelled {names}; {HOW_TO_ENABLE_DOWNLOADS}"),
-        ));
-    }
-    let mut text = if list.is_empty() {
-        "No downloads in this session.".to_string()
-    } else {
-        format!("{} download(s) in this session (never opened or run):", list.len())
-    };
-    for d in &list {
-        text.push_str(&format!("\n- {} tab {} ", d.state.as_str(), d.tab));
-        shared::snapshot::quote(&d.name, &mut text);
-        if let Some(size) = d.size {
-            text.push_str(&format!(" {size} bytes"));
-        }
-        if !d.mime.is_empty() {
-            text.push_str(&format!(" {}", d.mime));
-        }
-        if let Some(sha) = &d.sha256 {
-            text.push_str(&format!(" sha256 {sha}"));
-        }
-        if let Some(p) = &d.path {
-            text.push_str(" at ");
-            shared::snapshot::quote(&p.to_string_lossy(), &mut text);
-        }
-        if let Some(m) = &d.message {
-            text.push_str(" — ");
-            text.push_str(m);
-        }
-    }
-    let data = Value::Array(
-        list.iter()
-            .map(|d| {
-                json!({
-                    "tab": d.tab,
-                    "name": d.name,
-                    "size": d.size,
-                    "sha256": d.sha256,
-                    "mime": d.mime,
-                    "path": d.path,
-                    "state": d.state,
-                    "url": d.url,
-                    "message": d.message,
-                })
-            })
-            .collect(),
-    );
-    Ok(untrusted_result(&text, json!({ "downloads": data })))
-}
-
 #[cfg(test)]
 mod tests {
-    use std::os::unix::fs::PermissionsExt;
+    use std::fs::File;
 
     use super::*;
 
@@ -880,28 +478,5 @@ mod tests {
         assert!(read_uploads(&files, &[format!("{}/single.txt", allowed.display())]).is_ok());
         files.allow_hard_links = true;
         assert_eq!(read_uploads(&files, &[linked]).unwrap()[0].1, b"secret");
-    }
-
-    #[test]
-    fn saved_downloads_get_suffixes_and_no_execute_bit() {
-        let root = tmp();
-        let src = root.path().join("chromium-copy");
-        std::fs::write(&src, b"payload").unwrap();
-        std::fs::set_permissions(&src, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let dir = root.path().join("downloads/default");
-        let a = save_copy(&dir, "report.pdf", &src).unwrap();
-        let b = save_copy(&dir, "report.pdf", &src).unwrap();
-        assert_eq!(a.name, "report.pdf");
-        assert_eq!(b.name, "report (1).pdf");
-        assert_eq!(std::fs::read(&a.path).unwrap(), b"payload");
-        assert_eq!(a.sha256, sha256_hex(b"payload"));
-        for p in [&a.path, &b.path] {
-            assert_eq!(std::fs::metadata(p).unwrap().permissions().mode() & 0o777, 0o600);
-        }
-        assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
-        assert!(save_copy(&dir, "../x", &src).is_err());
-        // A symlink in Chromium's place is not followed.
-        std::os::unix::fs::symlink(&src, root.path().join("link")).unwrap();
-        assert!(save_copy(&dir, "l.txt", &root.path().join("link")).is_err());
     }
 }

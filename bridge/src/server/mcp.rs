@@ -54,6 +54,7 @@ use shared::tools::{DEFAULT_WAIT_MS, MAX_WAIT_MS};
 use super::AppState;
 use super::actions;
 use super::audit::{Audit, Caller, Row};
+use super::downloads;
 use super::files;
 use super::handoff;
 use super::navigate;
@@ -756,7 +757,7 @@ impl McpServer {
                 then(parse::<UploadFileArgs>(args), |a| files::browser_upload_file(state, caller, a)).await
             }
             "browser_downloads" => {
-                then(parse::<DownloadsArgs>(args), |a| files::browser_downloads(state, caller, a)).await
+                then(parse::<DownloadsArgs>(args), |a| downloads::browser_downloads(state, caller, a)).await
             }
             _ => return super::flows::dispatch(state, caller, name, args).await,
         })

@@ -21,6 +21,7 @@
 mod actions;
 mod audit;
 mod conn;
+mod downloads;
 mod ext;
 mod files;
 mod flows;

@@ -692,6 +692,9 @@ async fn perform(
     let navigating = report.effect == Effect::Navigated || waiter.seen_loading() || now != before;
     if !navigating {
         waiter.cancel();
+        if let Some(what) = crate::downloads::outcome_since(tab, started).await {
+            report.changes.push(what);
+        }
         return Ok(report);
     }
     // A link that downloads starts what looks like a navigation, but no page
@@ -702,7 +705,8 @@ async fn perform(
     let after = tabs::tab_url(tab).await.unwrap_or(now);
     if matches!(loaded, Ok(false)) || (download() && after == before) {
         report.effect = Effect::None;
-        report.changes.push("a download started (see browser_downloads)".into());
+        let what = crate::downloads::outcome_since(tab, started).await;
+        report.changes.push(what.unwrap_or_else(|| "a download started (see browser_downloads)".into()));
     } else {
         report.effect = Effect::Navigated;
     }

@@ -40,6 +40,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
 mod approval;
+mod autodownloads;
 mod badge;
 mod chrome;
 mod commands;
@@ -74,6 +75,7 @@ pub fn start_worker() {
     window::install_listeners();
     gate::install_listeners();
     handoff::install_listeners();
+    autodownloads::schedule();
     conn::set_handlers(conn::Handlers { connected: on_connected, frame: on_bridge_frame, closed: on_disconnected });
     spawn_local(gate::ensure_loaded());
     spawn_local(record::ensure_loaded());

@@ -58,6 +58,7 @@ pub fn update(mut sessions: Vec<SessionInfo>) {
         !std::mem::replace(&mut s.running, true)
     });
     spawn_local(publish());
+    crate::autodownloads::schedule();
     if start {
         spawn_local(reconcile());
     }

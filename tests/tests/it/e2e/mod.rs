@@ -12,6 +12,7 @@ mod challenges;
 mod choices;
 mod crashes;
 mod csp;
+mod downloads;
 mod files;
 mod flows;
 mod handed_tab;
