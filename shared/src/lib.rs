@@ -9,6 +9,26 @@
 //!
 //! This crate does no IO and compiles to `wasm32-unknown-unknown`.
 
+/// One `#[test]` per language table (`name => "code"`), each calling the
+/// module's own `table_test(code)`, and a test that every table in `$tables`
+/// (a slice of `(code, …)`) has one: the per-language table tests of
+/// `risk::languages` and `challenge::lang`.
+#[cfg(test)]
+#[macro_export]
+macro_rules! table_tests {
+    ($tables:ident; $($name:ident => $code:literal),* $(,)?) => {
+        $(#[test] fn $name() { table_test($code); })*
+
+        #[test]
+        fn every_table_has_its_test() {
+            let tested = [$($code),*];
+            for (code, _) in $tables {
+                assert!(tested.contains(code), "no table test for {code}");
+            }
+        }
+    };
+}
+
 pub mod action;
 pub mod audit;
 pub mod challenge;
