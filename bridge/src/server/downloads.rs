@@ -318,9 +318,12 @@ async fn complete(state: &AppState, connection: u64, id: u64, path: PathBuf) {
     }
     let Some(dir) = state.config().files.downloads_dir.clone() else { return };
     let name = d.name.clone();
-    let saved = tokio::task::spawn_blocking(move || save_copy(&dir, &name, &path))
+    // The running watch may miss a download that finished between two
+    // looks (a fast server): the copy enforces the limit again.
+    let limit = state.config().files.max_download_bytes();
+    let saved = tokio::task::spawn_blocking(move || save_copy(&dir, &name, &path, limit))
         .await
-        .unwrap_or_else(|_| Err("the copy task failed".to_string()));
+        .unwrap_or_else(|_| Err(NotSaved::Failed("the copy task failed".to_string())));
     // Chromium's own copy goes either way: the one that counts is ours.
     verdict(state, connection, id, DownloadVerdict::Discard).await;
     let d = state.inner.files.update(id, |d| match saved {
@@ -331,7 +334,15 @@ async fn complete(state: &AppState, connection: u64, id: u64, path: PathBuf) {
             d.sha256 = Some(s.sha256);
             d.path = Some(s.path);
         }
-        Err(why) => {
+        Err(NotSaved::TooLarge(size)) => {
+            d.state = DownloadState::TooLarge;
+            d.size = Some(size);
+            d.message = Some(format!(
+                "it was over the limit of {} (`[downloads] max_mb`) when it finished; nothing was kept",
+                human_size(limit)
+            ));
+        }
+        Err(NotSaved::Failed(why)) => {
             d.state = DownloadState::Failed;
             d.message = Some(why);
         }
@@ -384,12 +395,29 @@ struct Saved {
     sha256: String,
 }
 
+/// Why a completed download was not saved.
+#[derive(Debug)]
+enum NotSaved {
+    /// Over the limit (bytes seen so far): nothing is kept.
+    TooLarge(u64),
+    /// Any other reason, for the agent (no internals).
+    Failed(String),
+}
+
+impl From<String> for NotSaved {
+    fn from(why: String) -> Self {
+        NotSaved::Failed(why)
+    }
+}
+
 /// Copies Chromium's completed file `src` into `dir` as a new file named
-/// `name` (or its first free numeric suffix), mode 0600, hashing it; the
-/// error is for the agent (no internals).
-fn save_copy(dir: &Path, name: &str, src: &Path) -> Result<Saved, String> {
+/// `name` (or its first free numeric suffix), mode 0600, hashing it, and
+/// refuses a file over `limit` bytes (the configured limit, at most
+/// `MAX_DOWNLOAD_BYTES`).
+fn save_copy(dir: &Path, name: &str, src: &Path, limit: u64) -> Result<Saved, NotSaved> {
+    let limit = limit.min(MAX_DOWNLOAD_BYTES);
     if Path::new(name).components().count() != 1 || name.contains('/') {
-        return Err("the file name was not a plain name".into());
+        return Err(NotSaved::Failed("the file name was not a plain name".into()));
     }
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(|e| {
         tracing::warn!(error = %e, "the download folder cannot be created");
@@ -406,10 +434,10 @@ fn save_copy(dir: &Path, name: &str, src: &Path) -> Result<Saved, String> {
         })?;
     let md = from.metadata().map_err(|_| "the browser's copy cannot be read".to_string())?;
     if !md.is_file() {
-        return Err("the browser's copy is not a regular file".into());
+        return Err(NotSaved::Failed("the browser's copy is not a regular file".into()));
     }
-    if md.len() > MAX_DOWNLOAD_BYTES {
-        return Err(format!("the file is larger than {}", human_size(MAX_DOWNLOAD_BYTES)));
+    if md.len() > limit {
+        return Err(NotSaved::TooLarge(md.len()));
     }
     let (mut to, saved_name, path) = (0..10_000u32)
         .find_map(|n| {
@@ -431,7 +459,7 @@ fn save_copy(dir: &Path, name: &str, src: &Path) -> Result<Saved, String> {
             }
         })
         .unwrap_or_else(|| Err("too many files of that name in the download folder".to_string()))?;
-    let result = copy_hashing(&mut from, &mut to);
+    let result = copy_hashing(&mut from, &mut to, limit);
     match result {
         Ok((size, sha256)) => Ok(Saved { name: saved_name, path, size, sha256 }),
         Err(why) => {
@@ -442,7 +470,7 @@ fn save_copy(dir: &Path, name: &str, src: &Path) -> Result<Saved, String> {
     }
 }
 
-fn copy_hashing(from: &mut File, to: &mut File) -> Result<(u64, String), String> {
+fn copy_hashing(from: &mut File, to: &mut File, limit: u64) -> Result<(u64, String), NotSaved> {
     let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
     let mut buf = vec![0u8; 256 * 1024];
     let mut size = 0u64;
@@ -452,8 +480,8 @@ fn copy_hashing(from: &mut File, to: &mut File) -> Result<(u64, String), String>
             break;
         }
         size += n as u64;
-        if size > MAX_DOWNLOAD_BYTES {
-            return Err(format!("the file is larger than {}", human_size(MAX_DOWNLOAD_BYTES)));
+        if size > limit {
+            return Err(NotSaved::TooLarge(size));
         }
         ctx.update(&buf[..n]);
         to.write_all(&buf[..n]).map_err(|_| "the file cannot be written into the download folder".to_string())?;
@@ -562,8 +590,8 @@ mod tests {
         std::fs::write(&src, b"payload").unwrap();
         std::fs::set_permissions(&src, std::fs::Permissions::from_mode(0o755)).unwrap();
         let dir = root.path().join("downloads/default");
-        let a = save_copy(&dir, "report.pdf", &src).unwrap();
-        let b = save_copy(&dir, "report.pdf", &src).unwrap();
+        let a = save_copy(&dir, "report.pdf", &src, 1024).unwrap();
+        let b = save_copy(&dir, "report.pdf", &src, 1024).unwrap();
         assert_eq!(a.name, "report.pdf");
         assert_eq!(b.name, "report (1).pdf");
         assert_eq!(std::fs::read(&a.path).unwrap(), b"payload");
@@ -572,9 +600,14 @@ mod tests {
             assert_eq!(std::fs::metadata(p).unwrap().permissions().mode() & 0o777, 0o600);
         }
         assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
-        assert!(save_copy(&dir, "../x", &src).is_err());
+        assert!(save_copy(&dir, "../x", &src, 1024).is_err());
         // A symlink in Chromium's place is not followed.
         std::os::unix::fs::symlink(&src, root.path().join("link")).unwrap();
-        assert!(save_copy(&dir, "l.txt", &root.path().join("link")).is_err());
+        assert!(save_copy(&dir, "l.txt", &root.path().join("link"), 1024).is_err());
+        // Over the configured limit when it finished (the running watch
+        // missed it): refused as too large, nothing left in the folder.
+        let before = std::fs::read_dir(&dir).unwrap().count();
+        assert!(matches!(save_copy(&dir, "big.bin", &src, 3), Err(NotSaved::TooLarge(7))));
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), before);
     }
 }
