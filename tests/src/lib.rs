@@ -32,6 +32,7 @@ pub mod flowshop;
 mod human;
 pub mod leaks;
 mod mcp;
+mod replay;
 mod stack;
 mod stdio;
 
@@ -46,6 +47,7 @@ pub use ext_socket::{ExtFrames, Rogue};
 pub use fixtures::{FixtureServer, download_bytes};
 pub use human::{Human, ShownRequest};
 pub use mcp::{Mcp, ToolResult};
+pub use replay::puppeteer_replay;
 pub use stack::Stack;
 pub use stdio::StdioMcp;
 

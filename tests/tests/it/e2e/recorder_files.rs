@@ -207,16 +207,6 @@ async fn devtools_recorder_files_replay_unattended_on_their_page_and_a_relaid_tw
 /// `tests/replay-check.mjs` (`@puppeteer/replay`, installed once under
 /// `target/npm`); its last line of output.
 fn puppeteer_replays_export(s: &Stack, name: &str) -> Value {
-    let npm_dir = tests::workspace_root().join("target/npm");
-    if !npm_dir.join("node_modules/@puppeteer/replay").exists() {
-        std::fs::create_dir_all(&npm_dir).unwrap();
-        let status = std::process::Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--silent", "@puppeteer/replay@3", "puppeteer-core@24"])
-            .current_dir(&npm_dir)
-            .status()
-            .expect("run npm");
-        assert!(status.success(), "npm install @puppeteer/replay");
-    }
     let out = s.daemon.cli(&["flow", "export", name, "--format", "recorder"], "").unwrap();
     assert_eq!(out.code, 0, "{}", out.stderr);
     // Parameters are exported as `{{name}}`: the person fills them in (here
@@ -232,15 +222,7 @@ fn puppeteer_replays_export(s: &Stack, name: &str) -> Value {
     let dir = tests::temp_dir("recorder-export");
     let file = dir.path().join("flow.json");
     std::fs::write(&file, &text).unwrap();
-    let script = npm_dir.join(format!("replay-check-{}.mjs", std::process::id()));
-    std::fs::copy(tests::workspace_root().join("tests/replay-check.mjs"), &script).unwrap();
-    let run = std::process::Command::new("node")
-        .arg(&script)
-        .arg(&file)
-        .arg(tests::browser_path())
-        .output()
-        .expect("run node");
-    let _ = std::fs::remove_file(&script);
+    let run = tests::puppeteer_replay(&file);
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(
         run.status.success(),

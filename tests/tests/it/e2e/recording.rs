@@ -265,16 +265,6 @@ async fn the_person_records_a_flow_and_only_what_they_did_is_kept() {
 /// `@puppeteer/replay` (npm, installed once under `target/npm`) replays the
 /// Recorder export of "checkout" on the flow shop, up to the review page.
 fn puppeteer_replays(s: &Stack, shop: &str) {
-    let npm_dir = tests::workspace_root().join("target/npm");
-    if !npm_dir.join("node_modules/@puppeteer/replay").exists() {
-        std::fs::create_dir_all(&npm_dir).unwrap();
-        let status = std::process::Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--silent", "@puppeteer/replay@3", "puppeteer-core@24"])
-            .current_dir(&npm_dir)
-            .status()
-            .expect("run npm");
-        assert!(status.success(), "npm install @puppeteer/replay");
-    }
     let out = s.daemon.cli(&["flow", "export", "checkout", "--format", "recorder"], "").unwrap();
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("{{street}}"), "parameters are placeholders: {}", out.stdout);
@@ -293,14 +283,7 @@ fn puppeteer_replays(s: &Stack, shop: &str) {
     let dir = tests::temp_dir("recorder-export");
     let file = dir.path().join("checkout.json");
     std::fs::write(&file, &text).unwrap();
-    let script = tests::workspace_root().join("tests/replay-check.mjs");
-    std::fs::copy(&script, npm_dir.join("replay-check.mjs")).unwrap();
-    let run = std::process::Command::new("node")
-        .arg(npm_dir.join("replay-check.mjs"))
-        .arg(&file)
-        .arg(tests::browser_path())
-        .output()
-        .expect("run node");
+    let run = tests::puppeteer_replay(&file);
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(run.status.success(), "@puppeteer/replay failed: {stdout}{}", String::from_utf8_lossy(&run.stderr));
     let last: Value = serde_json::from_str(stdout.trim().lines().last().unwrap_or("{}")).unwrap_or_default();
