@@ -22,12 +22,14 @@
 //! - [`naming`]: operationIds and parameter names.
 //! - [`openapi`]: the assembled document; [`yaml`] writes it as YAML.
 //! - [`client`]: the generated clients and their tests.
+//! - [`measure`]: precision and recall against an API's documentation.
 
 pub mod client;
 pub mod credentials;
 pub mod error;
 pub mod har;
 pub mod keep;
+pub mod measure;
 pub mod naming;
 pub mod openapi;
 pub mod schema;
