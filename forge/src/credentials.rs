@@ -145,7 +145,7 @@ impl Credentials {
         if self.values.iter().any(|v| (v.len() >= MIN_INNER_MATCH || !v.chars().all(char::is_alphanumeric)) && text.contains(v.as_str())) {
             return true;
         }
-        text.split(|c: char| !(c.is_ascii_alphanumeric() || "-_.~+/=".contains(c)))
+        text.split(|c: char| !(c.is_ascii_alphanumeric() || "-_.~".contains(c)))
             .filter(|run| run.len() >= 10)
             .any(|run| redact::redact_text(run) != run || self.values.contains(run))
     }

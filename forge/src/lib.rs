@@ -40,3 +40,6 @@ pub mod yaml;
 
 pub use error::Error;
 pub use openapi::{LearnOptions, Learned, learn};
+
+#[cfg(test)]
+mod tests;

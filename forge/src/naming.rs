@@ -151,8 +151,9 @@ pub fn operation_id(method: &str, segs: &[Seg]) -> String {
     } else if !verb.is_empty() {
         all.push(verb.to_string());
     }
+    let no_words = ws.is_empty();
     all.extend(ws);
-    if all.is_empty() {
+    if no_words {
         all.push("root".into());
     }
     camel(&all)

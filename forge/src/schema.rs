@@ -138,6 +138,9 @@ impl Shape {
             let mut p = Map::new();
             let mut required = Vec::new();
             for (k, s) in props {
+                if creds.is_credential(k) {
+                    continue;
+                }
                 p.insert(k.clone(), s.to_schema(Some(k), creds));
                 if s.seen == self.objects {
                     required.push(Value::String(k.clone()));
