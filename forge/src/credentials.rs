@@ -142,7 +142,11 @@ impl Credentials {
     /// prefix). Code is scanned run by run, so `token = x` in code is not
     /// taken for a credential pair.
     pub fn in_text(&self, text: &str) -> bool {
-        if self.values.iter().any(|v| (v.len() >= MIN_INNER_MATCH || !v.chars().all(char::is_alphanumeric)) && text.contains(v.as_str())) {
+        if self
+            .values
+            .iter()
+            .any(|v| (v.len() >= MIN_INNER_MATCH || !v.chars().all(char::is_alphanumeric)) && text.contains(v.as_str()))
+        {
             return true;
         }
         text.split(|c: char| !(c.is_ascii_alphanumeric() || "-_.~".contains(c)))

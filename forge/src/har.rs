@@ -80,7 +80,8 @@ pub struct Content {
 
 /// Parses a HAR document. The error says what was wrong, not the content.
 pub fn parse(text: &str) -> Result<Har, Error> {
-    serde_json::from_str(text).map_err(|e| Error::BadHar(format!("line {} column {}: {}", e.line(), e.column(), kind(&e))))
+    serde_json::from_str(text)
+        .map_err(|e| Error::BadHar(format!("line {} column {}: {}", e.line(), e.column(), kind(&e))))
 }
 
 fn kind(e: &serde_json::Error) -> &'static str {
@@ -136,7 +137,11 @@ impl Entry {
     /// The request body's media type.
     pub fn request_media(&self) -> String {
         let pd = self.request.post_data.as_ref().map(|p| media_type(&p.mime_type)).unwrap_or_default();
-        if pd.is_empty() { header(&self.request.headers, "content-type").map(media_type).unwrap_or_default() } else { pd }
+        if pd.is_empty() {
+            header(&self.request.headers, "content-type").map(media_type).unwrap_or_default()
+        } else {
+            pd
+        }
     }
 
     /// The response body parsed as JSON, if it is JSON.

@@ -14,12 +14,23 @@ use std::collections::BTreeSet;
 
 use crate::har::{Entry, is_json};
 
-const SKIPPED_TYPES: &[&str] =
-    &["document", "stylesheet", "script", "image", "font", "media", "manifest", "ping", "beacon", "texttrack", "websocket"];
+const SKIPPED_TYPES: &[&str] = &[
+    "document",
+    "stylesheet",
+    "script",
+    "image",
+    "font",
+    "media",
+    "manifest",
+    "ping",
+    "beacon",
+    "texttrack",
+    "websocket",
+];
 
 const STATIC_EXTENSIONS: &[&str] = &[
-    "js", "mjs", "css", "map", "png", "jpg", "jpeg", "gif", "svg", "webp", "avif", "ico", "woff", "woff2", "ttf", "otf",
-    "eot", "mp4", "webm", "mp3", "wav", "html", "htm", "txt", "wasm", "pdf", "zip",
+    "js", "mjs", "css", "map", "png", "jpg", "jpeg", "gif", "svg", "webp", "avif", "ico", "woff", "woff2", "ttf",
+    "otf", "eot", "mp4", "webm", "mp3", "wav", "html", "htm", "txt", "wasm", "pdf", "zip",
 ];
 
 const ANALYTICS_HOST_PARTS: &[&str] = &[
@@ -115,9 +126,11 @@ pub fn api_entries<'a>(entries: &[&'a Entry], hosts: &[String]) -> Vec<&'a Entry
     candidates
         .into_iter()
         .filter(|e| {
-            url::Url::parse(&e.request.url).ok().as_ref().and_then(host_of).is_some_and(|h| {
-                wanted.contains(&h) || wanted.contains(h.split(':').next().unwrap_or(""))
-            })
+            url::Url::parse(&e.request.url)
+                .ok()
+                .as_ref()
+                .and_then(host_of)
+                .is_some_and(|h| wanted.contains(&h) || wanted.contains(h.split(':').next().unwrap_or("")))
         })
         .collect()
 }

@@ -59,10 +59,7 @@ pub struct Scores {
 
 /// `/books/{bookId}` → `/books/{}`.
 pub fn pattern(path: &str) -> String {
-    path.split('/')
-        .map(|s| if s.starts_with('{') && s.ends_with('}') { "{}" } else { s })
-        .collect::<Vec<_>>()
-        .join("/")
+    path.split('/').map(|s| if s.starts_with('{') && s.ends_with('}') { "{}" } else { s }).collect::<Vec<_>>().join("/")
 }
 
 pub fn score(spec: &Value, expected: &Expected) -> Scores {

@@ -8,7 +8,10 @@ use crate::template::Seg;
 /// Segments that say nothing about the resource (`api`, `v1`, `rest`).
 fn is_noise(s: &str) -> bool {
     let l = s.to_ascii_lowercase();
-    l == "api" || l == "rest" || l == "json" || (l.len() >= 2 && l.starts_with('v') && l[1..].bytes().all(|b| b.is_ascii_digit()))
+    l == "api"
+        || l == "rest"
+        || l == "json"
+        || (l.len() >= 2 && l.starts_with('v') && l[1..].bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Words of a segment: `book-loans` → [book, loans]; `bookLoans` → [book, loans].
@@ -92,7 +95,8 @@ pub fn param_names(segs: &[Seg]) -> Vec<String> {
                     Kind::Date => "date",
                     _ => "id",
                 };
-                let mut ws: Vec<String> = prev.map(|p| words(p).iter().map(|w| singular(w)).collect()).unwrap_or_default();
+                let mut ws: Vec<String> =
+                    prev.map(|p| words(p).iter().map(|w| singular(w)).collect()).unwrap_or_default();
                 ws.push(suffix.to_string());
                 let base = camel(&ws);
                 let mut name = base.clone();
@@ -144,9 +148,7 @@ pub fn operation_id(method: &str, segs: &[Seg]) -> String {
         _ => "",
     };
     let mut all = Vec::new();
-    if verb.is_empty() && ws.is_empty() {
-        all.push(m.to_ascii_lowercase());
-    } else if verb.is_empty() && !matches!(m.as_str(), "POST") {
+    if verb.is_empty() && (ws.is_empty() || m != "POST") {
         all.push(m.to_ascii_lowercase());
     } else if !verb.is_empty() {
         all.push(verb.to_string());

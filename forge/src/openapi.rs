@@ -93,7 +93,10 @@ pub fn learn(hars: &[Har], opts: &LearnOptions) -> Result<Learned, Error> {
         for t in templates {
             let names = naming::param_names(&t.segments);
             let path = render_path(&t, &names);
-            let mut item = paths.remove(&path).and_then(|v| if let Value::Object(m) = v { Some(m) } else { None }).unwrap_or_default();
+            let mut item = paths
+                .remove(&path)
+                .and_then(|v| if let Value::Object(m) = v { Some(m) } else { None })
+                .unwrap_or_default();
             for (method, idx) in &t.ops {
                 let es: Vec<&Entry> = idx.iter().map(|i| entries[*i]).collect();
                 let mut op = operation(method, &t, &names, &es, &creds, &set_cookies, &mut schemes);
@@ -107,7 +110,9 @@ pub fn learn(hars: &[Har], opts: &LearnOptions) -> Result<Learned, Error> {
                 used_ids.insert(id.clone());
                 op.insert("operationId".into(), json!(id));
                 if let Some(tag) = t.segments.iter().find_map(|s| match s {
-                    Seg::Lit(l) if naming::words(l).iter().all(|w| w != "api") && !l.starts_with('v') => Some(l.clone()),
+                    Seg::Lit(l) if naming::words(l).iter().all(|w| w != "api") && !l.starts_with('v') => {
+                        Some(l.clone())
+                    }
                     _ => None,
                 }) {
                     tags.insert(tag.clone());
@@ -223,7 +228,8 @@ fn operation(
                 params.push(p);
             }
             Seg::Lit(l) if l == CREDENTIAL_SEGMENT => {
-                params.push(json!({"name": "credential", "in": "path", "required": true, "schema": {"type": "string"}}));
+                params
+                    .push(json!({"name": "credential", "in": "path", "required": true, "schema": {"type": "string"}}));
             }
             Seg::Lit(_) => {}
         }
@@ -283,7 +289,8 @@ fn operation(
                 .iter()
                 .filter(|(k, _)| !creds.is_credential(k))
                 .map(|(k, v)| {
-                    let s = if is_secret_param(k) { json!({"type": "string"}) } else { scalar_schema(v, Some(k), creds) };
+                    let s =
+                        if is_secret_param(k) { json!({"type": "string"}) } else { scalar_schema(v, Some(k), creds) };
                     (k.clone(), s)
                 })
                 .collect();

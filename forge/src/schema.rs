@@ -191,8 +191,7 @@ impl Strings {
         let sensitive = key.is_some_and(redact::is_sensitive_key);
         if !self.overflow
             && !sensitive
-            && distinct >= 1
-            && distinct <= ENUM_MAX_VALUES
+            && (1..=ENUM_MAX_VALUES).contains(&distinct)
             && self.count >= ENUM_MIN_SAMPLES
             && self.count >= 3 * distinct as u64
             && self.values.keys().all(|v| !v.is_empty() && v.len() <= 40 && !creds.is_credential(v))
@@ -206,7 +205,8 @@ impl Strings {
 /// The schema of a scalar parameter from its sample values (path, query,
 /// form): integer, number, boolean or string with a format.
 pub fn scalar_schema(values: &[String], key: Option<&str>, creds: &Credentials) -> Value {
-    if !values.is_empty() && values.iter().all(|v| !v.is_empty() && v.len() <= 19 && v.bytes().all(|b| b.is_ascii_digit()))
+    if !values.is_empty()
+        && values.iter().all(|v| !v.is_empty() && v.len() <= 19 && v.bytes().all(|b| b.is_ascii_digit()))
     {
         return json!({"type": "integer"});
     }

@@ -86,7 +86,8 @@ pub fn set_cookie_names<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> BTr
 /// an alternative; `[]` when no sample carried any.
 pub fn requirement(per_sample: &[BTreeSet<String>]) -> Value {
     let Some(first) = per_sample.first() else { return json!([]) };
-    let all: BTreeSet<String> = per_sample.iter().skip(1).fold(first.clone(), |acc, s| acc.intersection(s).cloned().collect());
+    let all: BTreeSet<String> =
+        per_sample.iter().skip(1).fold(first.clone(), |acc, s| acc.intersection(s).cloned().collect());
     let req = |s: &BTreeSet<String>| Value::Object(s.iter().map(|n| (n.clone(), json!([]))).collect());
     if !all.is_empty() {
         return json!([req(&all)]);

@@ -61,7 +61,11 @@ pub fn kind(s: &str) -> Kind {
     let hex = s.bytes().all(|b| b.is_ascii_hexdigit());
     let digits = s.bytes().any(|b| b.is_ascii_digit());
     let letters = s.bytes().any(|b| b.is_ascii_alphabetic());
-    if hex && s.len() >= 8 && digits && (s.bytes().all(|b| !b.is_ascii_uppercase()) || s.bytes().all(|b| !b.is_ascii_lowercase())) {
+    if hex
+        && s.len() >= 8
+        && digits
+        && (s.bytes().all(|b| !b.is_ascii_uppercase()) || s.bytes().all(|b| !b.is_ascii_lowercase()))
+    {
         return Kind::Hex;
     }
     if s.len() >= 10 && s.bytes().all(|b| b.is_ascii_alphanumeric()) && digits && letters {
@@ -81,7 +85,9 @@ pub fn kind(s: &str) -> Kind {
 pub fn is_uuid(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() == 36
-        && b.iter().enumerate().all(|(i, c)| if matches!(i, 8 | 13 | 18 | 23) { *c == b'-' } else { c.is_ascii_hexdigit() })
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| if matches!(i, 8 | 13 | 18 | 23) { *c == b'-' } else { c.is_ascii_hexdigit() })
 }
 
 pub fn is_date(s: &str) -> bool {

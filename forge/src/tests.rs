@@ -53,7 +53,8 @@ fn templates() {
             .flat_map(|t| t.ops.keys().map(move |m| format!("{m} {}", t.pattern())))
             .collect();
         got.sort();
-        let want: Vec<String> = case["templates"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().into()).collect();
+        let want: Vec<String> =
+            case["templates"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().into()).collect();
         assert_eq!(got, want, "{}", case["name"]);
     }
 }
@@ -125,9 +126,30 @@ fn credentials_never_reach_the_spec_and_schemes_have_no_values() {
     let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJlMTIz";
     let auth = json!([{"name": "Authorization", "value": format!("Bearer {jwt}")}, {"name": "Cookie", "value": "sid=plainsessionvalue"}]);
     let h = har(vec![
-        entry("POST", "https://api.example/login", json!([]), Some(r#"{"user":"a","password":"pw-123456"}"#), 200, Some(json!({"token": jwt, "echo": "pw-123456"}))),
-        entry("GET", "https://api.example/items/1?api_key=plainkey123", auth.clone(), None, 200, Some(json!({"id": 1, "note": "plainsessionvalue"}))),
-        entry("GET", "https://api.example/items/2?api_key=plainkey123", auth, None, 200, Some(json!({"id": 2, "note": "x"}))),
+        entry(
+            "POST",
+            "https://api.example/login",
+            json!([]),
+            Some(r#"{"user":"a","password":"pw-123456"}"#),
+            200,
+            Some(json!({"token": jwt, "echo": "pw-123456"})),
+        ),
+        entry(
+            "GET",
+            "https://api.example/items/1?api_key=plainkey123",
+            auth.clone(),
+            None,
+            200,
+            Some(json!({"id": 1, "note": "plainsessionvalue"})),
+        ),
+        entry(
+            "GET",
+            "https://api.example/items/2?api_key=plainkey123",
+            auth,
+            None,
+            200,
+            Some(json!({"id": 2, "note": "x"})),
+        ),
     ]);
     // The answer echoes the session value under an innocent key: the
     // learner must refuse rather than write it… but schemas hold no
@@ -146,7 +168,14 @@ fn credentials_never_reach_the_spec_and_schemes_have_no_values() {
     assert_eq!(op["x-confidence"], "medium");
     assert_eq!(op["x-effect"], "read");
     // Control: the same capture with the token as a path literal is caught.
-    let h2 = har(vec![entry("GET", &format!("https://api.example/t/{jwt}"), json!([]), None, 200, Some(json!({"a": 1, "b": 2})))]);
+    let h2 = har(vec![entry(
+        "GET",
+        &format!("https://api.example/t/{jwt}"),
+        json!([]),
+        None,
+        200,
+        Some(json!({"a": 1, "b": 2})),
+    )]);
     let text = crate::learn(&[h2], &crate::LearnOptions::default()).unwrap().spec.to_string();
     assert!(!text.contains(jwt), "{text}");
     assert!(text.contains("{credential}"), "{text}");
@@ -154,11 +183,16 @@ fn credentials_never_reach_the_spec_and_schemes_have_no_values() {
 
 #[test]
 fn a_stored_secret_is_refused_from_examples() {
-    let h = har(vec![
-        entry("GET", "https://api.example/s?q=my-stored-secret", json!([]), None, 200, Some(json!({"a": 1}))),
-    ]);
+    let h = har(vec![entry(
+        "GET",
+        "https://api.example/s?q=my-stored-secret",
+        json!([]),
+        None,
+        200,
+        Some(json!({"a": 1})),
+    )]);
     let opts = crate::LearnOptions { known_secrets: vec!["my-stored-secret".into()], ..Default::default() };
-    let text = crate::learn(&[h.clone()], &opts).unwrap().spec.to_string();
+    let text = crate::learn(std::slice::from_ref(&h), &opts).unwrap().spec.to_string();
     assert!(!text.contains("my-stored-secret"), "{text}");
     // Control: without it, the example is written.
     let text = crate::learn(&[h], &crate::LearnOptions::default()).unwrap().spec.to_string();
@@ -194,4 +228,3 @@ fn folders_chaperone_did_not_make_are_refused() {
     assert!(may_write(true, false, false, false).is_err());
     assert!(may_write(true, false, false, true).is_ok());
 }
-

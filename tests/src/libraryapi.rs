@@ -48,12 +48,8 @@ pub const BOOKS: &[(i64, &str, usize, &str, &str)] = &[
     (12, "Wild Seed", 2, "classics", "1980-01-01"),
 ];
 
-pub const SHELVES: &[(&str, &str)] = &[
-    ("fantasy", "Fantasy"),
-    ("science-fiction", "Science fiction"),
-    ("classics", "Classics"),
-    ("humour", "Humour"),
-];
+pub const SHELVES: &[(&str, &str)] =
+    &[("fantasy", "Fantasy"), ("science-fiction", "Science fiction"), ("classics", "Classics"), ("humour", "Humour")];
 
 #[derive(Default)]
 struct State {
@@ -148,11 +144,8 @@ async fn handle(root: &std::path::Path, state: &Mutex<State>, req: Request<Body>
         return static_file(root, &path);
     }
     let method = req.method().clone();
-    let query: BTreeMap<String, String> = req
-        .uri()
-        .query()
-        .map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect())
-        .unwrap_or_default();
+    let query: BTreeMap<String, String> =
+        req.uri().query().map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect()).unwrap_or_default();
     let headers = req.headers().clone();
     let body = to_bytes(req.into_body(), 1 << 20).await.unwrap_or_default();
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
@@ -191,7 +184,8 @@ async fn handle(root: &std::path::Path, state: &Mutex<State>, req: Request<Body>
         return error(StatusCode::UNAUTHORIZED, "sign in first");
     }
     if method != Method::GET && !bearer {
-        let ok = headers.get("x-csrf-token").and_then(|v| v.to_str().ok()).is_some_and(|c| st.csrf.iter().any(|x| x == c));
+        let ok =
+            headers.get("x-csrf-token").and_then(|v| v.to_str().ok()).is_some_and(|c| st.csrf.iter().any(|x| x == c));
         if !ok {
             return error(StatusCode::FORBIDDEN, "missing CSRF token");
         }
@@ -213,7 +207,8 @@ fn author_ref(i: usize) -> Value {
 }
 
 fn slug(title: &str) -> String {
-    let s: String = title.to_ascii_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    let s: String =
+        title.to_ascii_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
     s.split('-').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-")
 }
 
@@ -232,7 +227,8 @@ fn detail(b: &(i64, &str, usize, &str, &str)) -> Value {
     v["isbn"] = json!(format!("978-0-00-{:06}-{}", b.0 * 1111, b.0 % 10));
     v["pages"] = json!(180 + b.0 * 17);
     let statuses = ["available", "loaned", "repair"];
-    v["copies"] = json!((0..(1 + b.0 % 3))
+    v["copies"] =
+        json!((0..(1 + b.0 % 3))
         .map(|i| json!({ "barcode": format!("LIB-{:04}-{i}", b.0), "status": statuses[((b.0 + i) % 3) as usize] }))
         .collect::<Vec<_>>());
     v["shelf"] = json!({ "slug": b.3, "name": shelf_name(b.3) });

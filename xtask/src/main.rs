@@ -443,8 +443,12 @@ fn ensure_python_tools(root: &Path) -> Result<()> {
             run_cmd(Command::new("python3").arg("-m").arg("venv").arg(&venv))?;
         }
     }
-    run_cmd(Command::new(venv.join("bin/pip")).args(["install", "--quiet", "--disable-pip-version-check"]).args(PYTHON_TOOLS))
-        .context("installing openapi-spec-validator into target/xtask-venv")?;
+    run_cmd(
+        Command::new(venv.join("bin/pip"))
+            .args(["install", "--quiet", "--disable-pip-version-check"])
+            .args(PYTHON_TOOLS),
+    )
+    .context("installing openapi-spec-validator into target/xtask-venv")?;
     fs::write(&stamp, want)?;
     Ok(())
 }

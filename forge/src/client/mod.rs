@@ -116,7 +116,8 @@ pub fn read(spec: &Value, creds: &Credentials) -> Result<Api, Error> {
     let schemes = spec.pointer("/components/securitySchemes").and_then(Value::as_object);
     let auth = schemes
         .and_then(|s| {
-            s.values().find(|v| v["type"] == "http" && v["scheme"].as_str().is_some_and(|x| x.eq_ignore_ascii_case("bearer")))
+            s.values()
+                .find(|v| v["type"] == "http" && v["scheme"].as_str().is_some_and(|x| x.eq_ignore_ascii_case("bearer")))
                 .map(|_| Auth::Bearer)
                 .or_else(|| {
                     s.values().find(|v| v["type"] == "apiKey" && v["in"] == "header" && !is_csrf(v)).and_then(|v| {
@@ -191,7 +192,16 @@ pub fn read(spec: &Value, creds: &Credentials) -> Result<Api, Error> {
                 Some(Value::Array(a)) => !a.is_empty(),
                 _ => true,
             };
-            ops.push(Op { id, method: m.to_ascii_uppercase(), path: path.clone(), path_params, query, body, success, secured });
+            ops.push(Op {
+                id,
+                method: m.to_ascii_uppercase(),
+                path: path.clone(),
+                path_params,
+                query,
+                body,
+                success,
+                secured,
+            });
         }
     }
     if ops.is_empty() {
@@ -233,7 +243,9 @@ fn param(name: &str, p: Option<&Value>, required: bool, creds: &Credentials) -> 
         Value::Bool(b) => Some(b.to_string()),
         _ => None,
     });
-    let url_safe = |s: &str| !s.is_empty() && s.len() <= 64 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.~".contains(&b));
+    let url_safe = |s: &str| {
+        !s.is_empty() && s.len() <= 64 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.~".contains(&b))
+    };
     let sample = match ex {
         Some(e) if url_safe(&e) && !creds.is_credential(&e) => e,
         _ if integer => "7".into(),

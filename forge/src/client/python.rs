@@ -7,9 +7,10 @@ use std::fmt::Write;
 use super::{Api, Auth, File, Op, lit, sample_path, snake};
 
 const KEYWORDS: &[&str] = &[
-    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif",
-    "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or",
-    "pass", "raise", "return", "try", "while", "with", "yield", "self", "body", "query", "match", "case", "type",
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
+    "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal",
+    "not", "or", "pass", "raise", "return", "try", "while", "with", "yield", "self", "body", "query", "match", "case",
+    "type",
 ];
 
 fn ident(s: &str) -> String {
@@ -110,7 +111,9 @@ class Client:
         base = lit(&api.base_url)
     );
     match &api.auth {
-        Auth::Bearer => s.push_str("        if secured and self.token:\n            headers[\"Authorization\"] = \"Bearer \" + self.token\n"),
+        Auth::Bearer => s.push_str(
+            "        if secured and self.token:\n            headers[\"Authorization\"] = \"Bearer \" + self.token\n",
+        ),
         Auth::Header(h) => {
             let _ = writeln!(s, "        if secured and self.token:\n            headers[{}] = self.token", lit(h));
         }
@@ -179,7 +182,8 @@ class Client:
         let query = if op.query.is_empty() {
             "None".to_string()
         } else {
-            let pairs: Vec<String> = op.query.iter().zip(&qnames).map(|(q, a)| format!("{}: {a}", lit(&q.wire))).collect();
+            let pairs: Vec<String> =
+                op.query.iter().zip(&qnames).map(|(q, a)| format!("{}: {a}", lit(&q.wire))).collect();
             format!("{{{}}}", pairs.join(", "))
         };
         let _ = writeln!(
@@ -267,7 +271,8 @@ class ClientTest(unittest.TestCase):
         if op.body.is_some() {
             args.push("body={\"name\": \"value\"}".into());
         }
-        let required: Vec<(&super::Param, &String)> = op.query.iter().zip(&qnames).filter(|(q, _)| q.required).collect();
+        let required: Vec<(&super::Param, &String)> =
+            op.query.iter().zip(&qnames).filter(|(q, _)| q.required).collect();
         for (q, a) in &required {
             args.push(format!("{a}={}", lit(&q.sample)));
         }
@@ -301,7 +306,9 @@ class ClientTest(unittest.TestCase):
         }
         if op.secured {
             match &api.auth {
-                Auth::Bearer => s.push_str("        self.assertEqual(headers.get(\"Authorization\"), \"Bearer test-credential-value\")\n"),
+                Auth::Bearer => s.push_str(
+                    "        self.assertEqual(headers.get(\"Authorization\"), \"Bearer test-credential-value\")\n",
+                ),
                 Auth::Header(h) => {
                     let _ = writeln!(s, "        self.assertEqual(headers.get({}), \"test-credential-value\")", lit(h));
                 }
@@ -334,7 +341,8 @@ fn readme(api: &Api) -> String {
         lit(&api.base_url)
     );
     for op in &api.ops {
-        let _ = writeln!(s, "| `{}` | `{} {}` |", ident(&op.id), op.method, op.path.replace('|', "\\|").replace('`', "'"));
+        let _ =
+            writeln!(s, "| `{}` | `{} {}` |", ident(&op.id), op.method, op.path.replace('|', "\\|").replace('`', "'"));
     }
     s
 }

@@ -7,11 +7,56 @@ use std::fmt::Write;
 use super::{Api, Auth, File, Op, lit, sample_path};
 
 const RESERVED: &[&str] = &[
-    "break", "case", "catch", "class", "const", "continue", "debugger", "default", "delete", "do", "else", "enum",
-    "export", "extends", "false", "finally", "for", "function", "if", "import", "in", "instanceof", "new", "null",
-    "return", "super", "switch", "this", "throw", "true", "try", "typeof", "var", "void", "while", "with", "yield",
-    "let", "static", "implements", "interface", "package", "private", "protected", "public", "await", "body", "query",
-    "constructor", "request",
+    "break",
+    "case",
+    "catch",
+    "class",
+    "const",
+    "continue",
+    "debugger",
+    "default",
+    "delete",
+    "do",
+    "else",
+    "enum",
+    "export",
+    "extends",
+    "false",
+    "finally",
+    "for",
+    "function",
+    "if",
+    "import",
+    "in",
+    "instanceof",
+    "new",
+    "null",
+    "return",
+    "super",
+    "switch",
+    "this",
+    "throw",
+    "true",
+    "try",
+    "typeof",
+    "var",
+    "void",
+    "while",
+    "with",
+    "yield",
+    "let",
+    "static",
+    "implements",
+    "interface",
+    "package",
+    "private",
+    "protected",
+    "public",
+    "await",
+    "body",
+    "query",
+    "constructor",
+    "request",
 ];
 
 fn ident(s: &str) -> String {
@@ -133,7 +178,9 @@ export class Client {{
         base = lit(&api.base_url)
     );
     match &api.auth {
-        Auth::Bearer => s.push_str("    if (secured && this.token) headers[\"Authorization\"] = `Bearer ${this.token}`;\n"),
+        Auth::Bearer => {
+            s.push_str("    if (secured && this.token) headers[\"Authorization\"] = `Bearer ${this.token}`;\n")
+        }
         Auth::Header(h) => {
             let _ = writeln!(s, "    if (secured && this.token) headers[{}] = this.token;", lit(h));
         }
@@ -173,7 +220,14 @@ export class Client {{
             let fields: Vec<String> = op
                 .query
                 .iter()
-                .map(|q| format!("{}{}: {}", lit(&q.wire), if q.required { "" } else { "?" }, if q.integer { "number | string" } else { "string | number | boolean" }))
+                .map(|q| {
+                    format!(
+                        "{}{}: {}",
+                        lit(&q.wire),
+                        if q.required { "" } else { "?" },
+                        if q.integer { "number | string" } else { "string | number | boolean" }
+                    )
+                })
                 .collect();
             let all_optional = op.query.iter().all(|q| !q.required);
             args.push(format!("query{}: {{ {} }}", if all_optional { "?" } else { "" }, fields.join("; ")));
@@ -270,7 +324,9 @@ test({tname}, async () => {{
             let _ = writeln!(s, "  assert.equal(seen[0].url.searchParams.get({}), {});", lit(&q.wire), lit(&q.sample));
         }
         if op.secured && api.auth == Auth::Bearer {
-            s.push_str("  assert.equal(seen[0].init.headers.Authorization, \"Bearer \" + \"test-credential-value\");\n");
+            s.push_str(
+                "  assert.equal(seen[0].init.headers.Authorization, \"Bearer \" + \"test-credential-value\");\n",
+            );
         }
         let _ = write!(
             s,

@@ -160,10 +160,8 @@ async fn learns_the_library_api_from_a_devtools_har_and_its_clients_work() {
     let v = Command::new(&python).args(["-m", "openapi_spec_validator"]).arg(&spec_path).output().unwrap();
     assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
     let yaml_path = work.path().join("library.yaml");
-    let (code, out) = chaperone(
-        &["api", "learn", har_path.to_str().unwrap(), "-o", yaml_path.to_str().unwrap()],
-        &home,
-    );
+    let (code, out) =
+        chaperone(&["api", "learn", har_path.to_str().unwrap(), "-o", yaml_path.to_str().unwrap()], &home);
     assert_eq!(code, 0, "{out}");
     let v = Command::new(&python).args(["-m", "openapi_spec_validator"]).arg(&yaml_path).output().unwrap();
     assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
@@ -208,8 +206,16 @@ except ApiError as e:
     let tsc = tool("CHAPERONE_TSC", "target/xtask-npm/node_modules/.bin/tsc");
     let (code, out) = chaperone(
         &[
-            "api", "client", spec_path.to_str().unwrap(), "--lang", "typescript", "-o", ts.to_str().unwrap(),
-            "--check", "--tsc", tsc.to_str().unwrap(),
+            "api",
+            "client",
+            spec_path.to_str().unwrap(),
+            "--lang",
+            "typescript",
+            "-o",
+            ts.to_str().unwrap(),
+            "--check",
+            "--tsc",
+            tsc.to_str().unwrap(),
         ],
         &home,
     );
@@ -219,8 +225,10 @@ except ApiError as e:
     let mine = work.path().join("mine");
     std::fs::create_dir_all(&mine).unwrap();
     std::fs::write(mine.join("notes.txt"), "my notes").unwrap();
-    let (code, out) =
-        chaperone(&["api", "client", spec_path.to_str().unwrap(), "--lang", "python", "-o", mine.to_str().unwrap()], &home);
+    let (code, out) = chaperone(
+        &["api", "client", spec_path.to_str().unwrap(), "--lang", "python", "-o", mine.to_str().unwrap()],
+        &home,
+    );
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("--overwrite"), "{out}");
     assert!(!mine.join("client.py").exists());
@@ -232,8 +240,10 @@ except ApiError as e:
     let bad_path = work.path().join("bad.json");
     std::fs::write(&bad_path, bad.to_string()).unwrap();
     let out_dir = work.path().join("bad-client");
-    let (code, out) =
-        chaperone(&["api", "client", bad_path.to_str().unwrap(), "--lang", "python", "-o", out_dir.to_str().unwrap()], &home);
+    let (code, out) = chaperone(
+        &["api", "client", bad_path.to_str().unwrap(), "--lang", "python", "-o", out_dir.to_str().unwrap()],
+        &home,
+    );
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("GENERATION_FAILED") && out.contains("client.py"), "{out}");
     assert!(!out.contains(&token), "the refusal names the file, never the value");
