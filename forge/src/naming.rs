@@ -46,6 +46,9 @@ pub fn singular(w: &str) -> String {
     {
         return format!("{s}y");
     }
+    if let Some(s) = w.strip_suffix("lves") {
+        return format!("{s}lf");
+    }
     for suf in ["sses", "shes", "ches", "xes"] {
         if w.ends_with(suf) {
             return w[..w.len() - 2].to_string();

@@ -5,7 +5,7 @@
 //! parameter when at least two different values of the same kind were seen
 //! there: one sample alone never makes a parameter. Short words and slugs
 //! become a parameter when several vary in that one place
-//! ([`MIN_SLUG_VALUES`] words, or two with a `-`/`_`/digit), each answered
+//! ([`MIN_SLUG_VALUES`] words, or two when one has a `-`/`_`/digit), each answered
 //! at that place itself. In both cases children merge only when they answer
 //! the same shape (the keys of their JSON answers overlap by at least
 //! [`MIN_SHAPE_OVERLAP`] for every method both answered): two paths that
@@ -123,7 +123,7 @@ fn settle(n: &mut Node, samples: &[Sample]) {
     if wordy.len() >= 2 {
         let cluster = largest_cluster(n, &wordy, samples, true);
         let marked = cluster.iter().filter(|k| segment::kind(k) == Kind::Slug).count();
-        if cluster.len() >= MIN_SLUG_VALUES || (cluster.len() >= 2 && marked >= 2) {
+        if cluster.len() >= MIN_SLUG_VALUES || (cluster.len() >= 2 && marked >= 1) {
             merge_into_param(n, Kind::Slug, &cluster);
         }
     }

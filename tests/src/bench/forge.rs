@@ -74,7 +74,7 @@ pub fn har(base: &str, n: usize) -> Value {
                        Some(json!({"id": i, "rating": 5, "text": "good", "reviewer": {"name": "S"}, "created": "2026-01-02T10:00:00Z"})), "fetch"),
             4 => entry("GET", format!("{base}/api/authors/{uuid}"), None, 200,
                        Some(json!({"id": uuid, "name": "A", "born": 1950, "books": [{"id": id, "title": "B"}]})), "fetch"),
-            5 => entry("GET", format!("{base}/api/shelves/{}", SHELVES[i % 4]), None, 200,
+            5 => entry("GET", format!("{base}/api/shelves/{}", SHELVES[(i / 14) % 4]), None, 200,
                        Some(json!({"slug": "s", "name": "S", "description": "d", "books": [{"id": id, "title": "B"}]})), "fetch"),
             6 => entry("GET", format!("{base}/api/loans?status=active"), None, 200,
                        Some(json!([{"id": uuid, "bookId": id, "due": "2026-12-20", "status": "active"}])), "fetch"),
