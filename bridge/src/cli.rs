@@ -185,6 +185,13 @@ pub enum Cmd {
         #[command(subcommand)]
         command: crate::flow_cli::FlowCmd,
     },
+    /// Learn an HTTP API from captured traffic (a HAR) and write an OpenAPI
+    /// 3.1 description, or a Python/TypeScript client from one. No network,
+    /// no browser; credentials in the capture are never written.
+    Api {
+        #[command(subcommand)]
+        command: crate::api_cli::ApiCmd,
+    },
 }
 
 /// `chaperone profile …`.
@@ -335,6 +342,7 @@ pub async fn run(cli: Cli) -> Result<i32, Error> {
         Cmd::Secret { command } => secret(command).await,
         Cmd::Profile { command } => profile(command),
         Cmd::Flow { command } => crate::flow_cli::run(command),
+        Cmd::Api { command } => crate::api_cli::run(command),
     }
 }
 

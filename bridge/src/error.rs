@@ -71,6 +71,10 @@ pub enum Error {
     /// The flows table could not be read or written.
     #[error("flow store {path}: {message}")]
     FlowStore { path: PathBuf, message: String },
+    /// `chaperone api …`: a HAR or spec that cannot be used, a folder it
+    /// may not write, a credential it refused to write (never the value).
+    #[error("{0}")]
+    Api(String),
 }
 
 impl Error {

@@ -12,9 +12,11 @@
 //! - [`secrets`]: the encrypted secret store behind `chaperone secret`.
 //! - [`flows`]: the flow store behind `chaperone flow` and the flow tools.
 //! - [`flow_cli`]: `chaperone flow …`; [`recorder`]: Chrome DevTools Recorder JSON.
+//! - [`api_cli`]: `chaperone api learn|client`, over the `forge` crate.
 //! - [`connect`]: what `chaperone up` prints to connect an agent.
 //! - [`time`]: the clock, RFC 3339 timestamps and calendar dates (a leaf).
 
+pub mod api_cli;
 pub mod audit;
 pub mod cli;
 pub mod config;

@@ -117,6 +117,7 @@ fn run() -> Result<()> {
             let mut c = Command::new(cargo_bin());
             c.arg("test").arg("--workspace").args(&rest).current_dir(&root);
             c.env("CHAPERONE_EXTENSION_DIR", &ext).env("CHAPERONE_BIN", &bin);
+            api_tool_env(&root, &mut c);
             let status = c.status().context("running cargo test")?;
             eprintln!("xtask: test finished in {:.1} s", start.elapsed().as_secs_f64());
             if !status.success() {
@@ -132,6 +133,7 @@ fn run() -> Result<()> {
             c.args(["run", "--release", "-p", "tests", "--bin", "bench", "--"]).args(&rest).current_dir(&root);
             c.env("CHAPERONE_EXTENSION_DIR", root.join("dist/extension"))
                 .env("CHAPERONE_BIN", root.join("target/release/chaperone"));
+            api_tool_env(&root, &mut c);
             run_cmd(&mut c)?;
             eprintln!("xtask: bench finished in {:.1} s", start.elapsed().as_secs_f64());
         }
@@ -387,7 +389,11 @@ pub fn ensure_tools(root: &Path, browser: bool) -> Result<()> {
         fs::write(&stamp, &lock)?;
     }
 
-    // 5. Chromium for the end-to-end tests, and Xvfb for the ones that
+    // 5. openapi-spec-validator (PyPI, pinned) in a venv under target/:
+    //    the `api learn` tests check every description with it.
+    ensure_python_tools(root)?;
+
+    // 6. Chromium for the end-to-end tests, and Xvfb for the ones that
     //    play the person in a headed browser.
     if browser {
         let found = ["chromium", "chromium-browser", "google-chrome"].iter().any(|b| have(b))
@@ -405,6 +411,52 @@ pub fn ensure_tools(root: &Path, browser: bool) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The PyPI packages the tests use, pinned; installed into [`venv_dir`].
+const PYTHON_TOOLS: &[&str] = &["openapi-spec-validator==0.7.2"];
+
+/// `target/xtask-venv`: a Python venv with [`PYTHON_TOOLS`].
+fn venv_dir(root: &Path) -> PathBuf {
+    root.join("target/xtask-venv")
+}
+
+fn ensure_python_tools(root: &Path) -> Result<()> {
+    if !have("python3") {
+        if is_root() && have("apt-get") {
+            run_cmd(Command::new("apt-get").arg("update"))?;
+            run_cmd(Command::new("apt-get").args(["install", "-y", "python3", "python3-venv"]))?;
+        } else {
+            bail!("python3 (with venv) is needed for the API tests: install it, e.g. `apt-get install python3-venv`");
+        }
+    }
+    let venv = venv_dir(root);
+    let stamp = venv.join(".installed");
+    let want = PYTHON_TOOLS.join("\n");
+    if fs::read_to_string(&stamp).is_ok_and(|s| s == want) && venv.join("bin/python").exists() {
+        return Ok(());
+    }
+    if !venv.join("bin/python").exists() {
+        let made = Command::new("python3").arg("-m").arg("venv").arg(&venv).status();
+        if !made.is_ok_and(|s| s.success()) && is_root() && have("apt-get") {
+            run_cmd(Command::new("apt-get").args(["install", "-y", "python3-venv"]))?;
+            run_cmd(Command::new("python3").arg("-m").arg("venv").arg(&venv))?;
+        }
+    }
+    run_cmd(
+        Command::new(venv.join("bin/pip"))
+            .args(["install", "--quiet", "--disable-pip-version-check"])
+            .args(PYTHON_TOOLS),
+    )
+    .context("installing openapi-spec-validator into target/xtask-venv")?;
+    fs::write(&stamp, want)?;
+    Ok(())
+}
+
+/// The environment that tells the tests where the API tools are.
+fn api_tool_env(root: &Path, c: &mut Command) {
+    c.env("CHAPERONE_OPENAPI_PYTHON", venv_dir(root).join("bin/python"))
+        .env("CHAPERONE_TSC", npm_dir(root).join("node_modules/.bin/tsc"));
 }
 
 /// The version of `name` recorded in Cargo.lock.

@@ -13,6 +13,7 @@ pub mod click;
 pub mod client;
 pub mod files;
 pub mod flows;
+pub mod forge;
 pub mod machine;
 pub mod pages;
 pub mod playwright;

@@ -5,6 +5,7 @@
 //! Needs `cargo xtask build` (dist/extension) and the `chaperone` binary;
 //! see `tests::extension_dir` and `tests::chaperone_bin`.
 
+mod api_learn;
 mod approvals;
 mod bad_input;
 mod bridge_kill;
