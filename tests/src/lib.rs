@@ -31,6 +31,7 @@ mod fixtures;
 pub mod flowshop;
 mod human;
 pub mod leaks;
+pub mod netapp;
 mod mcp;
 mod stack;
 mod stdio;
