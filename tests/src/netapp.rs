@@ -12,7 +12,8 @@
 //!   `GET /csrf`, `GET|POST /items`, `PATCH|DELETE /items/N` (201 for a
 //!   new item, 204 for a delete, 404 for item 9999), `GET /profile`,
 //!   `POST /events`, `POST /notes` (the body kept, [`notes`]),
-//!   `POST /beacon?token=…` (204).
+//!   `POST /beacon?token=…` (204). `GET /netapp/api/ping` (the bench's
+//!   page `many.html`) needs nothing and is not kept.
 //!
 //! Every API request the server saw is kept ([`seen`]): `METHOD /path?query`.
 
@@ -129,6 +130,10 @@ pub(crate) async fn handle(root: &std::path::Path, req: Request<Body>) -> Respon
         r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/javascript; charset=utf-8"));
         r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         return r;
+    }
+    if path == "/netapp/api/ping" {
+        // The bench's many calls (`many.html`): not kept, no credentials.
+        return json(StatusCode::OK, r#"{"pong":true}"#.into(), &[]);
     }
     let method = req.method().clone();
     let query = req.uri().query().map(|q| format!("?{q}")).unwrap_or_default();

@@ -14,6 +14,7 @@ pub mod client;
 pub mod files;
 pub mod flows;
 pub mod machine;
+pub mod network;
 pub mod pages;
 pub mod playwright;
 pub mod profile;

@@ -202,8 +202,8 @@ async fn the_agent_sees_the_traffic_of_its_tabs_and_never_a_credential() {
     let mut needles: Vec<(String, Needles)> =
         creds.all().into_iter().map(|(n, v)| (n.to_string(), Needles::for_secret(v))).collect();
     needles.push(("stored secret".into(), Needles::for_secret(&note)));
-    // The capture's harmless content is a marker: not on disk either.
-    let marker = Needles::for_secret("Item 1\",\"qty\"");
+    // The capture's harmless content is a marker: not on disk before.
+    let marker = Needles::for_secret("/netapp/api/items?page=7&sort=name");
     let (early, files) = marker.find_in_tree(&home);
     assert!(!files.is_empty());
     assert!(early.is_empty(), "capture content on disk before an export: {early:?}");
@@ -221,6 +221,8 @@ async fn the_agent_sees_the_traffic_of_its_tabs_and_never_a_credential() {
     assert_eq!(har["log"]["entries"].as_array().unwrap().len() as u64, entries);
     netapp::validate_har(&path).unwrap_or_else(|e| panic!("the HAR is not valid HAR 1.2: {e}"));
     assert!(std::fs::read_to_string(&path).unwrap().contains(&format!("{{secret:{SECRET_NAME}}}")));
+    // Control for the check before the export: the marker is in it now.
+    assert!(!marker.find("export", &std::fs::read(&path).unwrap()).is_empty(), "the marker is not in the export");
 
     // ---- another session sees none of it
     let mut other = s.daemon.mcp_as("other-agent").await.unwrap();
