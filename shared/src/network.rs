@@ -223,7 +223,12 @@ pub fn line(id: u64, c: &Captured, shown_url: &str) -> String {
         n if n < 10_000 => format!("{n} B"),
         n => format!("{} kB", n / 1000),
     };
-    format!("#{id} {} {shown_url} → {status} {} {size} {} ms", c.method, short_type(&c.resource_type), c.duration_ms.round())
+    format!(
+        "#{id} {} {shown_url} → {status} {} {size} {} ms",
+        c.method,
+        short_type(&c.resource_type),
+        c.duration_ms.round()
+    )
 }
 
 /// A request or response part `browser_network_request` can show alone.
@@ -334,7 +339,10 @@ mod tests {
 
     #[test]
     fn a_line_names_id_method_url_status_type_size_and_time() {
-        assert_eq!(line(7, &cap(201, "xmlhttprequest"), "http://a.example/x"), "#7 GET http://a.example/x → 201 xhr 42 B 12 ms");
+        assert_eq!(
+            line(7, &cap(201, "xmlhttprequest"), "http://a.example/x"),
+            "#7 GET http://a.example/x → 201 xhr 42 B 12 ms"
+        );
         let mut failed = cap(0, "ping");
         failed.error = Some("net::ERR_FAILED".into());
         assert!(line(1, &failed, "u").contains("failed (net::ERR_FAILED)"));

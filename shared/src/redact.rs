@@ -728,7 +728,9 @@ pub fn redact_captured(c: &crate::network::Captured, known: &[Known]) -> crate::
     use crate::network::{Header, RequestBody};
     let mask = |s: &str| mask_known(s, known);
     let headers = |hs: &[Header]| -> Vec<Header> {
-        hs.iter().map(|h| Header { name: h.name.clone(), value: redact_header_shown(&h.name, &mask(&h.value)) }).collect()
+        hs.iter()
+            .map(|h| Header { name: h.name.clone(), value: redact_header_shown(&h.name, &mask(&h.value)) })
+            .collect()
     };
     let body = c.request_body.as_ref().map(|b| match b {
         RequestBody::Form { fields } => RequestBody::Form {
@@ -737,7 +739,9 @@ pub fn redact_captured(c: &crate::network::Captured, known: &[Known]) -> crate::
                 .map(|(k, vs)| (redact_text(k), vs.iter().map(|v| redact_field(k, &mask(v))).collect()))
                 .collect(),
         },
-        RequestBody::Raw { text, cut } => RequestBody::Raw { text: redact_body(c.request_mime(), &mask(text)), cut: *cut },
+        RequestBody::Raw { text, cut } => {
+            RequestBody::Raw { text: redact_body(c.request_mime(), &mask(text)), cut: *cut }
+        }
     });
     crate::network::Captured {
         tab: c.tab,
@@ -926,7 +930,8 @@ mod tests {
             };
             count += 1;
             if got != expected {
-                failures.push(format!("line {}: {kind} {a:?} {b:?}\n  expected {expected:?}\n  got      {got:?}", n + 1));
+                failures
+                    .push(format!("line {}: {kind} {a:?} {b:?}\n  expected {expected:?}\n  got      {got:?}", n + 1));
             }
         }
         assert!(count >= 40, "the table must hold at least 40 cases, has {count}");
@@ -976,7 +981,9 @@ mod tests {
         let Some(RequestBody::Raw { text, .. }) = r.request_body else { panic!() };
         assert_eq!(
             text,
-            format!(r#"{{"deep":{{"list":[{{"refresh_token":"{MASK}"}}]}},"extra":"{{secret:NOTE}}","password":"{MASK}","user":"ann"}}"#)
+            format!(
+                r#"{{"deep":{{"list":[{{"refresh_token":"{MASK}"}}]}},"extra":"{{secret:NOTE}}","password":"{MASK}","user":"ann"}}"#
+            )
         );
     }
 }

@@ -31,8 +31,8 @@ mod fixtures;
 pub mod flowshop;
 mod human;
 pub mod leaks;
-pub mod netapp;
 mod mcp;
+pub mod netapp;
 mod stack;
 mod stdio;
 

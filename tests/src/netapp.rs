@@ -150,11 +150,15 @@ pub(crate) async fn handle(root: &std::path::Path, req: Request<Body>) -> Respon
             r#"{{"user":"ann","access_token":"{}","refresh_token":"{}","id_token":"{}","beacon_token":"{}"}}"#,
             c.access, c.refresh, c.jwt, c.beacon
         );
-        return json(StatusCode::OK, answer, &[
-            ("set-cookie", format!("nsid={}; HttpOnly; Path=/netapp; SameSite=Lax", c.session)),
-            ("x-access-token", c.access.clone()),
-            ("x-id-token", c.jwt.clone()),
-        ]);
+        return json(
+            StatusCode::OK,
+            answer,
+            &[
+                ("set-cookie", format!("nsid={}; HttpOnly; Path=/netapp; SameSite=Lax", c.session)),
+                ("x-access-token", c.access.clone()),
+                ("x-id-token", c.jwt.clone()),
+            ],
+        );
     }
     if rest == "/beacon" && method == Method::POST {
         let ok = query.contains(&c.beacon);
@@ -168,9 +172,13 @@ pub(crate) async fn handle(root: &std::path::Path, req: Request<Body>) -> Respon
     }
     let segs: Vec<&str> = rest.trim_start_matches('/').split('/').collect();
     match (method.as_str(), segs.as_slice()) {
-        ("GET", ["csrf"]) => json(StatusCode::OK, format!(r#"{{"csrf":"{}"}}"#, c.csrf), &[("x-csrf-token", c.csrf.clone())]),
+        ("GET", ["csrf"]) => {
+            json(StatusCode::OK, format!(r#"{{"csrf":"{}"}}"#, c.csrf), &[("x-csrf-token", c.csrf.clone())])
+        }
         ("GET", ["items"]) => json(StatusCode::OK, r#"{"items":[{"id":1,"title":"Milk"}],"pages":10}"#.into(), &[]),
-        ("POST", ["items"]) => json(StatusCode::CREATED, r#"{"id":42}"#.into(), &[("location", "/netapp/api/items/42".into())]),
+        ("POST", ["items"]) => {
+            json(StatusCode::CREATED, r#"{"id":42}"#.into(), &[("location", "/netapp/api/items/42".into())])
+        }
         ("GET", ["items", "9999"]) | ("PATCH", ["items", "9999"]) => {
             json(StatusCode::NOT_FOUND, r#"{"error":"no such item"}"#.into(), &[])
         }

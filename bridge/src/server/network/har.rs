@@ -50,10 +50,8 @@ pub(super) fn entry(id: u64, c: &Captured) -> Value {
             request["postData"] = json!({ "mimeType": c.request_mime(), "text": text });
         }
         Some(RequestBody::Form { fields }) => {
-            let params: Vec<Value> = fields
-                .iter()
-                .flat_map(|(k, vs)| vs.iter().map(move |v| json!({ "name": k, "value": v })))
-                .collect();
+            let params: Vec<Value> =
+                fields.iter().flat_map(|(k, vs)| vs.iter().map(move |v| json!({ "name": k, "value": v }))).collect();
             let text = fields
                 .iter()
                 .flat_map(|(k, vs)| vs.iter().map(move |v| format!("{k}={v}")))

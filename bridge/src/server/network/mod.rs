@@ -154,12 +154,10 @@ mod tests {
         }
         let (kept, dropped) = n.of(SessionKey(1));
         assert_eq!(dropped, 6);
-        assert_eq!(kept.iter().map(|e| e.captured.url.as_str()).collect::<Vec<_>>(), [
-            "http://a/6",
-            "http://a/7",
-            "http://a/8",
-            "http://a/9"
-        ]);
+        assert_eq!(
+            kept.iter().map(|e| e.captured.url.as_str()).collect::<Vec<_>>(),
+            ["http://a/6", "http://a/7", "http://a/8", "http://a/9"]
+        );
         // The byte bound too.
         let m = Network::default();
         let w = cap(1, "http://a/0").weight();

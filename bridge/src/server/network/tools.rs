@@ -113,7 +113,10 @@ impl Filter {
             UrlFilter::Substring(t) => Filter::Substring(t),
             UrlFilter::Regex(r) => {
                 if r.chars().count() > MAX_REGEX_CHARS {
-                    return Err(WireError::new(ErrorCode::InvalidRequest, "filter: the regular expression is too long"));
+                    return Err(WireError::new(
+                        ErrorCode::InvalidRequest,
+                        "filter: the regular expression is too long",
+                    ));
                 }
                 let re = regex::RegexBuilder::new(&r).size_limit(REGEX_SIZE_LIMIT).build().map_err(|e| {
                     WireError::new(ErrorCode::InvalidRequest, format!("filter: not a valid regular expression: {e}"))
@@ -210,11 +213,9 @@ fn body_text(b: &Option<RequestBody>) -> String {
     match b {
         None => "(no request body)".into(),
         Some(RequestBody::Raw { text, .. }) => text.clone(),
-        Some(RequestBody::Form { fields }) => fields
-            .iter()
-            .flat_map(|(k, vs)| vs.iter().map(move |v| format!("{k}={v}")))
-            .collect::<Vec<_>>()
-            .join("\n"),
+        Some(RequestBody::Form { fields }) => {
+            fields.iter().flat_map(|(k, vs)| vs.iter().map(move |v| format!("{k}={v}"))).collect::<Vec<_>>().join("\n")
+        }
     }
 }
 
@@ -300,7 +301,10 @@ async fn export(state: &AppState, caller: &Caller, a: NetworkExportArgs) -> Resu
     Audit::new(state, caller)
         .record(Row { tool: "browser_network_export", summary: &summary, outcome: "ok", ..Row::default() })
         .await;
-    Ok(plain_result(format!("Wrote {count} request(s) as HAR 1.2 to {shown}\n"), json!({ "path": shown, "entries": count })))
+    Ok(plain_result(
+        format!("Wrote {count} request(s) as HAR 1.2 to {shown}\n"),
+        json!({ "path": shown, "entries": count }),
+    ))
 }
 
 /// Writes `bytes` to `dir/name` (dir 0700, file 0600): under a fresh

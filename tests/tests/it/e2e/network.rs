@@ -103,8 +103,10 @@ async fn the_agent_sees_the_traffic_of_its_tabs_and_never_a_credential() {
     }
     let seen = netapp::seen();
     assert!(seen.len() >= 31, "the app made fewer calls than it should: {seen:#?}");
-    let mut listed: Vec<String> =
-        api.iter().map(|r| format!("{} {}", r["method"].as_str().unwrap(), path_of(r["url"].as_str().unwrap()))).collect();
+    let mut listed: Vec<String> = api
+        .iter()
+        .map(|r| format!("{} {}", r["method"].as_str().unwrap(), path_of(r["url"].as_str().unwrap())))
+        .collect();
     let mut expected: Vec<String> = seen
         .iter()
         .map(|l| {
