@@ -67,6 +67,11 @@ pub enum Cmd {
         /// they are).
         #[arg(long)]
         no_log_file: bool,
+        /// Let `browser_network_request {reveal: true}` show captured
+        /// requests unredacted (credentials included); each reveal is
+        /// audited. Off by default: every network output is redacted.
+        #[arg(long)]
+        allow_reveal: bool,
     },
     /// Start the daemon if needed, launch Chromium with the extension on an
     /// owned profile, and stay in the foreground until Ctrl-C.
@@ -304,10 +309,10 @@ fn parse_site(s: &str) -> Result<String, String> {
 /// Runs a parsed command. Returns the process exit code.
 pub async fn run(cli: Cli) -> Result<i32, Error> {
     match cli.command {
-        Cmd::Serve { home, port, log_retention_days, no_log_file } => {
+        Cmd::Serve { home, port, log_retention_days, no_log_file, allow_reveal } => {
             let home = Home::resolve(home.home)?;
             let log_file = (!no_log_file).then_some(log_retention_days);
-            daemon::serve_logging(&home, port, log_file, shutdown_signal()).await?;
+            daemon::serve_logging(&home, port, log_file, allow_reveal, shutdown_signal()).await?;
             Ok(0)
         }
         Cmd::Up { home, profile, headless, browser, url, extension_dir, connect_timeout, port } => {

@@ -35,6 +35,12 @@ pub struct ServeConfig {
     pub files: FilesPolicy,
     /// The person's flows (`flow_*` tools, recordings; `None`: no flows).
     pub flows: Option<crate::flows::FlowStore>,
+    /// `browser_network_export` writes here (`HOME/exports`; `None`: no
+    /// exports).
+    pub exports_dir: Option<std::path::PathBuf>,
+    /// `serve --allow-reveal`: `browser_network_request` may show captured
+    /// values unredacted (each reveal audited).
+    pub allow_reveal: bool,
 }
 
 /// What the person allowed for files: upload folders (absolute; resolved
@@ -75,6 +81,8 @@ impl ServeConfig {
             human_timeout_secs: shared::limits::DEFAULT_HUMAN_TIMEOUT_SECS,
             files: FilesPolicy::default(),
             flows: None,
+            exports_dir: None,
+            allow_reveal: false,
         }
     }
 }

@@ -22,7 +22,7 @@ pub async fn serve(
     port: Option<u16>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
-    serve_logging(home, port, Some(crate::logging::DEFAULT_RETENTION_DAYS), shutdown).await
+    serve_logging(home, port, Some(crate::logging::DEFAULT_RETENTION_DAYS), false, shutdown).await
 }
 
 /// [`serve`], with the log file kept `log_file` days (`None`: no log file,
@@ -32,6 +32,7 @@ pub async fn serve_logging(
     home: &Home,
     port: Option<u16>,
     log_file: Option<u32>,
+    allow_reveal: bool,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
     home.ensure()?;
@@ -94,6 +95,11 @@ pub async fn serve_logging(
     // may add one while the daemon is up.
     config.secrets = Some(std::sync::Arc::new(crate::secrets::SecretStore::open(home)?));
     config.flows = Some(crate::flows::FlowStore::open(&home.db())?);
+    config.exports_dir = Some(home.root().join("exports"));
+    config.allow_reveal = allow_reveal;
+    if allow_reveal {
+        tracing::warn!("--allow-reveal: browser_network_request may show captured credentials unredacted");
+    }
     let pid = std::process::id();
     home.write_daemon_json(&DaemonInfo {
         pid,

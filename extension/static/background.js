@@ -30,6 +30,17 @@ chrome.webRequest.onBeforeRequest.addListener(
   (d) => { ready.then((w) => w.on_load_start(d)); },
   { urls: ['http://*/*', 'https://*/*'], types: ['main_frame'] },
 );
+// Network capture of agent tabs (extension/worker/src/network.rs): observed only.
+{
+  const all = { urls: ['http://*/*', 'https://*/*'] };
+  const net = (name) => (d) => { ready.then((w) => w[name](d)); };
+  chrome.webRequest.onBeforeRequest.addListener(net('on_net_request'), all, ['requestBody']);
+  chrome.webRequest.onSendHeaders.addListener(net('on_net_send_headers'), all, ['requestHeaders', 'extraHeaders']);
+  chrome.webRequest.onHeadersReceived.addListener(net('on_net_headers'), all, ['responseHeaders', 'extraHeaders']);
+  chrome.webRequest.onBeforeRedirect.addListener(net('on_net_redirect'), all, ['responseHeaders', 'extraHeaders']);
+  chrome.webRequest.onCompleted.addListener(net('on_net_completed'), all, ['responseHeaders', 'extraHeaders']);
+  chrome.webRequest.onErrorOccurred.addListener(net('on_net_error'), all);
+}
 chrome.downloads.onDeterminingFilename.addListener((item, suggest) => {
   ready.then((w) => w.on_determining_filename(item, suggest), () => suggest());
   return true;

@@ -44,6 +44,7 @@ pub mod limits;
 pub mod mask;
 pub mod names;
 pub mod navigation;
+pub mod network;
 pub mod policy;
 // Wire frames: each is built, sent or parsed once and dropped, never
 // stored in bulk, so the size of their largest variant costs nothing that

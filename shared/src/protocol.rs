@@ -78,6 +78,9 @@ pub enum ExtToBridge {
     /// The person pressed "Let <client> use this tab" in the popup: their
     /// tab `tab` becomes session `session`'s (`crate::sessions::give`).
     GiveTab { tab: TabId, session: crate::sessions::SessionKey },
+    /// One finished request of an agent tab (`crate::network`), observed
+    /// with `webRequest`; the bridge keeps it for the tab's session.
+    Network { request: Box<crate::network::Captured> },
 }
 
 impl ExtToBridge {

@@ -514,6 +514,253 @@ pub fn redact_json(v: &mut serde_json::Value) {
     }
 }
 
+/// What the value of a header becomes unless the header is known to be
+/// harmless ([`SAFE_HEADERS`]): its name stays, the value goes.
+pub const REDACTED: &str = "<redacted>";
+
+/// Headers known to carry nothing secret: content description, caching,
+/// dates, CORS, security policies, fetch metadata, client hints. Every
+/// other header (custom `X-…` ones included) is shown as [`REDACTED`];
+/// the credential headers ([`SECRET_HEADERS`]) always are.
+const SAFE_HEADERS: &[&str] = &[
+    "accept",
+    "accept-encoding",
+    "accept-language",
+    "accept-ranges",
+    "access-control-allow-credentials",
+    "access-control-allow-headers",
+    "access-control-allow-methods",
+    "access-control-allow-origin",
+    "access-control-expose-headers",
+    "access-control-max-age",
+    "access-control-request-headers",
+    "access-control-request-method",
+    "age",
+    "allow",
+    "alt-svc",
+    "cache-control",
+    "connection",
+    "content-disposition",
+    "content-encoding",
+    "content-language",
+    "content-length",
+    "content-location",
+    "content-range",
+    "content-security-policy",
+    "content-security-policy-report-only",
+    "content-type",
+    "cross-origin-embedder-policy",
+    "cross-origin-opener-policy",
+    "cross-origin-resource-policy",
+    "date",
+    "dnt",
+    "expires",
+    "host",
+    "if-modified-since",
+    "if-unmodified-since",
+    "keep-alive",
+    "last-modified",
+    "location",
+    "origin",
+    "permissions-policy",
+    "pragma",
+    "priority",
+    "range",
+    "referer",
+    "referrer-policy",
+    "retry-after",
+    "sec-ch-ua",
+    "sec-ch-ua-mobile",
+    "sec-ch-ua-platform",
+    "sec-fetch-dest",
+    "sec-fetch-mode",
+    "sec-fetch-site",
+    "sec-fetch-user",
+    "server",
+    "strict-transport-security",
+    "timing-allow-origin",
+    "transfer-encoding",
+    "upgrade-insecure-requests",
+    "user-agent",
+    "vary",
+    "via",
+    "x-content-type-options",
+    "x-frame-options",
+    "x-requested-with",
+    "x-xss-protection",
+];
+
+/// Safe headers whose value is a URL (its query and userinfo redacted).
+const URL_HEADERS: &[&str] = &["referer", "location", "content-location", "origin"];
+
+/// Whether header `name` is on the allow-list of harmless headers.
+pub fn is_safe_header(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    SAFE_HEADERS.contains(&lower.as_str()) && !SECRET_HEADERS.contains(&lower.as_str())
+}
+
+/// A captured header's value as every sink shows it: [`REDACTED`] unless
+/// the header is harmless ([`is_safe_header`]); a harmless one is still
+/// redacted as text (or as a URL).
+pub fn redact_header_shown(name: &str, value: &str) -> String {
+    if !is_safe_header(name) {
+        return REDACTED.to_string();
+    }
+    if URL_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+        return redact_url(value);
+    }
+    redact_text(value)
+}
+
+/// Values shorter than this are not masked by value (they would match
+/// everywhere); they are still masked under sensitive names.
+pub const MIN_KNOWN_VALUE_CHARS: usize = 4;
+
+/// A value the daemon knows to be secret (a stored secret): wherever it
+/// appears, under any name, it is shown as `{secret:NAME}`. `Debug` shows
+/// the name only.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Known {
+    pub name: String,
+    pub value: String,
+}
+
+impl std::fmt::Debug for Known {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Known").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+/// `s` percent-encoded the way `encodeURIComponent` does (`space_plus`:
+/// the way forms and `URLSearchParams` do, spaces as `+`).
+fn percent_encode(s: &str, space_plus: bool) -> String {
+    let mut out = String::with_capacity(s.len() * 3);
+    for b in s.bytes() {
+        let keep = b.is_ascii_alphanumeric()
+            || if space_plus {
+                matches!(b, b'*' | b'-' | b'.' | b'_')
+            } else {
+                matches!(b, b'-' | b'_' | b'.' | b'!' | b'~' | b'*' | b'\'' | b'(' | b')')
+            };
+        if keep {
+            out.push(b as char);
+        } else if space_plus && b == b' ' {
+            out.push('+');
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// `text` with every known value, as is, percent-encoded (both ways, and
+/// lower-case hex) or JSON-escaped, replaced by `{secret:NAME}`. Longer
+/// values first, so a value inside another cannot split it.
+pub fn mask_known(text: &str, known: &[Known]) -> String {
+    let mut out = text.to_string();
+    let mut known: Vec<&Known> = known.iter().filter(|k| k.value.chars().count() >= MIN_KNOWN_VALUE_CHARS).collect();
+    known.sort_by_key(|k| std::cmp::Reverse(k.value.len()));
+    for k in known {
+        let json = serde_json::to_string(&k.value).unwrap_or_default();
+        let json = json.get(1..json.len().saturating_sub(1)).unwrap_or("").to_string();
+        let encoded = percent_encode(&k.value, false);
+        let mut forms = vec![k.value.clone(), encoded.clone(), percent_encode(&k.value, true), json];
+        forms.push(lower_hex_escapes(&encoded));
+        forms.sort_by_key(|f| std::cmp::Reverse(f.len()));
+        forms.dedup();
+        let shown = format!("{{secret:{}}}", k.name);
+        for form in forms.iter().filter(|f| !f.is_empty()) {
+            if out.contains(form.as_str()) {
+                out = out.replace(form.as_str(), &shown);
+            }
+        }
+    }
+    out
+}
+
+fn lower_hex_escapes(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == '%' {
+            for _ in 0..2 {
+                if let Some(h) = chars.next() {
+                    out.push(h.to_ascii_lowercase());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A body as it may be shown, read by its MIME type: JSON (sensitive keys
+/// at any depth), a URL-encoded form (sensitive fields), anything else as
+/// text. Known values were masked before.
+pub fn redact_body(mime: &str, text: &str) -> String {
+    let mime = mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let looks_json = mime.ends_with("/json") || mime.ends_with("+json") || {
+        let t = text.trim_start();
+        mime.starts_with("text/plain") && (t.starts_with('{') || t.starts_with('['))
+    };
+    if looks_json && let Ok(mut v) = serde_json::from_str::<serde_json::Value>(text) {
+        redact_json(&mut v);
+        return serde_json::to_string(&v).unwrap_or_default();
+    }
+    if mime == "application/x-www-form-urlencoded" && !text.contains('\n') {
+        return redact_pairs(text.trim(), '&');
+    }
+    redact_text(text)
+}
+
+/// One form field's value as it may be shown.
+pub fn redact_field(name: &str, value: &str) -> String {
+    if !value.is_empty() && is_sensitive_key(name) && !value.starts_with("{secret:") {
+        return MASK.to_string();
+    }
+    redact_text(value)
+}
+
+/// A captured request as every sink (tool results, exports, logs) shows
+/// it: known values as `{secret:NAME}`, then URLs, headers, form fields
+/// and bodies redacted.
+pub fn redact_captured(c: &crate::network::Captured, known: &[Known]) -> crate::network::Captured {
+    use crate::network::{Header, RequestBody};
+    let mask = |s: &str| mask_known(s, known);
+    let headers = |hs: &[Header]| -> Vec<Header> {
+        hs.iter()
+            .map(|h| Header { name: h.name.clone(), value: redact_header_shown(&h.name, &mask(&h.value)) })
+            .collect()
+    };
+    let body = c.request_body.as_ref().map(|b| match b {
+        RequestBody::Form { fields } => RequestBody::Form {
+            fields: fields
+                .iter()
+                .map(|(k, vs)| (redact_text(k), vs.iter().map(|v| redact_field(k, &mask(v))).collect()))
+                .collect(),
+        },
+        RequestBody::Raw { text, cut } => {
+            RequestBody::Raw { text: redact_body(c.request_mime(), &mask(text)), cut: *cut }
+        }
+    });
+    crate::network::Captured {
+        tab: c.tab,
+        url: redact_url(&mask(&c.url)),
+        method: c.method.chars().filter(|ch| ch.is_ascii_alphabetic()).take(16).collect(),
+        resource_type: c.resource_type.chars().filter(|ch| ch.is_ascii_alphanumeric() || *ch == '_').take(32).collect(),
+        status: c.status,
+        status_line: redact_text(&mask(&c.status_line)),
+        error: c.error.as_deref().map(|e| redact_text(&mask(e))),
+        started_ms: c.started_ms,
+        duration_ms: c.duration_ms,
+        request_headers: headers(&c.request_headers),
+        response_headers: headers(&c.response_headers),
+        request_body: body,
+        redirect_url: c.redirect_url.as_deref().map(|u| redact_url(&mask(u))),
+        from_cache: c.from_cache,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -650,5 +897,93 @@ mod tests {
         assert_eq!(redact_header("Set-Cookie", "sid=1"), MASK);
         assert_eq!(redact_header("X-CSRF-Token", "abc"), MASK);
         assert_eq!(redact_header("Accept", "text/html"), "text/html");
+    }
+
+    /// `fixtures/redaction/network.tsv`: `kind<TAB>a<TAB>b<TAB>expected`,
+    /// kinds `header` (name, value), `url` (-, url), `body` (MIME type,
+    /// text), `field` (name, value); `=` as expected means "unchanged". The
+    /// known secret `NOTE` is `Tr0ub4dor&3 note` and `PIN4` is `4821`.
+    #[test]
+    fn network_redaction_cases_from_the_fixture_table() {
+        let known = vec![
+            Known { name: "NOTE".into(), value: "Tr0ub4dor&3 note".into() },
+            Known { name: "PIN4".into(), value: "4821".into() },
+            Known { name: "ab".into(), value: "ab".into() },
+        ];
+        let table = include_str!("../../fixtures/redaction/network.tsv");
+        let mut failures = Vec::new();
+        let mut count = 0;
+        for (n, line) in table.lines().enumerate() {
+            if line.starts_with('#') || line.trim().is_empty() {
+                continue;
+            }
+            let cols: Vec<&str> = line.split('\t').collect();
+            assert_eq!(cols.len(), 4, "line {}: four columns", n + 1);
+            let (kind, a, b) = (cols[0], cols[1], cols[2]);
+            let expected = if cols[3] == "=" { b.to_string() } else { cols[3].to_string() };
+            let got = match kind {
+                "header" => redact_header_shown(a, &mask_known(b, &known)),
+                "url" => redact_url(&mask_known(b, &known)),
+                "body" => redact_body(a, &mask_known(b, &known)),
+                "field" => redact_field(a, &mask_known(b, &known)),
+                other => panic!("line {}: unknown kind {other}", n + 1),
+            };
+            count += 1;
+            if got != expected {
+                failures
+                    .push(format!("line {}: {kind} {a:?} {b:?}\n  expected {expected:?}\n  got      {got:?}", n + 1));
+            }
+        }
+        assert!(count >= 40, "the table must hold at least 40 cases, has {count}");
+        assert!(failures.is_empty(), "{} of {count} cases failed:\n{}", failures.len(), failures.join("\n"));
+    }
+
+    #[test]
+    fn known_values_are_masked_in_every_encoding_and_debug_hides_them() {
+        let k = [Known { name: "N".into(), value: "a b/c\"d".into() }];
+        for form in ["a b/c\"d", "a%20b%2Fc%22d", "a+b%2Fc%22d", "a b/c\\\"d", "a%20b%2fc%22d"] {
+            assert_eq!(mask_known(&format!("x={form};"), &k), "x={secret:N};", "{form}");
+        }
+        assert!(!format!("{:?}", k[0]).contains("a b"));
+    }
+
+    #[test]
+    fn a_captured_request_is_redacted_everywhere() {
+        use crate::network::{Captured, Header, RequestBody};
+        let h = |n: &str, v: &str| Header { name: n.into(), value: v.into() };
+        let c = Captured {
+            tab: 1,
+            url: "https://u:p@a.example/api?token=abc&q=shoes&x=Tr0ub4dor%263%20note".into(),
+            method: "POST".into(),
+            resource_type: "xmlhttprequest".into(),
+            status: 201,
+            status_line: "HTTP/1.1 201 Created".into(),
+            error: None,
+            started_ms: 1.0,
+            duration_ms: 2.0,
+            request_headers: vec![h("Authorization", "Bearer abc"), h("Content-Type", "application/json"), h("X-Trace", "42")],
+            response_headers: vec![h("Set-Cookie", "sid=1"), h("Location", "/next?session=77")],
+            request_body: Some(RequestBody::Raw {
+                text: r#"{"user":"ann","password":"pw","deep":{"list":[{"refresh_token":"t"}]},"extra":"Tr0ub4dor&3 note"}"#.into(),
+                cut: false,
+            }),
+            redirect_url: None,
+            from_cache: false,
+        };
+        let known = [Known { name: "NOTE".into(), value: "Tr0ub4dor&3 note".into() }];
+        let r = redact_captured(&c, &known);
+        assert_eq!(r.url, format!("https://{MASK}@a.example/api?token={MASK}&q=shoes&x={{secret:NOTE}}"));
+        assert_eq!(r.request_headers[0].value, REDACTED);
+        assert_eq!(r.request_headers[1].value, "application/json");
+        assert_eq!(r.request_headers[2].value, REDACTED);
+        assert_eq!(r.response_headers[0].value, REDACTED);
+        assert_eq!(r.response_headers[1].value, format!("/next?session={MASK}"));
+        let Some(RequestBody::Raw { text, .. }) = r.request_body else { panic!() };
+        assert_eq!(
+            text,
+            format!(
+                r#"{{"deep":{{"list":[{{"refresh_token":"{MASK}"}}]}},"extra":"{{secret:NOTE}}","password":"{MASK}","user":"ann"}}"#
+            )
+        );
     }
 }

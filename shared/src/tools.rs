@@ -322,6 +322,68 @@ pub struct DownloadsArgs {
     pub tab: Option<TabId>,
 }
 
+/// `browser_network_requests`: the requests of this session's tabs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct NetworkRequestsArgs {
+    /// Only this tab's requests (one of yours).
+    #[serde(default)]
+    pub tab: Option<TabId>,
+    /// A substring of the URL, or a regular expression between slashes
+    /// (`/api\/items\/\d+/`).
+    #[serde(default)]
+    pub filter: Option<String>,
+    /// Only this method (GET, POST…).
+    #[serde(default)]
+    pub method: Option<String>,
+    /// `200`, a class such as `4xx`, or `failed`.
+    #[serde(default)]
+    pub status: Option<String>,
+    /// Resource types to list (`xmlhttprequest`, `main_frame`, `image`,
+    /// `script`, `stylesheet`, `font`, `ping`, `other`, or `static` for all
+    /// static files). Static files are left out unless named here.
+    #[serde(default)]
+    pub types: Vec<String>,
+    /// Page of the listing, from 1 (100 lines a page).
+    #[serde(default)]
+    pub page: Option<u32>,
+}
+
+/// `browser_network_request`: one request in full, or one part of it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct NetworkRequestArgs {
+    /// The request's id (`#id` in browser_network_requests).
+    pub id: u64,
+    /// Only this part: request-headers, request-body, response-headers or
+    /// response-body.
+    #[serde(default)]
+    pub part: Option<crate::network::Part>,
+    /// Show values unredacted. Refused (PERMISSION_DENIED) unless the
+    /// person started the daemon with `--allow-reveal`; audited.
+    #[serde(default)]
+    pub reveal: bool,
+}
+
+/// `browser_network_export`: this session's requests as a HAR 1.2 file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct NetworkExportArgs {
+    /// Only this tab's requests.
+    #[serde(default)]
+    pub tab: Option<TabId>,
+    /// A URL substring or `/regex/`, as in browser_network_requests.
+    #[serde(default)]
+    pub filter: Option<String>,
+    /// The file's name in the exports folder (`.har` is added; any folder
+    /// part is dropped).
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
 /// `flow_list`: the person's saved flows.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -223,6 +223,10 @@ fn download(req: &Request<Body>) -> Response<Body> {
 }
 
 async fn handle(root: &Path, posted: &Posted, req: Request<Body>) -> Response<Body> {
+    // The net app's API (`netapp.rs`).
+    if crate::netapp::owns(req.uri().path()) {
+        return crate::netapp::handle(root, req).await;
+    }
     if req.method() == Method::POST {
         let path = req.uri().path().to_string();
         let uri = req.uri().clone();

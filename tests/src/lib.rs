@@ -34,6 +34,7 @@ mod human;
 pub mod leaks;
 pub mod libraryapi;
 mod mcp;
+pub mod netapp;
 mod replay;
 mod stack;
 mod stdio;

@@ -664,6 +664,10 @@ async fn authenticated_loop(
                         super::downloads::spawn_download_event(state, number, event);
                         true
                     }
+                    Ok(ExtToBridge::Network { request }) => {
+                        super::network::captured(state, *request);
+                        true
+                    }
                     Ok(ExtToBridge::GiveTab { tab, session }) => {
                         state.give_tab(tab, session);
                         true

@@ -107,6 +107,7 @@ pub struct McpServer {
 fn tools() -> Vec<Tool> {
     let mut tools = browser_tools();
     tools.extend(super::flows::tools());
+    tools.extend(super::network::tools());
     tools
 }
 
@@ -759,6 +760,7 @@ impl McpServer {
             "browser_downloads" => {
                 then(parse::<DownloadsArgs>(args), |a| downloads::browser_downloads(state, caller, a)).await
             }
+            n if n.starts_with("browser_network_") => return super::network::dispatch(state, caller, name, args).await,
             _ => return super::flows::dispatch(state, caller, name, args).await,
         })
     }
@@ -907,6 +909,9 @@ mod tests {
                 "flow_show",
                 "flow_run",
                 "flow_delete",
+                "browser_network_requests",
+                "browser_network_request",
+                "browser_network_export",
             ]
         );
         for t in tools() {

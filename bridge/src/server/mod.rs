@@ -29,6 +29,7 @@ mod guard;
 mod handoff;
 mod mcp;
 mod navigate;
+mod network;
 mod record;
 mod results;
 mod sessions;
@@ -98,6 +99,8 @@ struct Inner {
     recorder: record::Recorder,
     /// Each session's recent `browser_handoff`s (`handoff.rs`).
     handoff_limits: Mutex<std::collections::HashMap<SessionKey, shared::handoff::HandoffLimiter>>,
+    /// Each session's network capture, in memory only (`network/`).
+    network: network::Network,
 }
 
 impl AppState {
@@ -124,6 +127,7 @@ impl AppState {
                 started: Instant::now(),
                 recorder: record::Recorder::default(),
                 handoff_limits: Mutex::default(),
+                network: network::Network::default(),
             }),
         }
     }
@@ -247,6 +251,8 @@ impl AppState {
     /// Ends session `me`: its tabs stay open for the person, ungrouped,
     /// and no session can use them unless the person gives one.
     pub(crate) fn end_session(&self, me: SessionKey) {
+        // Its network capture goes with it.
+        self.inner.network.end(me);
         let (was_open, short, released) = {
             let mut registry = self.registry();
             let short = registry.of(me).short;

@@ -50,6 +50,7 @@ mod gate;
 mod handoff;
 mod load_errors;
 mod messages;
+mod network;
 mod popup;
 mod proceed;
 mod record;

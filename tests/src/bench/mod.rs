@@ -15,6 +15,7 @@ pub mod files;
 pub mod flows;
 pub mod forge;
 pub mod machine;
+pub mod network;
 pub mod pages;
 pub mod playwright;
 pub mod profile;

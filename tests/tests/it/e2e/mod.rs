@@ -23,6 +23,7 @@ mod languages;
 mod lies;
 mod nav_risk;
 mod navigation;
+mod network;
 mod page_errors;
 mod paint;
 mod popup;

@@ -1,0 +1,170 @@
+//! Network capture (issue 33): the requests of each session's tabs, kept
+//! in this daemon's memory only, and the tools that show them.
+//!
+//! - The worker reports every finished request of an agent tab
+//!   (`ExtToBridge::Network`); [`captured`] files it under the session
+//!   that owns the tab now (a tab of the person, or one no session owns,
+//!   is dropped). Each session keeps at most
+//!   `shared::network::MAX_REQUESTS_PER_SESSION` requests and
+//!   `MAX_BYTES_PER_SESSION` bytes; the oldest go first and are counted
+//!   (`dropped`). A session's capture goes when the session ends.
+//! - Ids are unique in the daemon, so another session's id is `NOT_FOUND`
+//!   like one that never was.
+//! - Nothing is written to disk except by `browser_network_export`, into
+//!   `HOME/exports/` (0700; files 0600, written under a temporary name and
+//!   renamed, so a link planted there is replaced, never followed).
+//! - Every output goes through `shared::redact::redact_captured` with the
+//!   person's stored secrets as known values (`{secret:NAME}`); URL
+//!   filters match the redacted URL, so a filter cannot probe a hidden
+//!   value. `reveal` shows values unredacted only when the daemon was
+//!   started with `--allow-reveal`, and each reveal is audited (id and
+//!   part, never a value).
+
+mod har;
+mod tools;
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use shared::network::{Captured, MAX_BYTES_PER_SESSION, MAX_REQUESTS_PER_SESSION};
+use shared::sessions::{Owner, SessionKey};
+
+use super::AppState;
+
+pub(crate) use tools::{dispatch, tools};
+
+/// One kept request.
+#[derive(Clone)]
+pub(crate) struct Entry {
+    pub(crate) id: u64,
+    pub(crate) captured: Captured,
+    weight: usize,
+}
+
+#[derive(Default)]
+struct SessionCapture {
+    entries: VecDeque<Entry>,
+    bytes: usize,
+    dropped: u64,
+}
+
+/// Every session's capture.
+#[derive(Default)]
+pub(crate) struct Network {
+    sessions: Mutex<HashMap<SessionKey, SessionCapture>>,
+    next_id: AtomicU64,
+}
+
+impl Network {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SessionKey, SessionCapture>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Keeps `c` for `session`, dropping its oldest requests past the bounds.
+    pub(crate) fn push(&self, session: SessionKey, c: Captured) -> u64 {
+        self.push_bounded(session, c, MAX_REQUESTS_PER_SESSION, MAX_BYTES_PER_SESSION)
+    }
+
+    fn push_bounded(&self, session: SessionKey, c: Captured, max_requests: usize, max_bytes: usize) -> u64 {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+        let weight = c.weight();
+        let mut all = self.lock();
+        let s = all.entry(session).or_default();
+        s.entries.push_back(Entry { id, captured: c, weight });
+        s.bytes += weight;
+        while s.entries.len() > max_requests || (s.bytes > max_bytes && s.entries.len() > 1) {
+            if let Some(old) = s.entries.pop_front() {
+                s.bytes -= old.weight;
+                s.dropped += 1;
+            }
+        }
+        id
+    }
+
+    /// `session`'s requests (oldest first) and how many were dropped.
+    pub(crate) fn of(&self, session: SessionKey) -> (Vec<Entry>, u64) {
+        self.lock().get(&session).map_or((Vec::new(), 0), |s| (s.entries.iter().cloned().collect(), s.dropped))
+    }
+
+    /// Request `id`, if `session` has it.
+    pub(crate) fn get(&self, session: SessionKey, id: u64) -> Option<Entry> {
+        self.lock().get(&session).and_then(|s| s.entries.iter().find(|e| e.id == id).cloned())
+    }
+
+    /// Forgets everything `session` captured.
+    pub(crate) fn end(&self, session: SessionKey) {
+        self.lock().remove(&session);
+    }
+}
+
+/// A request the worker reported: kept for the session owning its tab.
+pub(crate) fn captured(state: &AppState, c: Captured) {
+    let owner = state.registry().owner(c.tab);
+    match owner {
+        Owner::Session(key) => {
+            state.inner.network.push(key, c);
+        }
+        Owner::Person => tracing::debug!(tab = c.tab, "network capture of a tab no session owns dropped"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cap(tab: i64, url: &str) -> Captured {
+        Captured {
+            tab,
+            url: url.into(),
+            method: "GET".into(),
+            resource_type: "xmlhttprequest".into(),
+            status: 200,
+            status_line: String::new(),
+            error: None,
+            started_ms: 0.0,
+            duration_ms: 1.0,
+            request_headers: vec![],
+            response_headers: vec![],
+            request_body: None,
+            redirect_url: None,
+            from_cache: false,
+        }
+    }
+
+    #[test]
+    fn each_session_keeps_its_own_requests_and_ids_are_not_shared() {
+        let n = Network::default();
+        let a = n.push(SessionKey(1), cap(1, "http://a/1"));
+        let b = n.push(SessionKey(2), cap(2, "http://b/1"));
+        assert_ne!(a, b);
+        assert!(n.get(SessionKey(1), a).is_some());
+        assert!(n.get(SessionKey(2), a).is_none(), "another session's id is not found");
+        assert_eq!(n.of(SessionKey(2)).0.len(), 1);
+        n.end(SessionKey(1));
+        assert!(n.get(SessionKey(1), a).is_none(), "gone with the session");
+        assert!(n.of(SessionKey(1)).0.is_empty());
+    }
+
+    #[test]
+    fn the_oldest_requests_go_first_and_are_counted() {
+        let n = Network::default();
+        for i in 0..10 {
+            n.push_bounded(SessionKey(1), cap(1, &format!("http://a/{i}")), 4, usize::MAX);
+        }
+        let (kept, dropped) = n.of(SessionKey(1));
+        assert_eq!(dropped, 6);
+        assert_eq!(
+            kept.iter().map(|e| e.captured.url.as_str()).collect::<Vec<_>>(),
+            ["http://a/6", "http://a/7", "http://a/8", "http://a/9"]
+        );
+        // The byte bound too.
+        let m = Network::default();
+        let w = cap(1, "http://a/0").weight();
+        for i in 0..10 {
+            m.push_bounded(SessionKey(1), cap(1, &format!("http://a/{i}")), 100, w * 3);
+        }
+        assert_eq!(m.of(SessionKey(1)).0.len(), 3);
+        assert_eq!(m.of(SessionKey(1)).1, 7);
+    }
+}

@@ -1,0 +1,222 @@
+//! Network capture of the agent's tabs (`shared::network`, issue 33).
+//!
+//! `static/background.js` registers observe-only `webRequest` listeners
+//! (never blocking, so a page cannot be slowed by a decision here) for
+//! every http(s) request. A request is followed only when its tab belongs
+//! to an agent session at its start (`sessions::owner_of`): the person's
+//! own tabs are never captured, their requests are not even copied. Each
+//! followed request collects its headers (with `extraHeaders`, so `Cookie`
+//! and `Set-Cookie` are seen — and always redacted by the bridge), its body
+//! (form data or raw bytes, cut at `MAX_BODY_BYTES`), status and timing,
+//! and is sent to the bridge once it completed, failed or redirected
+//! (`ExtToBridge::Network`). At most `MAX_PENDING` requests are followed at
+//! once. Nothing is stored in the extension.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use js_sys::{Array, Object, Uint8Array};
+use shared::network::{CUT_MARKER, Captured, Header, MAX_BODY_BYTES, MAX_PENDING, RequestBody};
+use shared::protocol::{ExtToBridge, TabId};
+use wasm_bindgen::prelude::*;
+
+use crate::util::get;
+
+thread_local! {
+    static PENDING: RefCell<HashMap<String, Captured>> = RefCell::new(HashMap::new());
+}
+
+fn request_id(details: &JsValue) -> Option<String> {
+    get(details, "requestId").as_string()
+}
+
+fn text(details: &JsValue, key: &str) -> String {
+    get(details, key).as_string().unwrap_or_default()
+}
+
+fn headers(list: &JsValue) -> Vec<Header> {
+    let Some(arr) = list.dyn_ref::<Array>() else { return Vec::new() };
+    arr.iter()
+        .filter_map(|h| {
+            let name = get(&h, "name").as_string()?;
+            let value = get(&h, "value").as_string().unwrap_or_default();
+            Some(Header { name, value })
+        })
+        .collect()
+}
+
+fn body(details: &JsValue) -> Option<RequestBody> {
+    let rb = get(details, "requestBody");
+    if rb.is_undefined() || rb.is_null() {
+        return None;
+    }
+    let form = get(&rb, "formData");
+    if form.is_object() {
+        let mut fields = Vec::new();
+        for entry in Object::entries(form.unchecked_ref::<Object>()).iter() {
+            let pair: Array = entry.unchecked_into();
+            let name = pair.get(0).as_string().unwrap_or_default();
+            let values = pair.get(1).dyn_into::<Array>().map(|a| a.iter().filter_map(|v| v.as_string()).collect());
+            fields.push((name, values.unwrap_or_default()));
+        }
+        return Some(RequestBody::Form { fields });
+    }
+    let raw = get(&rb, "raw");
+    let parts = raw.dyn_ref::<Array>()?;
+    let mut bytes: Vec<u8> = Vec::new();
+    let mut cut = false;
+    for part in parts.iter() {
+        let b = get(&part, "bytes");
+        if b.is_undefined() {
+            continue;
+        }
+        let arr = Uint8Array::new(&b);
+        let room = MAX_BODY_BYTES.saturating_sub(bytes.len()) as u32;
+        let take = arr.length().min(room);
+        if take < arr.length() {
+            cut = true;
+        }
+        bytes.extend(arr.subarray(0, take).to_vec());
+    }
+    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    if cut {
+        text.push_str(CUT_MARKER);
+    }
+    Some(RequestBody::Raw { text, cut })
+}
+
+/// `webRequest.onBeforeRequest` (with `requestBody`): a request starts.
+#[wasm_bindgen]
+pub fn on_net_request(details: JsValue) {
+    let Some(tab) = get(&details, "tabId").as_f64().filter(|t| *t >= 0.0).map(|t| t as TabId) else { return };
+    let Some(id) = request_id(&details) else { return };
+    // A redirect's next leg keeps the request id: followed as a new request.
+    let followed = PENDING.with(|p| p.borrow().contains_key(&id));
+    if !followed && crate::sessions::owner_of(tab).is_none() {
+        return;
+    }
+    let started = get(&details, "timeStamp").as_f64().unwrap_or_else(crate::util::now_ms);
+    let captured = Captured {
+        tab,
+        url: text(&details, "url"),
+        method: text(&details, "method"),
+        resource_type: text(&details, "type"),
+        status: 0,
+        status_line: String::new(),
+        error: None,
+        started_ms: started,
+        duration_ms: 0.0,
+        request_headers: Vec::new(),
+        response_headers: Vec::new(),
+        request_body: body(&details),
+        redirect_url: None,
+        from_cache: false,
+    };
+    PENDING.with(|p| {
+        let mut p = p.borrow_mut();
+        if p.len() >= MAX_PENDING && !p.contains_key(&id) {
+            // Requests that never finished (the worker missed their end).
+            p.clear();
+        }
+        p.insert(id, captured);
+    });
+}
+
+fn update(details: &JsValue, f: impl FnOnce(&mut Captured)) {
+    let Some(id) = request_id(details) else { return };
+    PENDING.with(|p| {
+        if let Some(c) = p.borrow_mut().get_mut(&id) {
+            f(c);
+        }
+    });
+}
+
+/// `webRequest.onSendHeaders` (with `requestHeaders`, `extraHeaders`).
+#[wasm_bindgen]
+pub fn on_net_send_headers(details: JsValue) {
+    update(&details, |c| c.request_headers = headers(&get(&details, "requestHeaders")));
+}
+
+fn response(details: &JsValue, c: &mut Captured) {
+    if let Some(s) = get(details, "statusCode").as_f64() {
+        c.status = s as u16;
+    }
+    if let Some(l) = get(details, "statusLine").as_string() {
+        c.status_line = l;
+    }
+    let h = get(details, "responseHeaders");
+    if h.is_object() {
+        c.response_headers = headers(&h);
+    }
+}
+
+/// `webRequest.onHeadersReceived` (with `responseHeaders`, `extraHeaders`).
+#[wasm_bindgen]
+pub fn on_net_headers(details: JsValue) {
+    update(&details, |c| response(&details, c));
+}
+
+fn finish(details: &JsValue, f: impl FnOnce(&mut Captured)) {
+    let Some(id) = request_id(details) else { return };
+    let Some(mut c) = PENDING.with(|p| p.borrow_mut().remove(&id)) else { return };
+    f(&mut c);
+    if let Some(end) = get(details, "timeStamp").as_f64() {
+        c.duration_ms = (end - c.started_ms).max(0.0);
+    }
+    crate::conn::send_current(&ExtToBridge::Network { request: Box::new(c) });
+}
+
+/// `webRequest.onBeforeRedirect`: this leg ends with a 3xx; the next leg
+/// (same request id) is followed as a new request.
+#[wasm_bindgen]
+pub fn on_net_redirect(details: JsValue) {
+    let Some(id) = request_id(&details) else { return };
+    let tab = PENDING.with(|p| p.borrow().get(&id).map(|c| c.tab));
+    finish(&details, |c| {
+        response(&details, c);
+        c.redirect_url = get(&details, "redirectUrl").as_string();
+        c.from_cache = get(&details, "fromCache").as_bool().unwrap_or(false);
+    });
+    // Keep following: the next onBeforeRequest of this id is the next leg.
+    if let Some(tab) = tab {
+        PENDING.with(|p| {
+            p.borrow_mut().insert(
+                id,
+                Captured {
+                    tab,
+                    url: String::new(),
+                    method: String::new(),
+                    resource_type: String::new(),
+                    status: 0,
+                    status_line: String::new(),
+                    error: None,
+                    started_ms: 0.0,
+                    duration_ms: 0.0,
+                    request_headers: Vec::new(),
+                    response_headers: Vec::new(),
+                    request_body: None,
+                    redirect_url: None,
+                    from_cache: false,
+                },
+            )
+        });
+    }
+}
+
+/// `webRequest.onCompleted` (with `responseHeaders`, `extraHeaders`).
+#[wasm_bindgen]
+pub fn on_net_completed(details: JsValue) {
+    finish(&details, |c| {
+        response(&details, c);
+        c.from_cache = get(&details, "fromCache").as_bool().unwrap_or(false);
+    });
+}
+
+/// `webRequest.onErrorOccurred`: the request failed (no answer).
+#[wasm_bindgen]
+pub fn on_net_error(details: JsValue) {
+    finish(&details, |c| {
+        c.status = 0;
+        c.error = get(&details, "error").as_string();
+    });
+}
