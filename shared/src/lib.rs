@@ -31,6 +31,7 @@ macro_rules! table_tests {
 
 pub mod action;
 pub mod audit;
+pub mod dashboard;
 pub mod challenge;
 pub mod confusable;
 pub mod downloads;

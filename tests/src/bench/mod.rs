@@ -10,6 +10,7 @@
 //! go to stdout as a table and to `target/bench/<suite>.json`.
 
 pub mod click;
+pub mod dashboard;
 pub mod client;
 pub mod files;
 pub mod flows;

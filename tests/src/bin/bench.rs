@@ -22,7 +22,7 @@ use bench::report::Suite;
 use bench::{Bench, Config};
 
 /// The suites, in the order they run. Add new ones here (e.g. `click`).
-const SUITES: &[&str] = &["snapshot", "click", "files", "flows", "sessions"];
+const SUITES: &[&str] = &["snapshot", "click", "files", "flows", "sessions", "dashboard"];
 
 async fn run_suite(name: &str, b: &mut Bench) -> Result<Suite> {
     match name {
@@ -31,6 +31,7 @@ async fn run_suite(name: &str, b: &mut Bench) -> Result<Suite> {
         "files" => bench::files::run(b).await,
         "flows" => bench::flows::run(b).await,
         "sessions" => bench::sessions::run(b).await,
+        "dashboard" => bench::dashboard::run(b).await,
         other => bail!("unknown suite {other} (known: {})", SUITES.join(", ")),
     }
 }

@@ -12,6 +12,7 @@ mod challenges;
 mod choices;
 mod crashes;
 mod csp;
+mod dashboard;
 mod downloads;
 mod files;
 mod flows;
