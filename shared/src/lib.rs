@@ -31,9 +31,9 @@ macro_rules! table_tests {
 
 pub mod action;
 pub mod audit;
-pub mod dashboard;
 pub mod challenge;
 pub mod confusable;
+pub mod dashboard;
 pub mod downloads;
 pub mod error;
 pub mod files;

@@ -140,13 +140,21 @@ pub async fn run(b: &mut Bench) -> Result<Suite> {
                 "ms",
             ));
         }
-        rows.push(Row { case: name.to_string(), stats, bytes: Some(bytes), rows: Some(timeline), note: format!("{timeline} timeline rows") });
+        rows.push(Row {
+            case: name.to_string(),
+            stats,
+            bytes: Some(bytes),
+            rows: Some(timeline),
+            note: format!("{timeline} timeline rows"),
+        });
     }
     Ok(Suite {
         name: "dashboard".into(),
         rows,
         checks,
-        reference: vec![format!("{ROWS} audit rows, {SESSIONS} agents, {SITES} sites, 30 days; written in {fill_s:.1} s")],
+        reference: vec![format!(
+            "{ROWS} audit rows, {SESSIONS} agents, {SITES} sites, 30 days; written in {fill_s:.1} s"
+        )],
         extra: json!({ "audit_rows": ROWS, "sessions": SESSIONS, "sites": SITES }),
     })
 }

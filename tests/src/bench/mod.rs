@@ -10,8 +10,8 @@
 //! go to stdout as a table and to `target/bench/<suite>.json`.
 
 pub mod click;
-pub mod dashboard;
 pub mod client;
+pub mod dashboard;
 pub mod files;
 pub mod flows;
 pub mod machine;

@@ -83,7 +83,10 @@ async fn data(
         resp.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         return resp;
     }
-    let filters = match filters.map_err(|_| "unknown or malformed query parameter".to_string()).and_then(|q| q.0.checked()) {
+    let filters = match filters
+        .map_err(|_| "unknown or malformed query parameter".to_string())
+        .and_then(|q| q.0.checked())
+    {
         Ok(f) => f,
         Err(reason) => {
             tracing::warn!(path = DATA_PATH, reason = %reason, "request refused");

@@ -169,7 +169,8 @@ pub(crate) fn rows(conn: &Connection, f: &Filters, limit: usize) -> Result<(Vec<
 /// Rows matching `f` per site and per UTC day (most first / newest first).
 pub(crate) fn counts(conn: &Connection, f: &Filters) -> Result<(Vec<Count>, Vec<Count>), Error> {
     let (clause, params) = where_clause(f);
-    let url_clause = if clause.is_empty() { "WHERE url IS NOT NULL".to_string() } else { format!("{clause} AND url IS NOT NULL") };
+    let url_clause =
+        if clause.is_empty() { "WHERE url IS NOT NULL".to_string() } else { format!("{clause} AND url IS NOT NULL") };
     let count = |r: &rusqlite::Row<'_>| Ok(Count { key: r.get(0)?, count: r.get::<_, i64>(1)?.max(0) as u64 });
     let sites = conn
         .prepare(&format!(
@@ -260,12 +261,20 @@ mod tests {
     #[test]
     fn agents_are_summed_and_filters_narrow_the_timeline() {
         let (_dir, store) = store("dash-data");
-        store.record(&entry("mcp:a", "browser_click", "http://127.0.0.1:1/x", "allow", Some(DecidedBy::Policy))).unwrap();
-        store.record(&entry("mcp:a", "browser_click", "http://localhost:1/y", "deny", Some(DecidedBy::Policy))).unwrap();
+        store
+            .record(&entry("mcp:a", "browser_click", "http://127.0.0.1:1/x", "allow", Some(DecidedBy::Policy)))
+            .unwrap();
+        store
+            .record(&entry("mcp:a", "browser_click", "http://localhost:1/y", "deny", Some(DecidedBy::Policy)))
+            .unwrap();
         store.record(&entry("mcp:a", "browser_click", "http://127.0.0.1:1/z", "confirm", None)).unwrap();
-        store.record(&entry("mcp:a", "browser_click", "http://127.0.0.1:1/z", "approved", Some(DecidedBy::Human))).unwrap();
+        store
+            .record(&entry("mcp:a", "browser_click", "http://127.0.0.1:1/z", "approved", Some(DecidedBy::Human)))
+            .unwrap();
         store.record(&entry("mcp:b", "browser_type", "http://127.0.0.1:1/z", "confirm", None)).unwrap();
-        store.record(&entry("mcp:b", "browser_type", "http://127.0.0.1:1/z", "denied", Some(DecidedBy::Timeout))).unwrap();
+        store
+            .record(&entry("mcp:b", "browser_type", "http://127.0.0.1:1/z", "denied", Some(DecidedBy::Timeout)))
+            .unwrap();
         store.record(&entry("mcp:b", "handoff", "http://127.0.0.1:1/z", "allow", None)).unwrap();
         let conn = open(store.path(), true).unwrap();
         let d = data(&conn, &Filters::default()).unwrap();
