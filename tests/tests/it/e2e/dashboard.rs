@@ -191,8 +191,10 @@ async fn the_dashboard_and_the_report_show_the_session_as_text_to_the_token_hold
         "the refused click: {clicks:?}"
     );
     // Nothing was built from the markup and nothing ran…
-    let built = "document.querySelectorAll('img, b, script').length";
+    let built = "document.querySelectorAll('img, b').length";
     assert_eq!(board.evaluate(built).await.unwrap(), json!(0));
+    let scripts = "[...document.scripts].map(s => s.getAttribute('src')).join(' ')";
+    assert_eq!(board.evaluate(scripts).await.unwrap(), json!("/dashboard/app.js"), "only the page's own script");
     assert_eq!(board.evaluate("document.title").await.unwrap(), json!("Chaperone — what the agents did"));
     assert_eq!(board.evaluate("JSON.stringify(window.__violations)").await.unwrap(), json!("[]"));
     // …and the check would have seen it: the same text as markup builds an <img>.
