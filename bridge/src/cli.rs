@@ -133,6 +133,42 @@ pub enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Open the read-only review dashboard: every agent, what it did,
+    /// what you approved and denied, secrets by name only.
+    ///
+    /// Starts the daemon if needed. The address is
+    /// http://127.0.0.1:PORT/dashboard/#t=TOKEN: the dashboard token
+    /// (HOME/dashboard-token) travels in the fragment, which is never sent
+    /// to a server; the page keeps it for the tab and removes it from the
+    /// address bar. Nothing in the dashboard changes anything: approvals
+    /// stay in the extension.
+    Dashboard {
+        #[command(flatten)]
+        home: HomeArg,
+        /// Print the address (first line of stdout) instead of opening a
+        /// browser.
+        #[arg(long)]
+        print: bool,
+    },
+    /// Write one session's review as one self-contained HTML file (no
+    /// script, loads nothing, opens offline), to keep or to send.
+    ///
+    /// It holds what the dashboard shows for that session and nothing
+    /// more: actions, pages without query strings, decisions, secrets by
+    /// name only. Sessions are named as in the dashboard (mcp:0b5c2f9e).
+    Report {
+        #[command(flatten)]
+        home: HomeArg,
+        /// The session to report (e.g. mcp:0b5c2f9e).
+        #[arg(long, value_name = "ID", conflicts_with = "last", required_unless_present = "last")]
+        session: Option<String>,
+        /// Report the session of the newest audit row.
+        #[arg(long)]
+        last: bool,
+        /// Where to write the file (mode 0600; replaced if it exists).
+        #[arg(short = 'o', long = "output", value_name = "FILE.html")]
+        output: PathBuf,
+    },
     /// Write the native-messaging host manifest that lets the extension
     /// find the daemon, pinned to Chaperone's extension id.
     InstallNativeHost {
@@ -332,6 +368,13 @@ pub async fn run(cli: Cli) -> Result<i32, Error> {
         }
         Cmd::Status { home, json } => status(&Home::resolve(home.home)?, json).await,
         Cmd::Audit { home, since, json } => audit(&Home::resolve(home.home)?, since.as_deref(), json),
+        Cmd::Dashboard { home, print } => {
+            let home = Home::resolve(home.home)?;
+            tokio::task::block_in_place(|| crate::dashboard_cli::dashboard(&home, print))
+        }
+        Cmd::Report { home, session, last, output } => {
+            crate::dashboard_cli::report(&Home::resolve(home.home)?, session, last, &output)
+        }
         Cmd::InstallNativeHost { home, user_data_dir, browser } => {
             let home = Home::resolve(home.home)?;
             home.ensure()?;

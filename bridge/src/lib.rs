@@ -22,6 +22,7 @@ pub mod cli;
 pub mod config;
 pub mod connect;
 pub mod daemon;
+pub mod dashboard_cli;
 pub mod error;
 pub mod flow_cli;
 pub mod flows;

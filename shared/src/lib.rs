@@ -33,6 +33,7 @@ pub mod action;
 pub mod audit;
 pub mod challenge;
 pub mod confusable;
+pub mod dashboard;
 pub mod downloads;
 pub mod error;
 pub mod files;

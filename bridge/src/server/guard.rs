@@ -71,6 +71,19 @@ pub(crate) async fn guard(State(state): State<AppState>, req: Request, next: Nex
             tracing::warn!(path = %path, reason = "origin", "request refused");
             return refuse(StatusCode::FORBIDDEN);
         }
+    } else if path == super::dashboard::DATA_PATH {
+        // The one endpoint that accepts an `Origin`: its own page's only.
+        let own = match origin {
+            (None, None) => true,
+            (Some(o), None) => {
+                o.to_str().is_ok_and(|o| shared::dashboard::data_origin_allowed(Some(o), state.inner.port))
+            }
+            _ => false,
+        };
+        if !own {
+            tracing::warn!(path = %path, reason = "origin", "request refused");
+            return refuse(StatusCode::FORBIDDEN);
+        }
     } else if origin.0.is_some() {
         tracing::warn!(path = %path, reason = "origin", "request refused");
         return refuse(StatusCode::FORBIDDEN);

@@ -11,6 +11,9 @@
 //!   Bearer <mcp token>`.
 //! - `GET /status` — [`shared::protocol::BridgeStatus`], Bearer mcp token.
 //! - `GET /ext` — the extension's WebSocket (Origin pinned, `hello{token}`).
+//! - `GET /dashboard/` (page, `app.js`, `app.css`: no data, no token) and
+//!   `GET /dashboard/data` (Bearer dashboard token; the one route besides
+//!   `/ext` that accepts an `Origin`: its own page's), `dashboard/`.
 //!
 //! One middleware ([`guard`]) runs before every route, including unknown
 //! paths: `Host` must be literally `127.0.0.1:P`, `localhost:P` or
@@ -21,6 +24,7 @@
 mod actions;
 mod audit;
 mod conn;
+pub mod dashboard;
 mod downloads;
 mod ext;
 mod files;
@@ -368,6 +372,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .merge(authed)
         .route("/ext", get(ext::upgrade))
+        .merge(dashboard::routes())
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard::guard))
         .with_state(state)

@@ -11,6 +11,7 @@
 
 pub mod click;
 pub mod client;
+pub mod dashboard;
 pub mod files;
 pub mod flows;
 pub mod forge;

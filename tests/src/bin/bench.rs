@@ -22,7 +22,7 @@ use bench::report::Suite;
 use bench::{Bench, Config};
 
 /// The suites, in the order they run. Add new ones here (e.g. `click`).
-const SUITES: &[&str] = &["snapshot", "click", "files", "flows", "sessions", "network", "forge"];
+const SUITES: &[&str] = &["snapshot", "click", "files", "flows", "sessions", "network", "forge", "dashboard"];
 
 async fn run_suite(name: &str, b: &mut Bench) -> Result<Suite> {
     match name {
@@ -33,6 +33,7 @@ async fn run_suite(name: &str, b: &mut Bench) -> Result<Suite> {
         "sessions" => bench::sessions::run(b).await,
         "network" => bench::network::run(b).await,
         "forge" => bench::forge::run(b).await,
+        "dashboard" => bench::dashboard::run(b).await,
         other => bail!("unknown suite {other} (known: {})", SUITES.join(", ")),
     }
 }

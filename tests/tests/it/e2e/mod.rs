@@ -13,6 +13,7 @@ mod challenges;
 mod choices;
 mod crashes;
 mod csp;
+mod dashboard;
 mod downloads;
 mod files;
 mod flows;
