@@ -9,6 +9,7 @@ use shared::protocol::{BridgeStatus, DaemonInfo};
 use crate::daemon;
 use crate::error::Error;
 use crate::home::Home;
+pub use crate::home::HomeArg;
 use crate::launcher;
 use crate::native_host::{self, BrowserFamily};
 
@@ -20,13 +21,6 @@ use crate::native_host::{self, BrowserFamily};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Cmd,
-}
-
-#[derive(Debug, clap::Args)]
-pub struct HomeArg {
-    /// Home directory (default: $CHAPERONE_HOME, else ~/.config/chaperone).
-    #[arg(long, value_name = "DIR")]
-    pub home: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

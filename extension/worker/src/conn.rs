@@ -342,11 +342,12 @@ pub fn send(generation: u64, frame: &ExtToBridge) {
 
 /// Answers request `id` with a snapshot whose nodes pass through unread:
 /// the frame is joined as JS strings around them
-/// (`shared::protocol::frame_around_nodes`).
-pub fn send_snapshot(generation: u64, id: u64, snapshot: crate::commands::Snapshot) {
-    match shared::protocol::frame_around_nodes(id, snapshot.head) {
+/// (`shared::protocol::frame_around_nodes`): `head` is all but the nodes,
+/// `nodes` the JS string the page sent.
+pub fn send_snapshot(generation: u64, id: u64, head: shared::protocol::PassedSnapshot, nodes: &js_sys::JsString) {
+    match shared::protocol::frame_around_nodes(id, head) {
         Ok((before, after)) => {
-            let frame = js_sys::JsString::from(before).concat(&snapshot.nodes).concat(&JsValue::from_str(&after));
+            let frame = js_sys::JsString::from(before).concat(nodes).concat(&JsValue::from_str(&after));
             send_js(generation, &frame);
         }
         Err(_) => {
