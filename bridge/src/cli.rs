@@ -53,7 +53,7 @@ pub enum Cmd {
         #[arg(
             long,
             value_name = "DAYS",
-            default_value_t = crate::logging::DEFAULT_RETENTION_DAYS,
+            default_value_t = crate::logging::DEFAULT_LOG_RETENTION_DAYS,
             value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::logging::MAX_RETENTION_DAYS))
         )]
         log_retention_days: u32,

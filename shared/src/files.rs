@@ -1,5 +1,5 @@
 //! Files crossing between the person's disk and the browser
-//! (docs/design.md, "Files"): the rules the bridge and the extension
+//! (docs/design.md, "Secrets, sensitive fields and files"): the rules the bridge and the extension
 //! share, as pure functions with table tests.
 //!
 //! # Uploads

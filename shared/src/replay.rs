@@ -1,4 +1,4 @@
-//! Replaying a flow (docs/design.md, "Record me and flows"): the pure rules
+//! Replaying a flow (docs/design.md, "Replaying flows"): the pure rules
 //! the bridge's replay engine (`bridge/src/server/flows.rs`) and the content
 //! script's locate command (`extension/content/src/locate.rs`) follow, and
 //! the shapes they exchange.

@@ -1,4 +1,4 @@
-//! "Record me" in the page (docs/design.md, "Record me and flows").
+//! "Record me" in the page (docs/design.md, "Recording and flows").
 //!
 //! While the service worker has switched recording on for this page
 //! ([`set`]), listeners on the window (capture phase, passive) note what
