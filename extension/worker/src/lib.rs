@@ -26,7 +26,7 @@
 //! autodownloads  sessions, tabs
 //! proceed        conn
 //! sessions       conn
-//! conn           refusals
+//! conn           refusals, messages
 //! tabs           load_errors
 //! load_errors, refusals, messages, badge    (none)
 //! ```
