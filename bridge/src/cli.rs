@@ -9,6 +9,7 @@ use shared::protocol::{BridgeStatus, DaemonInfo};
 use crate::daemon;
 use crate::error::Error;
 use crate::home::Home;
+pub use crate::home::HomeArg;
 use crate::launcher;
 use crate::native_host::{self, BrowserFamily};
 
@@ -20,13 +21,6 @@ use crate::native_host::{self, BrowserFamily};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Cmd,
-}
-
-#[derive(Debug, clap::Args)]
-pub struct HomeArg {
-    /// Home directory (default: $CHAPERONE_HOME, else ~/.config/chaperone).
-    #[arg(long, value_name = "DIR")]
-    pub home: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -59,7 +53,7 @@ pub enum Cmd {
         #[arg(
             long,
             value_name = "DAYS",
-            default_value_t = crate::logging::DEFAULT_RETENTION_DAYS,
+            default_value_t = crate::logging::DEFAULT_LOG_RETENTION_DAYS,
             value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::logging::MAX_RETENTION_DAYS))
         )]
         log_retention_days: u32,

@@ -31,7 +31,7 @@ pub struct ServeConfig {
     pub secrets: Option<Arc<SecretStore>>,
     /// How long a hand-off waits for the person (`human_timeout_secs`).
     pub human_timeout_secs: u32,
-    /// `[uploads]` and `[downloads]` (docs/design.md, "Files").
+    /// `[uploads]` and `[downloads]` (docs/design.md, "Secrets, sensitive fields and files").
     pub files: FilesPolicy,
     /// The person's flows (`flow_*` tools, recordings; `None`: no flows).
     pub flows: Option<crate::flows::FlowStore>,
@@ -156,7 +156,8 @@ pub struct DownloadsSection {
     pub max_mb: Option<u64>,
 }
 
-/// Default days audit rows are kept.
+/// Default days audit rows are kept (`[audit] retention_days`; log files
+/// have their own, `crate::logging::DEFAULT_LOG_RETENTION_DAYS`).
 pub const DEFAULT_RETENTION_DAYS: u32 = 30;
 
 #[derive(Debug, Default, Deserialize)]

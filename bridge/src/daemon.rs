@@ -22,7 +22,7 @@ pub async fn serve(
     port: Option<u16>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
-    serve_logging(home, port, Some(crate::logging::DEFAULT_RETENTION_DAYS), false, shutdown).await
+    serve_logging(home, port, Some(crate::logging::DEFAULT_LOG_RETENTION_DAYS), false, shutdown).await
 }
 
 /// [`serve`], with the log file kept `log_file` days (`None`: no log file,

@@ -13,10 +13,9 @@ use std::path::{Path, PathBuf};
 use clap::Subcommand;
 use shared::flow::{Flow, StepAction, Value};
 
-use crate::cli::HomeArg;
 use crate::error::Error;
 use crate::flows::FlowStore;
-use crate::home::Home;
+use crate::home::{Home, HomeArg};
 
 /// Largest flow file `import` reads.
 pub const MAX_FLOW_FILE_BYTES: u64 = 4 * 1024 * 1024;

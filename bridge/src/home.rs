@@ -12,6 +12,15 @@ use shared::protocol::DaemonInfo;
 
 use crate::error::Error;
 
+/// The `--home DIR` argument every subcommand takes (`crate::cli`,
+/// `crate::flow_cli`).
+#[derive(Debug, clap::Args)]
+pub struct HomeArg {
+    /// Home directory (default: $CHAPERONE_HOME, else ~/.config/chaperone).
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+}
+
 /// A 256-bit token, hex-encoded. `Debug` never prints it.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Token(String);

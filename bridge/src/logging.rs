@@ -74,7 +74,7 @@ pub const MAX_FIELD_CHARS: usize = 300;
 const MAX_READ_BYTES: usize = 16 * 1024;
 
 /// Default for `--log-retention-days`.
-pub const DEFAULT_RETENTION_DAYS: u32 = 14;
+pub const DEFAULT_LOG_RETENTION_DAYS: u32 = 14;
 
 /// Largest accepted `--log-retention-days` (ten years).
 pub const MAX_RETENTION_DAYS: u32 = 3650;

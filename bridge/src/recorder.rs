@@ -1,6 +1,6 @@
 //! Chrome DevTools Recorder JSON (a `UserFlow`, the format of DevTools'
 //! Recorder panel and `@puppeteer/replay`) in and out. Pure conversions,
-//! no IO (docs/design.md, "Record me and flows").
+//! no IO (docs/design.md, "Recording and flows").
 //!
 //! # Export ([`export`])
 //!

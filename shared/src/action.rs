@@ -240,7 +240,7 @@ pub struct Gate {
     /// recorded and the live target side by side. Sent with
     /// `person_must_answer`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub changed: Option<crate::replay::ChangedTarget>,
+    pub changed: Option<crate::target::ChangedTarget>,
 }
 
 /// A secret's value on the wire ([`BridgeToExt::Secret`](crate::protocol::BridgeToExt::Secret)):

@@ -24,28 +24,10 @@
 //!
 //! A download is the agent's unless it is positively the person's.
 
-use serde::{Deserialize, Serialize};
-
 use crate::files::DownloadState;
-use crate::protocol::TabId;
+pub use crate::files::Provenance;
 use crate::sessions::{Owner, SessionKey};
-
-/// What the extension can tell about where a download came from.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Provenance {
-    /// The tab whose request became the download, when `webRequest` saw it.
-    pub tab: Option<TabId>,
-    /// The tabs that opened `tab`, nearest first (`openerTabId`, as the
-    /// extension saw the tabs created; at most [`MAX_OPENERS`]).
-    pub openers: Vec<TabId>,
-    /// `scheme://host:port` the download came from (its referrer's, or its
-    /// `blob:` URL's own); `None` when nothing says.
-    pub origin: Option<String>,
-    /// The open http(s) tabs showing `origin` — every open http(s) tab when
-    /// `origin` is `None`.
-    pub tabs_at_origin: Vec<TabId>,
-}
+use crate::tab::TabId;
 
 /// Longest opener chain followed.
 pub const MAX_OPENERS: usize = 16;

@@ -1,5 +1,5 @@
 //! Files crossing between the person's disk and the browser
-//! (docs/design.md, "Files"): the rules the bridge and the extension
+//! (docs/design.md, "Secrets, sensitive fields and files"): the rules the bridge and the extension
 //! share, as pure functions with table tests.
 //!
 //! # Uploads
@@ -29,6 +29,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::ErrorCode;
+use crate::tab::TabId;
 
 /// One uploaded file at most (10 MiB).
 pub const MAX_UPLOAD_FILE_BYTES: u64 = 10 * 1024 * 1024;
@@ -368,6 +369,23 @@ impl DownloadState {
     }
 }
 
+/// What the extension can tell about where a download came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Provenance {
+    /// The tab whose request became the download, when `webRequest` saw it.
+    pub tab: Option<TabId>,
+    /// The tabs that opened `tab`, nearest first (`openerTabId`, as the
+    /// extension saw the tabs created; at most `crate::downloads::MAX_OPENERS`).
+    pub openers: Vec<TabId>,
+    /// `scheme://host:port` the download came from (its referrer's, or its
+    /// `blob:` URL's own); `None` when nothing says.
+    pub origin: Option<String>,
+    /// The open http(s) tabs showing `origin` — every open http(s) tab when
+    /// `origin` is `None`.
+    pub tabs_at_origin: Vec<TabId>,
+}
+
 /// What the extension saw of a download (any download while the bridge is
 /// connected: the bridge decides whose it is, `crate::downloads`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -378,7 +396,7 @@ pub enum DownloadEvent {
         /// `chrome.downloads` id.
         id: u64,
         /// Where it came from, as far as the extension can tell.
-        provenance: crate::downloads::Provenance,
+        provenance: Provenance,
         url: String,
         /// The server's name (`Content-Disposition`) or Chromium's, raw.
         name: String,
@@ -397,7 +415,7 @@ pub enum DownloadEvent {
     /// into a download within `downloads::HELD_MS` (held for the person's
     /// "download multiple files" permission, or refused).
     NotStarted {
-        tab: crate::protocol::TabId,
+        tab: TabId,
         url: String,
         /// The server's name (`Content-Disposition`), raw.
         name: String,

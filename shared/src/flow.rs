@@ -1,5 +1,5 @@
 //! Flows: the person's own recorded actions, saved and replayed
-//! (docs/design.md, "Record me and flows").
+//! (docs/design.md, "Recording and flows").
 //!
 //! This module is the one model both sides agree on: what a recorded step
 //! says ([`Step`]), how its element is found again ([`Descriptor`],

@@ -40,8 +40,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::challenge::{Challenge, ChallengeKind};
+use crate::command::Command;
 use crate::error::{ErrorCode, WireError};
-use crate::protocol::{Command, TabId};
+use crate::tab::TabId;
 
 /// The longest reason an agent may give (characters).
 pub const MAX_REASON_CHARS: usize = 300;
@@ -130,7 +131,7 @@ impl Outcome {
 pub struct Waiting {
     /// Unique for the worker's lifetime; what the popup's buttons name.
     pub id: u64,
-    pub tab: crate::protocol::TabId,
+    pub tab: TabId,
     /// The challenge on the page, when one was detected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub challenge: Option<Challenge>,
@@ -195,7 +196,7 @@ pub fn need_of(kind: ChallengeKind) -> &'static str {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Record {
-    pub tab: crate::protocol::TabId,
+    pub tab: TabId,
     /// The challenge kind, or `agent` / `person` when there was none.
     pub kind: String,
     pub origin: String,

@@ -1,13 +1,69 @@
 //! `shared`: everything both sides of Chaperone must agree on.
 //!
-//! Wire types for the extension socket (`protocol`), the agent's tool
-//! arguments (`tools`), stable error codes (`error`), limits (`limits`),
-//! navigation URL rules (`url`), the snapshot model and its text rendering
-//! (`snapshot`), the untrusted-content wrapper (`untrusted`), action risk
-//! classification (`risk`, with look-alike letters folded by `confusable`) and
-//! the approval policy (`policy`).
-//!
 //! This crate does no IO and compiles to `wasm32-unknown-unknown`.
+//!
+//! # Modules
+//!
+//! The wire and its vocabulary:
+//! - `protocol`: the frames of the extension socket (`/ext`) and the
+//!   native-messaging bootstrap; `command`: what the bridge asks the
+//!   extension to do; `tab`: a tab's id;
+//! - `tools`: the agent's MCP tool arguments; `error`: stable error codes;
+//!   `limits`: sizes and counts both sides bound;
+//! - `action`: page actions, the facts of their element and the gate that
+//!   goes with them; `audit`: audit rows as exported.
+//!
+//! Pages as the agent sees them:
+//! - `snapshot`: the snapshot model and its text rendering; `untrusted`:
+//!   the wrapper around page-derived data; `text`: which characters can
+//!   reorder or hide text; `challenge`: CAPTCHA, login and block-page
+//!   detection; `input`: which `<input type>`s take typed text.
+//!
+//! Decisions (pure functions with table tests):
+//! - `risk`: an action's risk (with look-alike letters folded by
+//!   `confusable`); `sensitive`: sensitive fields; `policy`: what a risk
+//!   on a site does; `gate`: the extension's gate; `navigation` and `url`:
+//!   which URLs an agent may load; `redact`: secrets masked in outgoing
+//!   text; `mask`: one-line action summaries, masked; `names`: the shape
+//!   of secret, flow and profile names.
+//!
+//! Subsystems:
+//! - `handoff`: tabs handed to the person; `sessions`: MCP sessions and
+//!   their tabs; `files` and `downloads`: uploads and downloads, their
+//!   names, risk and attribution; `flow`, `record`, `replay` and `target`:
+//!   the person's recorded flows, what they may hold, how they are
+//!   replayed and what a changed target is.
+//!
+//! The modules' imports form a DAG, each module using only those listed
+//! after it (`tests/tests/it/imports.rs` checks this table against every
+//! module's `crate::` paths, both ways; a module's tests may use any):
+//!
+//! ```text
+//! tools       protocol, names
+//! protocol    handoff, command, replay, action, files, sessions, record, flow, snapshot, tab, error, challenge, audit
+//! handoff     command, tab, text, url, error, challenge
+//! command     action, flow, snapshot, tab
+//! gate        replay, action, policy, risk, redact, url, error, sensitive, audit, limits
+//! mask        action, files, snapshot, sensitive, limits
+//! navigation  policy, risk, redact, error
+//! replay      action, target, flow, risk, snapshot, url, error, audit
+//! action      target, files, policy, risk, snapshot, sensitive, audit, limits
+//! target      snapshot
+//! downloads   files, sessions, tab
+//! files       tab, text, error, limits
+//! sessions    tab, text, error
+//! record      flow, url, sensitive, limits
+//! flow        risk
+//! policy      risk, url, limits
+//! risk        text, sensitive, input, limits
+//! snapshot    redact, text, challenge, limits
+//! redact      names, sensitive
+//! url         error, limits
+//! error       challenge, audit, limits
+//! challenge   sensitive, input, limits
+//! sensitive   confusable
+//! names, tab, text, untrusted, audit, confusable, input, limits    (none)
+//! ```
 
 /// One `#[test]` per language table (`name => "code"`), each calling the
 /// module's own `table_test(code)`, and a test that every table in `$tables`
@@ -32,6 +88,7 @@ macro_rules! table_tests {
 pub mod action;
 pub mod audit;
 pub mod challenge;
+pub mod command;
 pub mod confusable;
 pub mod dashboard;
 pub mod downloads;
@@ -59,6 +116,8 @@ pub mod risk;
 pub mod sensitive;
 pub mod sessions;
 pub mod snapshot;
+pub mod tab;
+pub mod target;
 pub mod text;
 pub mod tools;
 pub mod untrusted;

@@ -1,6 +1,6 @@
 //! Rules for what a flow may hold, checked where a flow enters the store
 //! (a recording, an imported file) and again where it is read back
-//! (docs/design.md, "Record me and flows").
+//! (docs/design.md, "Recording and flows").
 //!
 //! - [`check_flow`]: the bounds of `crate::flow` (steps, parameters,
 //!   locators, characters of every field), parameter references, URLs
@@ -387,7 +387,7 @@ fn is_date(v: &str) -> bool {
 }
 
 /// How a typed value is kept in a flow: the one rule (docs/design.md,
-/// "Record me and flows").
+/// "Recording and flows").
 ///
 /// - A sensitive field (the extension's verdict `sensitive`, or
 ///   [`descriptor_sensitivity`] / `autocomplete` here): a new

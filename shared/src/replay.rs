@@ -1,4 +1,4 @@
-//! Replaying a flow (docs/design.md, "Record me and flows"): the pure rules
+//! Replaying a flow (docs/design.md, "Replaying flows"): the pure rules
 //! the bridge's replay engine (`bridge/src/server/flows.rs`) and the content
 //! script's locate command (`extension/content/src/locate.rs`) follow, and
 //! the shapes they exchange.
@@ -74,6 +74,7 @@ use crate::audit::DecidedBy;
 use crate::error::WireError;
 use crate::flow::{Descriptor, Flow, Locator, ParamKind, StepAction, Value};
 use crate::risk::RiskLevel;
+pub use crate::target::{ChangedTarget, TargetSummary};
 
 /// Elements of one kind listed in a [`Missing`] report.
 pub const MAX_SEEN: usize = 8;
@@ -81,38 +82,6 @@ pub const MAX_SEEN: usize = 8;
 pub const STEP_WAIT_MS: u64 = 5_000;
 /// How often the bridge asks the page again while a step waits.
 pub const STEP_POLL_MS: u64 = 100;
-
-/// An element as the person would name it: role and accessible name.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TargetSummary {
-    pub role: String,
-    pub name: String,
-}
-
-impl TargetSummary {
-    /// `button "Place order"`.
-    pub fn line(&self) -> String {
-        let mut s = if self.role.is_empty() { "element".to_string() } else { self.role.clone() };
-        s.push(' ');
-        crate::snapshot::quote(&self.name, &mut s);
-        s
-    }
-}
-
-/// A step whose element was found only by a fallback locator and whose role
-/// or name is not the recorded one: what the approval window shows side by
-/// side.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ChangedTarget {
-    /// As recorded.
-    pub recorded: TargetSummary,
-    /// On the live page.
-    pub live: TargetSummary,
-    /// The locator that found it (`id "place"`).
-    pub via: String,
-}
 
 /// What the content script found for a descriptor: candidates by index,
 /// which of them have the recorded role and name, and which each locator

@@ -24,7 +24,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ErrorCode, WireError};
-use crate::protocol::TabId;
+use crate::tab::TabId;
 
 /// Longest client label, in characters (a tab group title stays short).
 pub const MAX_CLIENT_LABEL_CHARS: usize = 32;

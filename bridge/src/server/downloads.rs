@@ -1,4 +1,4 @@
-//! Downloads (docs/design.md, "Files"; issues 29 and 30): every download
+//! Downloads (docs/design.md, "Secrets, sensitive fields and files"; issues 29 and 30): every download
 //! the browser starts while the extension is connected, whose it is, what
 //! became of it, and `browser_downloads`. The rules are `shared::downloads`
 //! and `shared::files`; this is the IO around them.

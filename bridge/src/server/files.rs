@@ -1,4 +1,4 @@
-//! Files (docs/design.md, "Files"): `browser_upload_file`; the downloads
+//! Files (docs/design.md, "Secrets, sensitive fields and files"): `browser_upload_file`; the downloads
 //! agent tabs start and `browser_downloads` are `super::downloads`. The rules are
 //! `shared::files`; this is the IO around them.
 //!

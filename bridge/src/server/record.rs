@@ -1,5 +1,5 @@
 //! Recordings from the extension's "Record me" switch (docs/design.md,
-//! "Record me and flows"): the frames `RecordStart`, `Recorded` and
+//! "Recording and flows"): the frames `RecordStart`, `Recorded` and
 //! `RecordStop` of the `/ext` socket, assembled by the pure
 //! `shared::record::Recording` and saved to the flow store.
 //!

@@ -10,7 +10,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use js_sys::{Array, Function, Object, Promise, Reflect};
+use js_sys::{Function, Object, Promise, Reflect};
 use shared::action::{ActReport, Action, Effect, ResolvedElement, ScrollDirection};
 use shared::audit::DecidedBy;
 use shared::error::{ErrorCode, WireError};
@@ -22,8 +22,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{Element, HtmlElement, MutationObserver, MutationObserverInit};
 
-use crate::dom;
-use crate::facts::{self, call, form_of};
+use crate::dom::{self, call};
+use crate::events::{bubbling, dispatch, global_ctor, init};
+use crate::facts::{self, form_of};
 
 /// How the outcome is watched for after acting: every tick the page's DOM
 /// mutations since the previous tick are taken; the first tick without any
@@ -337,32 +338,6 @@ fn perform(el: Option<&Element>, action: &Action) -> Result<(), WireError> {
         Action::UploadFiles { files, .. } => crate::upload::set_files(el.expect("checked above"), files),
         Action::KeepDownload { .. } => Err(err(ErrorCode::InvalidRequest, "keeping a download is not a page action")),
     }
-}
-
-pub(crate) fn global_ctor(name: &str) -> Result<Function, WireError> {
-    Reflect::get(&js_sys::global(), &JsValue::from_str(name))
-        .ok()
-        .and_then(|c| c.dyn_into::<Function>().ok())
-        .ok_or_else(|| err(ErrorCode::Internal, format!("no {name} here")))
-}
-
-/// `new <ctor>(type, init)` dispatched on `target`; true when not cancelled.
-pub(crate) fn dispatch(target: &JsValue, ctor: &str, kind: &str, init: &Object) -> bool {
-    let Ok(c) = global_ctor(ctor) else { return true };
-    let Ok(ev) = Reflect::construct(&c, &Array::of2(&JsValue::from_str(kind), init)) else { return true };
-    call(target, "dispatchEvent", &[ev]).map(|v| v.as_bool().unwrap_or(true)).unwrap_or(true)
-}
-
-fn init(pairs: &[(&str, JsValue)]) -> Object {
-    let o = Object::new();
-    for (k, v) in pairs {
-        let _ = Reflect::set(&o, &JsValue::from_str(k), v);
-    }
-    o
-}
-
-pub(crate) fn bubbling() -> Object {
-    init(&[("bubbles", JsValue::TRUE), ("cancelable", JsValue::TRUE), ("composed", JsValue::TRUE)])
 }
 
 fn scroll_into_view(el: &Element, block: &str) {

@@ -432,6 +432,16 @@ pub fn is_block_tag(tag: &str) -> bool {
     )
 }
 
+/// Calls `obj[method](...args)` when it is a function.
+pub fn call(obj: &JsValue, method: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
+    let f: Function = Reflect::get(obj, &JsValue::from_str(method))?.dyn_into()?;
+    let arr = js_sys::Array::new();
+    for a in args {
+        arr.push(a);
+    }
+    f.apply(obj, &arr)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -574,13 +574,3 @@ pub fn path_of(el: &Element) -> String {
     parts.reverse();
     fnv(&parts.join(">"))
 }
-
-/// Calls `obj[method](...args)` when it is a function.
-pub fn call(obj: &JsValue, method: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
-    let f: Function = Reflect::get(obj, &JsValue::from_str(method))?.dyn_into()?;
-    let arr = js_sys::Array::new();
-    for a in args {
-        arr.push(a);
-    }
-    f.apply(obj, &arr)
-}

@@ -23,7 +23,8 @@ use wasm_bindgen::prelude::*;
 use web_sys::{Element, HtmlElement};
 
 use crate::dom;
-use crate::facts::{self, call};
+use crate::dom::call;
+use crate::facts;
 
 /// How often the outline follows its element.
 const TICK_MS: i32 = 100;

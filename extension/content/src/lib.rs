@@ -15,6 +15,29 @@
 //! Refs (`e1`, `e2`, …) live only in this script's memory: a `WeakMap`
 //! element → ref and a `Map` ref → `WeakRef(element)`. Nothing is written
 //! into the page's DOM.
+//!
+//! The modules' imports form a DAG, each module using only those listed
+//! after it (`tests/tests/it/imports.rs` checks this table against every
+//! module's `crate::` paths, both ways):
+//!
+//! ```text
+//! lib        every module (message routing)
+//! act        upload, events, highlight, facts, refs, dom
+//! upload     events, dom
+//! events     dom
+//! highlight  facts, dom
+//! locate     facts, name, roles, refs, dom
+//! record     name, roles, dom
+//! text       snapshot, refs
+//! snapshot   challenge, choices, reads, name, roles, refs, dom
+//! facts      paint, name, roles, refs, dom
+//! paint      dom
+//! name       roles, dom
+//! choices    dom
+//! reads      dom
+//! roles      dom
+//! challenge, refs, dom    (none)
+//! ```
 
 use js_sys::Promise;
 use shared::error::{ErrorCode, WireError};
@@ -25,6 +48,7 @@ mod act;
 mod challenge;
 mod choices;
 mod dom;
+mod events;
 mod facts;
 mod highlight;
 mod locate;

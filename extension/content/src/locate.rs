@@ -227,7 +227,7 @@ fn xpath(doc: &Document, expr: &str) -> Vec<Element> {
     };
     let n = dom::prop_f64(&result, "snapshotLength").unwrap_or(0.0).min(f64::from(MAX_SCAN)) as u32;
     (0..n)
-        .filter_map(|i| facts::call(&result, "snapshotItem", &[JsValue::from(i)]).ok())
+        .filter_map(|i| dom::call(&result, "snapshotItem", &[JsValue::from(i)]).ok())
         .filter_map(|n| n.dyn_into::<Element>().ok())
         .collect()
 }

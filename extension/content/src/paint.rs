@@ -22,8 +22,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{CssStyleDeclaration, Element, Node, Window};
 
-use crate::dom;
-use crate::facts::call;
+use crate::dom::{self, call};
 
 /// Characters read per control.
 const MAX_GLYPHS: usize = 400;

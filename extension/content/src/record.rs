@@ -1,4 +1,4 @@
-//! "Record me" in the page (docs/design.md, "Record me and flows").
+//! "Record me" in the page (docs/design.md, "Recording and flows").
 //!
 //! While the service worker has switched recording on for this page
 //! ([`set`]), listeners on the window (capture phase, passive) note what
@@ -127,14 +127,13 @@ fn install(keep_text: bool) {
     let mut listeners = Vec::new();
     for &kind in EVENTS {
         let cb = Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| on_event(kind, &ev)).into_js_value();
-        let _ =
-            crate::facts::call(&win, "addEventListener", &[JsValue::from_str(kind), cb.clone(), opts.clone().into()]);
+        let _ = crate::dom::call(&win, "addEventListener", &[JsValue::from_str(kind), cb.clone(), opts.clone().into()]);
         listeners.push((kind, cb));
     }
     let navigation = dom::prop(&win, "navigation");
     let nav_listener = navigation.is_object().then(|| {
         let cb = Closure::<dyn FnMut(JsValue)>::new(|ev: JsValue| on_navigate(&ev)).into_js_value();
-        let _ = crate::facts::call(&navigation, "addEventListener", &[JsValue::from_str("navigate"), cb.clone()]);
+        let _ = crate::dom::call(&navigation, "addEventListener", &[JsValue::from_str("navigate"), cb.clone()]);
         (navigation, cb)
     });
     REC.with(|r| {
@@ -155,10 +154,10 @@ fn uninstall() {
     let Some(rec) = REC.with(|r| r.borrow_mut().take()) else { return };
     let Some(win) = web_sys::window() else { return };
     for (kind, cb) in rec.listeners {
-        let _ = crate::facts::call(&win, "removeEventListener", &[JsValue::from_str(kind), cb, JsValue::TRUE]);
+        let _ = crate::dom::call(&win, "removeEventListener", &[JsValue::from_str(kind), cb, JsValue::TRUE]);
     }
     if let Some((navigation, cb)) = rec.nav_listener {
-        let _ = crate::facts::call(&navigation, "removeEventListener", &[JsValue::from_str("navigate"), cb]);
+        let _ = crate::dom::call(&navigation, "removeEventListener", &[JsValue::from_str("navigate"), cb]);
     }
 }
 
@@ -336,7 +335,7 @@ fn on_event(kind: &str, ev: &JsValue) {
 
 /// The element an event happened on, through open shadow roots.
 fn event_element(ev: &JsValue) -> Option<Element> {
-    let path = crate::facts::call(ev, "composedPath", &[]).ok()?;
+    let path = crate::dom::call(ev, "composedPath", &[]).ok()?;
     let first = Reflect::get_u32(&path, 0).ok().filter(|v| v.is_object());
     first.or_else(|| Some(dom::prop(ev, "target")))?.dyn_into::<Element>().ok()
 }
@@ -625,7 +624,7 @@ fn send(step: RecordedStep) {
         && p.is_object()
     {
         NOOP.with(|noop| {
-            let _ = crate::facts::call(&p, "catch", std::slice::from_ref(noop));
+            let _ = crate::dom::call(&p, "catch", std::slice::from_ref(noop));
         });
     }
 }

@@ -14,8 +14,8 @@ use shared::files::UploadFile;
 use wasm_bindgen::prelude::*;
 use web_sys::Element;
 
-use crate::act::{bubbling, dispatch, global_ctor};
 use crate::dom;
+use crate::events::{bubbling, dispatch, global_ctor};
 
 thread_local! {
     static STAGED: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
@@ -81,8 +81,7 @@ pub fn set_files(el: &Element, files: &[UploadFile]) -> Result<(), WireError> {
         let parts = Array::of1(&Uint8Array::from(&bytes[..]));
         let file = Reflect::construct(&file_ctor, &Array::of2(&parts, &JsValue::from_str(&f.name)))
             .map_err(|_| err(ErrorCode::Internal, "a File could not be made"))?;
-        crate::facts::call(&items, "add", &[file])
-            .map_err(|_| err(ErrorCode::Internal, "a file could not be added"))?;
+        crate::dom::call(&items, "add", &[file]).map_err(|_| err(ErrorCode::Internal, "a file could not be added"))?;
     }
     let list = Reflect::get(&dt, &JsValue::from_str("files")).map_err(|_| err(ErrorCode::Internal, "no files"))?;
     Reflect::set(el, &JsValue::from_str("files"), &list)

@@ -10,8 +10,9 @@
 //! So the worker keeps `chrome.contentSettings.automaticDownloads` at
 //! `allow` for exactly the origins agent tabs show
 //! (`shared::downloads::automatic_downloads_pattern`), recomputed whenever
-//! the sessions list or an agent tab's URL changes, and cleared when the
-//! worker starts and when no agent tab is left. Content settings are per
+//! the sessions list (`lib.rs`, on the bridge's `Sessions` frame) or an
+//! agent tab's URL (this module's own `tabs.onUpdated` listener) changes,
+//! and cleared when the worker starts and when no agent tab is left. Content settings are per
 //! origin: while an agent tab shows an origin, the person's own tabs at
 //! that origin are not asked either (SECURITY.md). Whatever the browser
 //! still holds or refuses is reported (`downloads::HELD_MS`).
@@ -33,6 +34,9 @@ extern "C" {
     async fn automatic_downloads_clear(details: &Object) -> Result<JsValue, JsValue>;
 }
 
+/// `tabs.onUpdated(tabId, changeInfo, tab)`.
+type UpdatedListener = Closure<dyn FnMut(JsValue, JsValue, JsValue)>;
+
 #[derive(Default)]
 struct State {
     /// The patterns set to `allow` now.
@@ -45,6 +49,28 @@ struct State {
 
 thread_local! {
     static STATE: RefCell<State> = RefCell::new(State { fresh: true, ..State::default() });
+    /// The `tabs.onUpdated` listener, for the worker's lifetime.
+    static ON_UPDATED: RefCell<Option<UpdatedListener>> = const { RefCell::new(None) };
+}
+
+/// Listens for agent tabs' URL changes (once, at the worker's start).
+pub fn install_listeners() {
+    ON_UPDATED.with(|l| {
+        let mut l = l.borrow_mut();
+        if l.is_some() {
+            return;
+        }
+        let cb = UpdatedListener::new(on_updated);
+        crate::chrome::tabs_on_updated_add_listener(cb.as_ref().unchecked_ref());
+        *l = Some(cb);
+    });
+}
+
+fn on_updated(tab_id: JsValue, change: JsValue, _tab: JsValue) {
+    let Some(tab) = tab_id.as_f64().map(|t| t as shared::protocol::TabId) else { return };
+    if !get(&change, "url").is_undefined() && crate::sessions::owner_of(tab).is_some() {
+        schedule();
+    }
 }
 
 /// Recomputes the allowed origins soon (coalesced, one pass at a time).

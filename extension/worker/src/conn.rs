@@ -2,7 +2,7 @@
 //! heartbeat, reconnect with backoff, request dispatch (docs/design.md, "Processes and channels").
 //!
 //! The extension token lives only in this module's memory; the popup sees
-//! `{connected, port, since, reason}` through `chrome.storage.session`.
+//! a `messages::ConnectionStatus` through `chrome.storage.session`.
 //!
 //! This module knows nothing of commands, the gate or secrets: what
 //! arrives is handed to the [`Handlers`] `lib.rs` sets at start (so the
@@ -25,6 +25,7 @@ use wasm_bindgen_futures::spawn_local;
 use web_sys::{CloseEvent, Event, MessageEvent, WebSocket};
 
 use crate::chrome;
+use crate::messages::{CONNECTION_KEY, ConnectionStatus};
 use crate::util::{from_js, js_error_text, now_ms, obj, sleep, to_js, with_timeout};
 
 const FIRST_BACKOFF_MS: u32 = 1_000;
@@ -98,19 +99,11 @@ fn handlers() -> Option<Handlers> {
     HANDLERS.with(|h| h.get())
 }
 
-/// What the popup shows.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Status {
-    pub connected: bool,
-    pub port: Option<u16>,
-    pub since: Option<f64>,
-    pub reason: String,
-}
-
-pub fn status() -> Status {
+/// What the pages show.
+pub fn status() -> ConnectionStatus {
     STATE.with(|s| {
         let s = s.borrow();
-        Status {
+        ConnectionStatus {
             connected: s.connected,
             port: s.port,
             since: s.connected.then_some(s.since),
@@ -342,11 +335,12 @@ pub fn send(generation: u64, frame: &ExtToBridge) {
 
 /// Answers request `id` with a snapshot whose nodes pass through unread:
 /// the frame is joined as JS strings around them
-/// (`shared::protocol::frame_around_nodes`).
-pub fn send_snapshot(generation: u64, id: u64, snapshot: crate::commands::Snapshot) {
-    match shared::protocol::frame_around_nodes(id, snapshot.head) {
+/// (`shared::protocol::frame_around_nodes`): `head` is all but the nodes,
+/// `nodes` the JS string the page sent.
+pub fn send_snapshot(generation: u64, id: u64, head: shared::protocol::PassedSnapshot, nodes: &js_sys::JsString) {
+    match shared::protocol::frame_around_nodes(id, head) {
         Ok((before, after)) => {
-            let frame = js_sys::JsString::from(before).concat(&snapshot.nodes).concat(&JsValue::from_str(&after));
+            let frame = js_sys::JsString::from(before).concat(nodes).concat(&JsValue::from_str(&after));
             send_js(generation, &frame);
         }
         Err(_) => {
@@ -443,13 +437,7 @@ fn set_disconnected(reason: &str) {
 
 /// Mirrors the state (never the token) into chrome.storage.session.
 pub fn publish() {
-    let st = status();
-    let items = obj(&[
-        ("connected", JsValue::from_bool(st.connected)),
-        ("port", st.port.map_or(JsValue::NULL, |p| JsValue::from_f64(p as f64))),
-        ("since", st.since.map_or(JsValue::NULL, JsValue::from_f64)),
-        ("reason", JsValue::from_str(&st.reason)),
-    ]);
+    let items = obj(&[(CONNECTION_KEY, to_js(&status()))]);
     spawn_local(async move {
         if let Err(e) = chrome::storage_session_set(&items).await {
             web_sys::console::warn_1(&JsValue::from_str(&format!("chaperone: storage.session: {}", js_error_text(&e))));

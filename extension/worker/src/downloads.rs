@@ -1,4 +1,4 @@
-//! Downloads (docs/design.md, "Files"; issues 29 and 30; the bridge's side
+//! Downloads (docs/design.md, "Secrets, sensitive fields and files"; issues 29 and 30; the bridge's side
 //! is `bridge/src/server/downloads.rs`, the rules `shared::downloads`).
 //! `static/background.js` registers the listeners synchronously and hands
 //! them here.

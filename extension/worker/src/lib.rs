@@ -11,23 +11,28 @@
 //! (besides `chrome`, the `chrome.*` bindings, and `util`):
 //!
 //! ```text
-//! lib        every module (entry points, frame and message routing)
-//! commands   gate, handoff, tabs, load_errors
-//! gate       window, secret, upload, downloads, handoff, sessions, conn, tabs, messages, badge
-//! handoff    conn, tabs, badge
-//! window     tabs
-//! secret     conn, tabs
-//! upload     conn, tabs
-//! downloads  conn, tabs
-//! record     conn, tabs, messages, badge
-//! sessions   conn
-//! conn       refusals
-//! popup      ui, messages, refusals, handoff, sessions
-//! approval   ui, messages
-//! ui         messages
-//! tabs       load_errors
+//! lib            every module (entry points, frame and message routing)
+//! commands       gate, handoff, tabs, load_errors
+//! gate           window, secret, upload, downloads, proceed, handoff, sessions, conn, tabs, messages, badge
+//! record         conn, tabs, messages, badge
+//! popup          ui, messages, refusals, handoff, sessions
+//! approval       ui, messages
+//! ui             messages
+//! handoff        conn, tabs, badge
+//! window         tabs
+//! secret         conn, tabs
+//! upload         conn, tabs
+//! downloads      sessions, conn, tabs
+//! autodownloads  sessions, tabs
+//! proceed        conn
+//! sessions       conn
+//! conn           refusals, messages
+//! tabs           load_errors
 //! load_errors, refusals, messages, badge    (none)
 //! ```
+//!
+//! `tests/tests/it/imports.rs` checks this table against every module's
+//! `crate::` paths, both ways.
 //!
 //! `conn` hands what arrives on the socket to the `conn::Handlers` set
 //! here: requests to `commands` (`on_bridge_frame`), secrets to
@@ -76,6 +81,7 @@ pub fn start_worker() {
     window::install_listeners();
     gate::install_listeners();
     handoff::install_listeners();
+    autodownloads::install_listeners();
     autodownloads::schedule();
     conn::set_handlers(conn::Handlers { connected: on_connected, frame: on_bridge_frame, closed: on_disconnected });
     spawn_local(gate::ensure_loaded());
@@ -106,7 +112,9 @@ fn on_bridge_frame(generation: u64, frame: BridgeToExt) {
                     commands::Answer::Outcome(outcome) => {
                         conn::send(generation, &ExtToBridge::Response { id, outcome: *outcome })
                     }
-                    commands::Answer::Snapshot(snapshot) => conn::send_snapshot(generation, id, *snapshot),
+                    commands::Answer::Snapshot(snapshot) => {
+                        conn::send_snapshot(generation, id, snapshot.head, &snapshot.nodes)
+                    }
                 }
             });
         }
@@ -117,7 +125,10 @@ fn on_bridge_frame(generation: u64, frame: BridgeToExt) {
         BridgeToExt::UploadChunk { upload, file, data, last } => upload::chunk(generation, upload, file, data, last),
         BridgeToExt::UploadRefused { upload, error } => upload::refused(generation, upload, error),
         BridgeToExt::Download { id, verdict } => downloads::verdict(generation, id, verdict),
-        BridgeToExt::Sessions { sessions } => sessions::update(sessions),
+        BridgeToExt::Sessions { sessions } => {
+            sessions::update(sessions);
+            autodownloads::schedule();
+        }
         // `conn` answers these itself.
         BridgeToExt::Welcome { .. } | BridgeToExt::Pong { .. } => {}
     }

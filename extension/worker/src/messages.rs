@@ -3,8 +3,9 @@
 //! and audit"): the [`Message`]s a page sends with
 //! `chrome.runtime.sendMessage`, the worker's [`Reply`], and what the
 //! worker publishes for the pages ([`PageState`] under
-//! `chrome.storage.session` key `gate`, [`HistoryEntry`] rows under
-//! `chrome.storage.local` key `history`).
+//! `chrome.storage.session` key `gate`, [`ConnectionStatus`] under
+//! [`CONNECTION_KEY`], [`HistoryEntry`] rows under `chrome.storage.local`
+//! key `history`).
 //!
 //! Exactly:
 //!
@@ -44,7 +45,7 @@ pub enum Page {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Message {
-    /// The connection to the bridge (reply: `conn::Status`); wakes the
+    /// The connection to the bridge (reply: [`ConnectionStatus`]); wakes the
     /// worker, which reconnects if needed.
     Status {},
     /// The gate's state (reply: [`PageState`]).
@@ -212,6 +213,38 @@ pub struct HistoryEntry {
     pub url: String,
 }
 
+/// The `chrome.storage.session` key of [`ConnectionStatus`].
+pub const CONNECTION_KEY: &str = "connection";
+
+/// The connection to the bridge as the pages show it: the reply to
+/// [`Message::Status`], and what `conn` publishes under [`CONNECTION_KEY`]
+/// whenever it changes (never the token).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectionStatus {
+    pub connected: bool,
+    /// The bridge's port, once known.
+    pub port: Option<u16>,
+    /// When the connection came up (ms since the epoch), while connected.
+    pub since: Option<f64>,
+    /// Why there is no connection (empty while connected, and before the
+    /// first attempt).
+    pub reason: String,
+}
+
+impl ConnectionStatus {
+    /// The popup's status line.
+    pub fn line(&self) -> String {
+        if self.connected {
+            let port = self.port.map(|p| format!(" (port {p})")).unwrap_or_default();
+            format!("Connected to bridge{port}")
+        } else {
+            let reason = if self.reason.is_empty() { "starting" } else { &self.reason };
+            format!("Not connected: {reason}")
+        }
+    }
+}
+
 /// The `chrome.storage.session` key of [`RecordState`].
 pub const RECORD_KEY: &str = "record";
 
@@ -232,6 +265,25 @@ pub struct RecordState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_connection_status_reads_back_as_written_and_as_the_popup_shows_it() {
+        let up = ConnectionStatus { connected: true, port: Some(8123), since: Some(1.5e12), reason: String::new() };
+        let json = serde_json::to_string(&up).unwrap();
+        assert_eq!(serde_json::from_str::<ConnectionStatus>(&json).unwrap(), up);
+        assert_eq!(up.line(), "Connected to bridge (port 8123)");
+        let cases = [
+            (ConnectionStatus { connected: true, ..Default::default() }, "Connected to bridge"),
+            (ConnectionStatus { reason: "no bridge".into(), ..Default::default() }, "Not connected: no bridge"),
+            // Nothing published yet.
+            (ConnectionStatus::default(), "Not connected: starting"),
+        ];
+        for (status, line) in cases {
+            assert_eq!(status.line(), line);
+        }
+        // An error reply is not a status.
+        assert!(serde_json::from_str::<ConnectionStatus>(r#"{"type":"error","message":"not allowed"}"#).is_err());
+    }
 
     #[test]
     fn every_message_is_allowed_from_exactly_its_pages() {

@@ -20,7 +20,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
 use crate::chrome;
-use crate::messages::{Control, HistoryEntry, Message, PageState, RECORD_KEY, RecordState, Settings};
+use crate::messages::{
+    CONNECTION_KEY, ConnectionStatus, Control, HistoryEntry, Message, PageState, RECORD_KEY, RecordState, Settings,
+};
 use crate::refusals::{Notice, Refusals};
 use crate::ui::{self, by_id, el, on, send, set_hidden, set_text};
 use crate::util::{from_js, get};
@@ -70,8 +72,11 @@ pub fn start() {
         refresh().await;
         // Wakes the service worker (it reconnects if needed) and shows its view.
         match ui::send_message(&Message::Status {}).await {
-            Ok(reply) if !get(&reply, "connected").is_undefined() => render(&reply),
-            Ok(_) => {}
+            Ok(reply) => {
+                if let Ok(status) = from_js::<ConnectionStatus>(&reply) {
+                    render(&status);
+                }
+            }
             Err(e) => web_sys::console::warn_1(&e),
         }
         if let Some(state) = ui::fetch_state().await {
@@ -411,16 +416,11 @@ fn export_history() {
 }
 
 async fn refresh() {
-    let keys = Array::of5(
-        &JsValue::from_str("connected"),
-        &JsValue::from_str("port"),
-        &JsValue::from_str("since"),
-        &JsValue::from_str("reason"),
-        &JsValue::from_str(crate::refusals::KEY),
-    );
+    let keys = Array::of2(&JsValue::from_str(CONNECTION_KEY), &JsValue::from_str(crate::refusals::KEY));
     match chrome::storage_session_get(&keys).await {
         Ok(items) => {
-            render(&items);
+            // Nothing published yet reads as "starting".
+            render(&from_js(&get(&items, CONNECTION_KEY)).unwrap_or_default());
             render_refusals(&from_js(&get(&items, crate::refusals::KEY)).unwrap_or_default());
         }
         Err(e) => show(&format!("Not connected: {}", crate::util::js_error_text(&e)), false),
@@ -467,15 +467,8 @@ fn render_refusals(r: &Refusals) {
     set_hidden("refusals", lines.is_empty());
 }
 
-fn render(state: &JsValue) {
-    let connected = get(state, "connected").as_bool().unwrap_or(false);
-    if connected {
-        let port = get(state, "port").as_f64().map(|p| format!(" (port {p})")).unwrap_or_default();
-        show(&format!("Connected to bridge{port}"), true);
-    } else {
-        let reason = get(state, "reason").as_string().filter(|r| !r.is_empty()).unwrap_or_else(|| "starting".into());
-        show(&format!("Not connected: {reason}"), false);
-    }
+fn render(status: &ConnectionStatus) {
+    show(&status.line(), status.connected);
 }
 
 fn show(text: &str, connected: bool) {

@@ -58,7 +58,6 @@ pub fn update(mut sessions: Vec<SessionInfo>) {
         !std::mem::replace(&mut s.running, true)
     });
     spawn_local(publish());
-    crate::autodownloads::schedule();
     if start {
         spawn_local(reconcile());
     }

@@ -212,9 +212,6 @@ fn on_updated(tab_id: JsValue, change: JsValue, tab_now: JsValue) {
         status = None;
     }
     let url_changed = !get(&change, "url").is_undefined();
-    if url_changed && crate::sessions::owner_of(tab).is_some() {
-        crate::autodownloads::schedule();
-    }
     let done: Vec<Function> = LOADS.with(|l| {
         let mut l = l.borrow_mut();
         let mut done = Vec::new();

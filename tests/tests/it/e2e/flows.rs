@@ -1,4 +1,4 @@
-//! Replaying flows end to end (docs/design.md, "Record me and flows"): a
+//! Replaying flows end to end (docs/design.md, "Replaying flows"): a
 //! flow recorded on the flow shop (`fixtures/sites/flowshop/`) is imported
 //! with `chaperone flow import` — its URLs rewritten for each variant, as
 //! the person would after `flow export` — and replayed with `flow_run`

@@ -1,4 +1,4 @@
-//! "Record me" end to end (docs/design.md, "Record me and flows"): the
+//! "Record me" end to end (docs/design.md, "Recording and flows"): the
 //! person switches recording on in the popup, uses the flow shop
 //! (`fixtures/sites/flowshop/`) with trusted CDP `Input.*` clicks, typing
 //! and keys in a headed Chromium, switches it off, and the bridge has
