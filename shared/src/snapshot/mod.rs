@@ -39,8 +39,22 @@
 //!  - row|"A-2"|"9 €"
 //! ```
 //!
+//! Siblings of one shape that no list or table holds get row lines too:
+//! the content script marks the lines of each generic element (a plain
+//! `<div>` row, a product card) whose lines are all leaves at one depth
+//! ([`Node::group`]); two or more such groups in a row with the same
+//! roles part by part are written one a line, every line a part — the
+//! first row in full (a text block as `text "…"`), the rows below it
+//! without the role words. A lone group keeps a line an element.
+//!
+//! ```text
+//! - text "Order 1 · shipped"|link "Item 1" [e10]|button "Edit" [e11]
+//! - "Order 2 · pending"|"Item 2" [e12]|"Edit" [e13]
+//! ```
+//!
 //! So in a row line the first part, when it is a quoted string, is a list
-//! item's text, and any later part that starts with a quote takes the role
+//! item's text (or, below a row that starts with a role word, a part of
+//! that role), and any later part that starts with a quote takes the role
 //! of the same part of the row above; every part keeps its name, ref, states and value (a
 //! ref is never without its name). A short row that starts a page is
 //! written in full, so each page reads on its own. Quotes escape `"`, `\`

@@ -139,6 +139,11 @@ pub struct Node {
     /// A drop-down select's options or a datalist's suggestions, rendered
     /// on the line under this one (module docs, "Choices").
     pub choices: Option<Box<Choices>>,
+    /// This node starts a *group*: it and the next `group − 1` nodes are
+    /// the lines of one generic element (a plain `<div>` row, a card), all
+    /// at this depth and without lines under them. Repeated groups of the
+    /// same shape render as row lines (module docs, "Lines"); 0 otherwise.
+    pub group: u16,
 }
 
 /// Roles sent as numbers (their index) on the wire, the commonest first
@@ -253,6 +258,8 @@ struct Extras {
     items: Option<u32>,
     #[serde(rename = "o", default, skip_serializing_if = "Option::is_none")]
     choices: Option<Box<Choices>>,
+    #[serde(rename = "g", default)]
+    group: u16,
 }
 
 /// [`Extras`] borrowed from a [`Node`] being sent (no copy a node).
@@ -272,6 +279,8 @@ struct ExtrasRef<'a> {
     items: Option<u32>,
     #[serde(rename = "o", skip_serializing_if = "Option::is_none")]
     choices: Option<&'a Choices>,
+    #[serde(rename = "g", skip_serializing_if = "is_zero16")]
+    group: u16,
 }
 
 impl Node {
@@ -283,7 +292,8 @@ impl Node {
             || self.desc.is_some()
             || self.table_size.is_some()
             || self.items.is_some()
-            || self.choices.is_some();
+            || self.choices.is_some()
+            || self.group > 0;
         any.then(|| ExtrasRef {
             level: self.level,
             states: &self.states,
@@ -292,6 +302,7 @@ impl Node {
             table_size: self.table_size,
             items: self.items,
             choices: self.choices.as_deref(),
+            group: self.group,
         })
     }
 }
@@ -375,6 +386,7 @@ impl<'de> Deserialize<'de> for Node {
                     table_size: x.table_size,
                     items: x.items,
                     choices: x.choices,
+                    group: x.group,
                 })
             }
         }
@@ -513,6 +525,7 @@ mod tests {
             (node(2, "button", "Edit", Some("e7")), r#"[2,1,"Edit",7]"#),
             (node(1, "textbox", "", Some("e1")), r#"[1,8,"",1]"#),
             (Node { level: Some(2), ..node(0, "heading", "Orders", None) }, r#"[0,6,"Orders",null,{"l":2}]"#),
+            (Node { group: 4, ..node(1, "text", "Order 1", None) }, r#"[1,0,"Order 1",null,{"g":4}]"#),
             // Roles not in the table and refs of another form as strings.
             (node(1, "switch", "Dark", Some("e08")), r#"[1,"switch","Dark","e08"]"#),
             (node(1, "slider", "", Some("x")), r#"[1,"slider","","x"]"#),
