@@ -244,7 +244,7 @@ fn same_shape(a: &[Node], b: &[Node]) -> bool {
 fn group_end(nodes: &[Node], i: usize, complete: bool) -> RowEnd {
     let n = &nodes[i];
     let len = usize::from(n.group);
-    if len < 2 || len > MAX_ROW_PARTS {
+    if !(2..=MAX_ROW_PARTS).contains(&len) {
         return RowEnd::No;
     }
     let end = i + len;
