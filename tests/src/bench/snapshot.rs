@@ -777,7 +777,7 @@ async fn side_by_side(b: &mut Bench, ours: &[Ours], rows: &mut Vec<Row>, checks:
                 pass: tokens_ratio <= TOKENS_RATIO,
             });
         }
-        if matches!(o.rows, Some(2_000 | 10_000)) && o.case.ends_with(" rows") {
+        if matches!(o.rows, Some(2_000 | 10_000)) && o.case.ends_with("0 rows") {
             let speedup = theirs.median_ms / o.stats.median_ms.max(0.001);
             checks.push(Check {
                 what: format!("{}, warm snapshot, Playwright MCP's median ÷ ours", o.case),
