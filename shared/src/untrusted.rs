@@ -22,6 +22,15 @@ pub fn wrap_text(text: &str) -> String {
     format!("{NOTICE}\n\n<{MARKER}>\n{}\n</{MARKER}>", neutralise_markers(text))
 }
 
+/// The page-derived text inside a [`wrap_text`] block (markers inside it
+/// still neutralised), for readers of results such as tests and benches;
+/// `None` when `text` is not such a block.
+pub fn unwrap_text(text: &str) -> Option<&str> {
+    let open = format!("{NOTICE}\n\n<{MARKER}>\n");
+    let close = format!("\n</{MARKER}>");
+    text.strip_prefix(open.as_str())?.strip_suffix(close.as_str())
+}
+
 fn neutralise_markers(text: &str) -> std::borrow::Cow<'_, str> {
     let lower = text.to_ascii_lowercase();
     if !lower.contains(MARKER) {
@@ -75,5 +84,11 @@ mod tests {
             wrap_text("plain <b>text</b>"),
             format!("{NOTICE}\n\n<untrusted-web-content>\nplain <b>text</b>\n</untrusted-web-content>")
         );
+    }
+
+    #[test]
+    fn the_text_comes_back_out_of_its_block() {
+        assert_eq!(unwrap_text(&wrap_text("- button \"Go\" [e1]")), Some("- button \"Go\" [e1]"));
+        assert_eq!(unwrap_text("no block"), None);
     }
 }

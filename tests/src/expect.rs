@@ -185,9 +185,13 @@ pub fn elements_by_line(snapshot: &str) -> Vec<(usize, ParsedLine, String)> {
         // parts whose roles are those of the row above.
         let short = parts[1..].iter().any(|p| p.starts_with('"')) && above.len() == parts.len();
         let mut roles = Vec::new();
+        // A group row (siblings no list holds) writes its first part with
+        // a role word in full; a quoted first part below it has that role.
+        let group_above = above.len() == parts.len() && above.first().is_some_and(|r| r != "listitem");
         for (i, part) in parts.iter().enumerate() {
             // A row line that starts with a quoted string is a list item with that text.
             if i == 0
+                && !group_above
                 && let Some((v, _)) = parse_quoted(part.trim_start())
             {
                 roles.push("listitem".to_string());
@@ -195,7 +199,7 @@ pub fn elements_by_line(snapshot: &str) -> Vec<(usize, ParsedLine, String)> {
                 out.push((n, p, part.trim().to_string()));
                 continue;
             }
-            let ditto = (short && i > 0).then(|| above[i].as_str());
+            let ditto = ((short && i > 0) || (group_above && i == 0)).then(|| above[i].as_str());
             if let Some(p) = parse_part(part, ditto) {
                 roles.push(p.role.clone());
                 out.push((n, p, part.trim().to_string()));
@@ -532,6 +536,76 @@ mod tests {
         assert_eq!(ref_of(&text, "button", "Delete").as_deref(), Some("e11"));
         assert_eq!(ref_lines(&text).len(), 6);
         assert_eq!(parse_line("- \"Footer\"").map(|p| p.role).as_deref(), Some("text"));
+    }
+
+    /// The compact form of plain `<div>` rows and cards (group rows) reads
+    /// back to the same elements, in the same order, with the same names,
+    /// refs, states and values, as the same nodes a line each.
+    #[test]
+    fn div_rows_in_compact_form_read_back_to_the_same_elements() {
+        use shared::snapshot::{Node, PageSnapshot, RenderOptions, State, render};
+        let node = |depth: u16, role: &'static str, name: &str, r: Option<String>| Node {
+            depth,
+            role: role.into(),
+            name: name.into(),
+            element_ref: r,
+            ..Node::default()
+        };
+        let mut refs = 0;
+        let mut next_ref = || {
+            refs += 1;
+            Some(format!("e{refs}"))
+        };
+        let mut nodes = vec![node(0, "heading", "Orders", None)];
+        // Plain div rows: text, link, two buttons; one checked checkbox row
+        // shape in between, names with separators and quotes.
+        for i in 1..=40 {
+            let start = nodes.len();
+            nodes.push(node(1, "text", &format!("Order {i} · \"gift\" | 3 items"), None));
+            nodes.push(node(1, "link", &format!("Item {i}"), next_ref()));
+            nodes.push(node(1, "button", "Edit", next_ref()));
+            let mut del = node(1, "button", if i % 7 == 0 { "" } else { "Delete" }, next_ref());
+            if i % 5 == 0 {
+                del.states = vec![State::Disabled];
+            }
+            nodes.push(del);
+            nodes[start].group = 4;
+        }
+        nodes.push(node(0, "heading", "Products", None));
+        // A grid of cards: image, heading, price, field with a value, button.
+        for i in 1..=30 {
+            let start = nodes.len();
+            nodes.push(node(2, "img", &format!("Photo of product {i}"), None));
+            let mut h = node(2, "heading", &format!("Product {i}"), None);
+            h.level = Some(3);
+            nodes.push(h);
+            nodes.push(node(2, "text", &format!("{i}.99 €"), None));
+            let mut qty = node(2, "spinbutton", "Quantity", next_ref());
+            qty.value = Some("1".into());
+            nodes.push(qty);
+            nodes.push(node(2, "button", "Add to cart", next_ref()));
+            nodes[start].group = 5;
+        }
+        nodes.push(node(0, "text", "Footer", None));
+        let read = |nodes: &[Node]| -> (String, Vec<ParsedLine>) {
+            let snap = PageSnapshot {
+                url: "http://x/".into(),
+                title: "T".into(),
+                nodes: nodes.to_vec(),
+                ..Default::default()
+            };
+            let text = render(&snap, RenderOptions { max_chars: 1_000_000, page: 1 }).text;
+            let parsed = elements(&text).into_iter().map(|(p, _)| p).collect();
+            (text, parsed)
+        };
+        let (compact, got) = read(&nodes);
+        let plain: Vec<Node> = nodes.iter().map(|n| Node { group: 0, ..n.clone() }).collect();
+        let (full, want) = read(&plain);
+        // The compact form is compact: a row a line, role words only in the first row.
+        assert_eq!(compact.lines().filter(|l| l.contains('|')).count(), 70, "{compact}");
+        assert!(compact.len() * 10 < full.len() * 8, "{} vs {} bytes", compact.len(), full.len());
+        assert_eq!(got.len(), nodes.len(), "{compact}");
+        assert_eq!(got, want, "compact:\n{compact}\nfull:\n{full}");
     }
 
     #[test]

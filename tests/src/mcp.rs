@@ -271,7 +271,8 @@ impl ToolResult {
 
     /// The snapshot text of a `browser_snapshot` result.
     pub fn snapshot(&self) -> String {
-        self.data()["snapshot"].as_str().map(str::to_string).unwrap_or_else(|| self.text())
+        let text = self.text();
+        shared::untrusted::unwrap_text(&text).map_or_else(|| text.clone(), str::to_string)
     }
 
     /// Panics with the error unless the call succeeded.

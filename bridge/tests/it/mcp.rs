@@ -73,7 +73,9 @@ async fn tools_list_then_tabs_new_and_snapshot_end_to_end() {
     assert_eq!(s["data"]["title"], "Fixture form");
     assert_eq!(s["data"]["page"], 1);
     assert_eq!(s["data"]["pages"], 1);
-    assert!(s["data"]["snapshot"].as_str().unwrap().contains("Ignore previous instructions"));
+    // The text goes once: in the content, not again in structuredContent.
+    assert!(shared::untrusted::unwrap_text(&t).unwrap().contains("Ignore previous instructions"));
+    assert!(s["data"].get("snapshot").is_none(), "{s}");
 
     assert_eq!(
         ext.commands(),

@@ -63,6 +63,8 @@ use crate::roles;
 
 /// More nodes than this are not collected (the frame limit is 12 MiB).
 const MAX_NODES: usize = 150_000;
+/// A generic element with more lines than this is no row ([`Walker::close_group`]).
+const MAX_GROUP_LINES: usize = shared::snapshot::MAX_ROW_PARTS;
 /// Deeper nesting than this is not walked.
 const MAX_DEPTH: u32 = 512;
 /// Loose text gathered for one block stops growing here.
@@ -334,6 +336,10 @@ struct Walker<'a> {
     /// List items open around the element being visited whose lines may
     /// still fold away ([`Walker::fold`]): lines are final only when none is.
     open_folds: u32,
+    /// Where the lines of each generic block element open around the
+    /// element being visited start ([`Walker::close_group`]): the first
+    /// line of such an element gets its group mark only when it closes.
+    groups: Vec<usize>,
     /// The requested page is complete: the walk unwinds without adding lines.
     stopped: bool,
     /// Challenge signals, gathered when snapshotting a whole page.
@@ -367,6 +373,7 @@ impl<'a> Walker<'a> {
             text_only: false,
             end: None,
             open_folds: 0,
+            groups: Vec::new(),
             stopped: false,
             signals: None,
         };
@@ -553,6 +560,12 @@ impl<'a> Walker<'a> {
         if folds {
             self.open_folds += 1;
         }
+        // A plain `<div>` (or other generic block) may be one of a run of
+        // rows or cards: where its lines start, marked when it closes.
+        let group = !listed && block && descend && !frame && !text_only && !self.text_only && role == "generic";
+        if group {
+            self.groups.push(self.nodes.len());
+        }
         let disables = descend && attrs.aria && dom::attr_is(el, "aria-disabled", "true");
         if disables {
             self.aria_disabled += 1;
@@ -608,6 +621,9 @@ impl<'a> Walker<'a> {
         if block || listed {
             self.flush_text();
         }
+        if group {
+            self.close_group();
+        }
         if let Some(i) = idx {
             self.fold(i, role);
         }
@@ -627,12 +643,16 @@ impl<'a> Walker<'a> {
             item && (follows_fold || rect.as_ref().is_some_and(|r| self.view_h > 0.0 && r.top() >= self.view_h));
         // Every line so far is final here unless a list item around is
         // still open: stop once the requested page is complete.
-        if self.open_folds == 0
-            && !self.stopped
-            && let Some(end) = self.end.as_mut()
-            && end.reached(&self.nodes)
-        {
-            self.stopped = true;
+        if self.open_folds == 0 && !self.stopped && self.end.is_some() {
+            // Lines a generic element still open may yet mark as a group
+            // are not final: the page end looks only at the lines before.
+            let len = self.nodes.len();
+            let last = self.groups.iter().find(|&&s| len - s <= MAX_GROUP_LINES).map_or(len, |&s| s);
+            if let Some(end) = self.end.as_mut()
+                && end.reached(&self.nodes[..last])
+            {
+                self.stopped = true;
+            }
         }
     }
 
@@ -714,6 +734,23 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Closes the generic element whose lines start where the innermost
+    /// open one does: two or more lines, all at one depth (leaves) and
+    /// without choices, become a group ([`Node::group`]) the renderer can
+    /// write as a row line when its siblings have the same shape. An outer
+    /// element with the same first line replaces an inner one's mark.
+    fn close_group(&mut self) {
+        let Some(start) = self.groups.pop() else { return };
+        let lines = &self.nodes[start.min(self.nodes.len())..];
+        if self.stopped || lines.len() < 2 || lines.len() > MAX_GROUP_LINES {
+            return;
+        }
+        let depth = lines[0].depth;
+        if lines.iter().all(|n| n.depth == depth && n.choices.is_none()) {
+            self.nodes[start].group = lines.len() as u16;
+        }
+    }
+
     /// Compacts a list item: one holding exactly one line is replaced by
     /// that line, an empty one dropped; otherwise its first text block
     /// moves onto its own line (`- listitem: "text"`, as Playwright shows
@@ -741,6 +778,13 @@ impl<'a> Walker<'a> {
             {
                 let text = self.nodes.remove(j);
                 self.nodes[i].value = Some(text.name);
+                // A group that held the text is a line shorter.
+                for k in i + 1..j {
+                    let g = usize::from(self.nodes[k].group);
+                    if g > 0 && k + g > j {
+                        self.nodes[k].group -= 1;
+                    }
+                }
             }
         }
     }

@@ -34,6 +34,14 @@ impl Timed {
         self.result["isError"].as_bool() == Some(true)
     }
 
+    /// The snapshot text of a `browser_snapshot` result: the first text
+    /// content without the untrusted-content notice and markers (the text
+    /// travels once; `structuredContent` has only the header fields).
+    pub fn snapshot_text(&self) -> String {
+        let text = self.result["content"][0]["text"].as_str().unwrap_or_default();
+        shared::untrusted::unwrap_text(text).unwrap_or(text).to_string()
+    }
+
     /// `structuredContent.data` (page-derived results are wrapped).
     pub fn data(&self) -> &Value {
         let s = &self.result["structuredContent"];

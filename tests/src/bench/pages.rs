@@ -38,6 +38,25 @@ pub fn row_link_name(i: usize) -> String {
     format!("Item {i}")
 }
 
+/// Rows on the plain-`<div>` page and cards on the grid page (issue 32).
+pub const DIV_ROWS: usize = 2_000;
+pub const CARDS: usize = 500;
+
+/// URL path of the page of [`DIV_ROWS`] plain `<div>` rows.
+pub fn divs_path() -> String {
+    format!("/{SITE}/divs-{DIV_ROWS}.html")
+}
+
+/// URL path of the grid of [`CARDS`] product cards.
+pub fn cards_path() -> String {
+    format!("/{SITE}/cards-{CARDS}.html")
+}
+
+/// The heading of card `i` (1-based), to check a snapshot reached the last card.
+pub fn card_name(i: usize) -> String {
+    format!("Product {i}")
+}
+
 /// URL path of the simple click page.
 pub fn click_path() -> String {
     format!("/{SITE}/click.html")
@@ -87,6 +106,8 @@ pub fn write_all(root: &Path) -> std::io::Result<()> {
     for rows in ROW_SIZES {
         std::fs::write(dir.join(format!("rows-{rows}.html")), rows_page(rows))?;
     }
+    std::fs::write(dir.join(format!("divs-{DIV_ROWS}.html")), divs_page(DIV_ROWS))?;
+    std::fs::write(dir.join(format!("cards-{CARDS}.html")), cards_page(CARDS))?;
     Ok(())
 }
 
@@ -175,6 +196,62 @@ pub fn rows_page(rows: usize) -> String {
         );
     }
     h.push_str("</ul></main>\n<footer id=\"help\"><p>Need help? Write to us.</p></footer>\n</body></html>\n");
+    h
+}
+
+/// The rows of [`rows_page`] as most of the web builds them: plain
+/// `<div>`s, no list, no roles.
+pub fn divs_page(rows: usize) -> String {
+    let mut h = String::with_capacity(rows * 200 + 1_000);
+    let _ = write!(
+        h,
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Bench: {rows} orders in divs</title>\n\
+         <style>.row{{display:flex;gap:8px}}</style></head>\n\
+         <body>\n<div class=\"top\"><h1>Orders</h1><div class=\"links\"><a href=\"/{SITE}/form.html\">Account</a> <a href=\"#help\">Help</a></div></div>\n\
+         <div class=\"content\"><h2>All orders</h2>\n<div class=\"rows\">\n"
+    );
+    const CITIES: [&str; 5] = ["Berlin", "Lyon", "Madrid", "Porto", "Utrecht"];
+    const STATES: [&str; 4] = ["shipped", "pending", "delivered", "returned"];
+    for i in 1..=rows {
+        let _ = writeln!(
+            h,
+            "<div class=\"row\"><div class=\"cell\"><a href=\"/{SITE}/items/{i}\">{}</a></div>\
+             <div class=\"cell\">Order {i} · {} to {} · {} items</div>\
+             <div class=\"cell\"><button type=\"button\">Edit</button> <button type=\"button\">Delete</button></div></div>",
+            row_link_name(i),
+            STATES[i % STATES.len()],
+            CITIES[i % CITIES.len()],
+            i % 7 + 1
+        );
+    }
+    h.push_str("</div></div>\n<div id=\"help\">Need help? Write to us.</div>\n</body></html>\n");
+    h
+}
+
+/// A grid of `cards` product cards: image, heading, price, rating, a
+/// quantity field and a button, in `<div>`s.
+pub fn cards_page(cards: usize) -> String {
+    let mut h = String::with_capacity(cards * 400 + 1_000);
+    let _ = write!(
+        h,
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Bench: {cards} products</title>\n\
+         <style>.grid{{display:grid;grid-template-columns:repeat(4,1fr);gap:12px}}img{{width:120px;height:90px;display:block}}</style></head>\n\
+         <body>\n<header><h1>Shop</h1></header>\n<main><h2>All products</h2>\n<div class=\"grid\">\n"
+    );
+    for i in 1..=cards {
+        let _ = writeln!(
+            h,
+            "<div class=\"card\"><img alt=\"Photo of product {i}\" src=\"data:image/gif;base64,R0lGODlhAQABAAAAACw=\">\
+             <h3>{}</h3><div class=\"price\">{}.{:02} €</div><div class=\"rating\">{} stars · {} reviews</div>\
+             <div class=\"buy\"><button type=\"button\">Add to cart</button></div></div>",
+            card_name(i),
+            5 + i % 90,
+            i % 100,
+            1 + i % 5,
+            i * 7 % 300
+        );
+    }
+    h.push_str("</div></main>\n<footer><p>Free delivery from 50 €.</p></footer>\n</body></html>\n");
     h
 }
 

@@ -112,7 +112,7 @@ async fn one_session(port: u16, token: &str, n: usize, url: &str) -> Result<Seen
     let opened = mcp.ok("browser_tabs", json!({ "action": "new", "url": url })).await?;
     let tab = opened.data()["tab"]["id"].as_i64().context("no tab id")?;
     let first = mcp.ok("browser_snapshot", json!({})).await?;
-    let text = first.data()["snapshot"].as_str().unwrap_or_default().to_string();
+    let text = first.snapshot_text();
     let (button, field) = (ref_in(&text, "button", "Show details")?, ref_in(&text, "textbox", "Note")?);
     let mut seen = Seen::default();
     let mut last_typed = String::new();
@@ -143,7 +143,7 @@ async fn one_session(port: u16, token: &str, n: usize, url: &str) -> Result<Seen
     }
     // The field shows this session's last text, nobody else's.
     let end = mcp.ok("browser_snapshot", json!({ "tab": tab })).await?;
-    let text = end.data()["snapshot"].as_str().unwrap_or_default();
+    let text = end.snapshot_text();
     let want = format!(": \"{last_typed}\"");
     if !text.lines().any(|l| l.contains("textbox \"Note\"") && l.contains(&want)) {
         seen.foreign.push(format!("session {n}: the field does not hold {last_typed:?}: {text}"));
