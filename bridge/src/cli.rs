@@ -67,6 +67,10 @@ pub enum Cmd {
         /// they are).
         #[arg(long)]
         no_log_file: bool,
+        /// Write no goal traces (HOME/knowledge/traces.jsonl) for
+        /// browser_run_goal.
+        #[arg(long)]
+        no_traces: bool,
     },
     /// Start the daemon if needed, launch Chromium with the extension on an
     /// owned profile, and stay in the foreground until Ctrl-C.
@@ -297,8 +301,9 @@ fn parse_site(s: &str) -> Result<String, String> {
 /// Runs a parsed command. Returns the process exit code.
 pub async fn run(cli: Cli) -> Result<i32, Error> {
     match cli.command {
-        Cmd::Serve { home, port, log_retention_days, no_log_file } => {
+        Cmd::Serve { home, port, log_retention_days, no_log_file, no_traces } => {
             let home = Home::resolve(home.home)?;
+            crate::model::set_traces_off(no_traces);
             let log_file = (!no_log_file).then_some(log_retention_days);
             daemon::serve_logging(&home, port, log_file, shutdown_signal()).await?;
             Ok(0)

@@ -94,6 +94,12 @@ pub async fn serve_logging(
     // may add one while the daemon is up.
     config.secrets = Some(std::sync::Arc::new(crate::secrets::SecretStore::open(home)?));
     config.flows = Some(crate::flows::FlowStore::open(&home.db())?);
+    if let Some(section) = file.model.clone() {
+        let traces = (!crate::model::traces_off()).then(|| home.root().join("knowledge").join("traces.jsonl"));
+        let tier = crate::model::ModelTier::new(section, traces)
+            .map_err(|m| Error::Config(format!("{}: {m}", home.config_toml().display())))?;
+        config.model = Some(std::sync::Arc::new(tier));
+    }
     let pid = std::process::id();
     home.write_daemon_json(&DaemonInfo {
         pid,
