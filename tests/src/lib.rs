@@ -32,6 +32,7 @@ pub mod flowshop;
 mod human;
 pub mod leaks;
 mod mcp;
+pub mod model_server;
 mod stack;
 mod stdio;
 

@@ -20,6 +20,7 @@ mod handoff;
 mod injection;
 mod languages;
 mod lies;
+mod model;
 mod nav_risk;
 mod navigation;
 mod page_errors;
