@@ -414,7 +414,8 @@ mod tests {
         let ok = "[model]\nprovider = \"ollama\"\nurl = \"http://127.0.0.1:11434\"\nname = \"qwen2.5:3b\"\n";
         assert!(FileConfig::parse(ok).unwrap().model.is_some());
         assert!(FileConfig::parse("").unwrap().model.is_none());
-        let bad = "retention_days = 3\n\n[model]\nprovider = \"openai\"\nname = \"m\"\nurl = \"http://192.168.1.20:8080\"\n";
+        let bad =
+            "retention_days = 3\n\n[model]\nprovider = \"openai\"\nname = \"m\"\nurl = \"http://192.168.1.20:8080\"\n";
         let e = FileConfig::parse(bad).unwrap_err();
         assert!(e.starts_with("line 6: model.url") && e.contains("loopback"), "{e}");
         let e = FileConfig::parse(&ok.replace("ollama", "cloud")).unwrap_err();

@@ -55,7 +55,9 @@ pub struct ScriptedModel {
 /// The ref on the candidate line of `user` that contains `needle`.
 pub fn ref_on_line(user: &str, needle: &str) -> Option<String> {
     user.lines()
-        .filter(|l| l.starts_with('e') && l.split(' ').next().is_some_and(|r| r[1..].bytes().all(|b| b.is_ascii_digit())))
+        .filter(|l| {
+            l.starts_with('e') && l.split(' ').next().is_some_and(|r| r[1..].bytes().all(|b| b.is_ascii_digit()))
+        })
         .find(|l| l.contains(needle))
         .and_then(|l| l.split(' ').next())
         .map(str::to_string)
@@ -96,7 +98,8 @@ async fn handle(State(script): State<Shared>, uri: Uri, body: Bytes) -> Response
             json!({ "ref": ref_on_line(&user, &needle).unwrap_or_else(|| "none".into()) }).to_string()
         }
         Answer::Step { op, needle, input } => {
-            let r = if needle.is_empty() { "none".into() } else { ref_on_line(&user, &needle).unwrap_or("none".into()) };
+            let r =
+                if needle.is_empty() { "none".into() } else { ref_on_line(&user, &needle).unwrap_or("none".into()) };
             json!({ "op": op, "ref": r, "input": input }).to_string()
         }
         Answer::Slow(d) => {

@@ -159,10 +159,8 @@ fn append_trace(path: &std::path::Path, line: &TraceLine) -> std::io::Result<()>
     }
     let oldest = line.at.saturating_sub(TRACE_RETENTION_DAYS * 86_400);
     if let Ok(text) = std::fs::read_to_string(path) {
-        let kept: Vec<&str> = text
-            .lines()
-            .filter(|l| serde_json::from_str::<TraceLine>(l).is_ok_and(|t| t.at >= oldest))
-            .collect();
+        let kept: Vec<&str> =
+            text.lines().filter(|l| serde_json::from_str::<TraceLine>(l).is_ok_and(|t| t.at >= oldest)).collect();
         if kept.len() != text.lines().count() {
             let mut body = kept.join("\n");
             if !body.is_empty() {

@@ -68,10 +68,8 @@ fn tier(state: &AppState) -> Result<std::sync::Arc<ModelTier>, WireError> {
 /// The tab's actionable elements, its URL checked.
 async fn page_candidates(state: &AppState, tab: TabId) -> Result<Vec<Candidate>, WireError> {
     let request = SnapshotRequest { scope: None, interactive_only: true, max_chars: SNAPSHOT_CHARS, page: 1 };
-    let CommandResult::Snapshot { snapshot } = state
-        .hub()
-        .call(Command::Snapshot { tab, request }, Duration::from_millis(COMMAND_TIMEOUT_MS))
-        .await?
+    let CommandResult::Snapshot { snapshot } =
+        state.hub().call(Command::Snapshot { tab, request }, Duration::from_millis(COMMAND_TIMEOUT_MS)).await?
     else {
         tracing::error!("unexpected answer kind from the extension");
         return Err(err(ErrorCode::Internal, "unexpected answer from the browser extension"));
@@ -109,7 +107,9 @@ fn check_act_args(args: &ActArgs) -> Result<(), WireError> {
     need(!args.intent.trim().is_empty(), "intent must say which element you mean")?;
     match args.action {
         ActAction::Type => need(args.text.is_some(), "type needs text (a string or {\"secret\": NAME})")?,
-        ActAction::SelectOption => need(args.values.as_ref().is_some_and(|v| !v.is_empty()), "select_option needs values")?,
+        ActAction::SelectOption => {
+            need(args.values.as_ref().is_some_and(|v| !v.is_empty()), "select_option needs values")?
+        }
         ActAction::PressKey => need(args.key.is_some(), "press_key needs key")?,
         ActAction::Click | ActAction::Hover => {}
     }
@@ -309,9 +309,12 @@ async fn goal_step(
             trace("done", None, None, "ok");
             return Ok(None);
         }
-        GoalStep::Click(r) => {
-            ("click", r, None, actions::click(state, caller, ClickArgs { element_ref: r.clone(), intent, tab: t }).await)
-        }
+        GoalStep::Click(r) => (
+            "click",
+            r,
+            None,
+            actions::click(state, caller, ClickArgs { element_ref: r.clone(), intent, tab: t }).await,
+        ),
         GoalStep::Type { element_ref, key } => {
             let a = TypeArgs { element_ref: element_ref.clone(), text: value(key), submit: None, tab: t };
             ("type", element_ref, Some(key.as_str()), actions::type_text(state, caller, a).await)

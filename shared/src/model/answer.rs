@@ -64,8 +64,14 @@ pub fn check_act(answer: &str, refs: &[String]) -> Result<Pick, BadAnswer> {
 pub enum GoalStep {
     Click(String),
     /// Type the caller's input `key` into the element.
-    Type { element_ref: String, key: String },
-    SelectOption { element_ref: String, key: String },
+    Type {
+        element_ref: String,
+        key: String,
+    },
+    SelectOption {
+        element_ref: String,
+        key: String,
+    },
     PressEnter(String),
     Done,
 }

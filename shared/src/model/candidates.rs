@@ -229,13 +229,7 @@ mod tests {
     use super::*;
 
     fn node(depth: u16, role: &'static str, name: &str, r: Option<u32>) -> Node {
-        Node {
-            depth,
-            role: role.into(),
-            name: name.into(),
-            element_ref: r.map(|n| format!("e{n}")),
-            ..Node::default()
-        }
+        Node { depth, role: role.into(), name: name.into(), element_ref: r.map(|n| format!("e{n}")), ..Node::default() }
     }
 
     fn page() -> Vec<Node> {

@@ -106,7 +106,10 @@ async fn a_model_picks_only_listed_elements_and_the_gate_still_decides() {
 
     // ---- type: the caller's text, the model's ref
     model.answer(vec![Answer::RefOf("\"Name on invoice\"".into())]);
-    let r = s.mcp.ok("browser_act", json!({ "action": "type", "intent": "the invoice name field", "text": "Grace Hopper" })).await;
+    let r = s
+        .mcp
+        .ok("browser_act", json!({ "action": "type", "intent": "the invoice name field", "text": "Grace Hopper" }))
+        .await;
     assert!(!r.is_error(), "{}", r.raw);
     assert_eq!(value_of(&page, "b-name").await, "Grace Hopper");
 
