@@ -66,8 +66,8 @@ async fn a_model_picks_only_listed_elements_and_the_gate_still_decides() {
     let sent = |m: &ScriptedModel| m.requests().len();
 
     // ---- the model names the meant element: it runs, and the result says who resolved it
-    model.answer(vec![Answer::RefOf("\"Save\" in \"Billing form\"".into())]);
-    let r = s.mcp.ok("browser_act", act("click", "the Save button of the billing form")).await;
+    model.answer(vec![Answer::RefOf("\"Save profile\"".into())]);
+    let r = s.mcp.ok("browser_act", act("click", "the Save button of the profile")).await;
     assert!(r.text().contains("resolved by the local model scripted"), "{}", r.raw);
     assert_eq!(r.structured()["resolvedBy"]["model"], json!("scripted"), "{}", r.raw);
     assert_eq!(dataset(&page, "saved").await, json!("1"));
