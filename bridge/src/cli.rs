@@ -66,6 +66,10 @@ pub enum Cmd {
         /// audited. Off by default: every network output is redacted.
         #[arg(long)]
         allow_reveal: bool,
+        /// Write no goal traces (HOME/knowledge/traces.jsonl) for
+        /// browser_run_goal.
+        #[arg(long)]
+        no_traces: bool,
     },
     /// Start the daemon if needed, launch Chromium with the extension on an
     /// owned profile, and stay in the foreground until Ctrl-C.
@@ -339,8 +343,9 @@ fn parse_site(s: &str) -> Result<String, String> {
 /// Runs a parsed command. Returns the process exit code.
 pub async fn run(cli: Cli) -> Result<i32, Error> {
     match cli.command {
-        Cmd::Serve { home, port, log_retention_days, no_log_file, allow_reveal } => {
+        Cmd::Serve { home, port, log_retention_days, no_log_file, allow_reveal, no_traces } => {
             let home = Home::resolve(home.home)?;
+            crate::model::set_traces_off(no_traces);
             let log_file = (!no_log_file).then_some(log_retention_days);
             daemon::serve_logging(&home, port, log_file, allow_reveal, shutdown_signal()).await?;
             Ok(0)

@@ -41,6 +41,9 @@ pub struct ServeConfig {
     /// `serve --allow-reveal`: `browser_network_request` may show captured
     /// values unredacted (each reveal audited).
     pub allow_reveal: bool,
+    /// `[model]`: the local model of `browser_act`/`browser_run_goal`
+    /// (`None`: those tools say how to set one up).
+    pub model: Option<Arc<crate::model::ModelTier>>,
 }
 
 /// What the person allowed for files: upload folders (absolute; resolved
@@ -83,6 +86,7 @@ impl ServeConfig {
             flows: None,
             exports_dir: None,
             allow_reveal: false,
+            model: None,
         }
     }
 }
@@ -128,6 +132,9 @@ pub struct FileConfig {
     pub uploads: UploadsSection,
     #[serde(default)]
     pub downloads: DownloadsSection,
+    /// `[model]`: a local model server for `browser_act` (loopback only).
+    #[serde(default)]
+    pub model: Option<crate::model::ModelSection>,
 }
 
 /// `[uploads]`: `allowed_dirs = ["/home/me/to-upload"]` (absolute; empty:
@@ -232,6 +239,18 @@ impl FileConfig {
             && (!dir.starts_with('/') || dir.contains('\0'))
         {
             return Err(format!("line {}: downloads.dir must be an absolute path, not {dir:?}", line_of("dir")));
+        }
+        if let Some(model) = &config.model
+            && let Err((key, msg)) = model.validate()
+        {
+            let in_section = text.find("[model]").map_or(0, |at| text[..at].matches('\n').count());
+            let line = text
+                .lines()
+                .enumerate()
+                .skip(in_section)
+                .find(|(_, l)| l.trim_start().starts_with(key))
+                .map_or(in_section + 1, |(i, _)| i + 1);
+            return Err(format!("line {line}: {msg}"));
         }
         if config.retention_days == Some(0) {
             return Err("retention_days must be at least 1".into());
@@ -397,6 +416,21 @@ mod tests {
         }
         let err = FileConfig::parse("[server]\nport = 0\n\n[[sites]]\norigin = \"https://a.example\"\n").unwrap_err();
         assert!(err.starts_with("line 5:"), "{err}");
+    }
+
+    #[test]
+    fn a_model_server_off_loopback_is_refused_naming_the_line() {
+        let ok = "[model]\nprovider = \"ollama\"\nurl = \"http://127.0.0.1:11434\"\nname = \"qwen2.5:3b\"\n";
+        assert!(FileConfig::parse(ok).unwrap().model.is_some());
+        assert!(FileConfig::parse("").unwrap().model.is_none());
+        let bad =
+            "retention_days = 3\n\n[model]\nprovider = \"openai\"\nname = \"m\"\nurl = \"http://192.168.1.20:8080\"\n";
+        let e = FileConfig::parse(bad).unwrap_err();
+        assert!(e.starts_with("line 6: model.url") && e.contains("loopback"), "{e}");
+        let e = FileConfig::parse(&ok.replace("ollama", "cloud")).unwrap_err();
+        assert!(e.starts_with("line 2:"), "{e}");
+        let e = FileConfig::parse(&format!("{ok}timeout_secs = 0\n")).unwrap_err();
+        assert!(e.starts_with("line 5: model.timeout_secs"), "{e}");
     }
 
     #[test]

@@ -100,6 +100,12 @@ pub async fn serve_logging(
     if allow_reveal {
         tracing::warn!("--allow-reveal: browser_network_request may show captured credentials unredacted");
     }
+    if let Some(section) = file.model.clone() {
+        let traces = (!crate::model::traces_off()).then(|| home.root().join("knowledge").join("traces.jsonl"));
+        let tier = crate::model::ModelTier::new(section, traces)
+            .map_err(|m| Error::Config(format!("{}: {m}", home.config_toml().display())))?;
+        config.model = Some(std::sync::Arc::new(tier));
+    }
     let pid = std::process::id();
     home.write_daemon_json(&DaemonInfo {
         pid,

@@ -29,6 +29,7 @@ pub mod flows;
 pub mod home;
 pub mod launcher;
 pub mod logging;
+pub mod model;
 pub mod native_host;
 pub mod profiles;
 pub mod proxy;

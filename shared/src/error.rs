@@ -27,6 +27,9 @@ pub enum ErrorCode {
     /// The browser shows its own error page instead of the page (DNS,
     /// refused, TLS, offline, timeout…; `shared::navigation`).
     PageNotLoaded,
+    /// The local model server (`[model]` in `config.toml`) did not answer
+    /// in time or is down; nothing ran (`shared::model`).
+    ModelUnavailable,
     Internal,
 }
 
@@ -47,6 +50,7 @@ impl ErrorCode {
             ErrorCode::EffectUnknown => "EFFECT_UNKNOWN",
             ErrorCode::DownloadBlocked => "DOWNLOAD_BLOCKED",
             ErrorCode::PageNotLoaded => "PAGE_NOT_LOADED",
+            ErrorCode::ModelUnavailable => "MODEL_UNAVAILABLE",
             ErrorCode::Internal => "INTERNAL",
         }
     }

@@ -100,6 +100,7 @@ pub mod handoff;
 pub mod input;
 pub mod limits;
 pub mod mask;
+pub mod model;
 pub mod names;
 pub mod navigation;
 pub mod network;

@@ -423,6 +423,61 @@ pub fn is_valid_ref(r: &str) -> bool {
     r.len() >= 2 && r.len() <= 12 && r.starts_with('e') && r[1..].bytes().all(|b| b.is_ascii_digit())
 }
 
+/// What `browser_act` does with the element the model picks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum ActAction {
+    Click,
+    Type,
+    SelectOption,
+    Hover,
+    PressKey,
+}
+
+/// `browser_act`: a local model picks the element `intent` means among
+/// the page's elements; the action then runs as `browser_click` etc. would.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ActArgs {
+    pub action: ActAction,
+    /// The element you mean, in words ("the Save button of the billing form").
+    pub intent: String,
+    /// For `type`: a literal or `{"secret": NAME}`, as in `browser_type`.
+    #[serde(default)]
+    pub text: Option<ValueSource>,
+    /// For `select_option`: options by value or visible label.
+    #[serde(default)]
+    pub values: Option<Vec<String>>,
+    /// For `press_key`: a key as in `browser_press_key`.
+    #[serde(default)]
+    pub key: Option<String>,
+    /// Tab id; the current tab when absent.
+    #[serde(default)]
+    pub tab: Option<TabId>,
+}
+
+/// `browser_run_goal`: the local model carries out a routine task step by
+/// step; input values are filled by code, never shown to the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct RunGoalArgs {
+    /// What to do, in words ("sign up for the newsletter").
+    pub goal: String,
+    /// Values by key (`[A-Za-z0-9_.-]{1,64}`): a literal or `{"secret": NAME}`.
+    /// The model sees only the keys.
+    #[serde(default)]
+    pub inputs: std::collections::BTreeMap<String, ValueSource>,
+    /// Most steps (default 8, at most 20).
+    #[serde(default)]
+    pub max_steps: Option<u32>,
+    /// Tab id; the current tab when absent.
+    #[serde(default)]
+    pub tab: Option<TabId>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

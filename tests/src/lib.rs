@@ -36,6 +36,7 @@ pub mod libraryapi;
 mod mcp;
 pub mod netapp;
 mod replay;
+pub mod model_server;
 mod stack;
 mod stdio;
 

@@ -108,7 +108,34 @@ fn tools() -> Vec<Tool> {
     let mut tools = browser_tools();
     tools.extend(super::flows::tools());
     tools.extend(super::network::tools());
+    tools.extend(model_tools());
     tools
+}
+
+/// The model tier's tools (`super::act_model`).
+fn model_tools() -> Vec<Tool> {
+    vec![
+        Tool::new(
+            "browser_act",
+            "Act on the element you describe instead of by ref: a local model (the person's `[model]` in \
+             config.toml) picks which of the page's elements `intent` means (\"the Save button of the billing \
+             form\"), and the `action` (click, type, select_option, hover, press_key) then runs exactly as \
+             browser_click etc. would: same risk checks, same approvals. `text` (for type) may be \
+             `{\"secret\": \"NAME\"}`. The model only chooses among elements on the page; NOT_FOUND when it \
+             finds none (with the closest), MODEL_UNAVAILABLE when the model server is down, BUDGET_EXCEEDED when \
+             the session's model calls are spent.",
+            schema_for_type::<shared::tools::ActArgs>(),
+        ),
+        Tool::new(
+            "browser_run_goal",
+            "Let the local model carry out a routine task on the current page step by step (click, type an \
+             input, select, press Enter, done; no navigation). `inputs` maps keys to values (or \
+             `{\"secret\": \"NAME\"}`): the model sees only the keys, code fills the values. Every step goes \
+             through the usual checks and approvals; a refusal or a spent budget ends the run and the error \
+             lists the steps done.",
+            schema_for_type::<shared::tools::RunGoalArgs>(),
+        ),
+    ]
 }
 
 fn browser_tools() -> Vec<Tool> {
@@ -771,6 +798,8 @@ impl McpServer {
                 then(parse::<DownloadsArgs>(args), |a| downloads::browser_downloads(state, caller, a)).await
             }
             n if n.starts_with("browser_network_") => return super::network::dispatch(state, caller, name, args).await,
+            "browser_act" => then(parse(args), |a| super::act_model::browser_act(state, caller, a)).await,
+            "browser_run_goal" => then(parse(args), |a| super::act_model::browser_run_goal(state, caller, a)).await,
             _ => return super::flows::dispatch(state, caller, name, args).await,
         })
     }
@@ -922,6 +951,8 @@ mod tests {
                 "browser_network_requests",
                 "browser_network_request",
                 "browser_network_export",
+                "browser_act",
+                "browser_run_goal",
             ]
         );
         for t in tools() {

@@ -21,6 +21,7 @@
 //! refused with 403 except the `/ext` upgrade, where `Origin` must be one
 //! of [`ServeConfig::extension_origins`]. No CORS header is ever sent.
 
+mod act_model;
 mod actions;
 mod audit;
 mod conn;

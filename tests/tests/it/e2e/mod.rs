@@ -22,6 +22,7 @@ mod handoff;
 mod injection;
 mod languages;
 mod lies;
+mod model;
 mod nav_risk;
 mod navigation;
 mod network;
