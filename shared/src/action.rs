@@ -202,8 +202,10 @@ pub struct ResolvedElement {
     pub facts: ElementFacts,
     pub fingerprint: Fingerprint,
     /// Sensitive-field kind per `shared::sensitive`, if any (`password`,
-    /// `card`, …) — the value itself is never sent.
-    pub sensitive: Option<String>,
+    /// `card`, …; a name this version does not know reads as
+    /// [`SensitiveKind::Unknown`](crate::sensitive::SensitiveKind::Unknown),
+    /// the strictest) — the value itself is never sent.
+    pub sensitive: Option<crate::sensitive::SensitiveKind>,
     /// The page URL at resolution time.
     pub url: String,
 }

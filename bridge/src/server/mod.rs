@@ -281,15 +281,9 @@ impl AppState {
 
     /// The one site check: `PERMISSION_DENIED` naming the rule when a
     /// `[[sites]]` rule with `access = "deny"` matches `url`'s origin
-    /// (compared in canonical form, `shared::policy::denying_rule`).
+    /// (`shared::gate::site_refusal`).
     pub(crate) fn check_site(&self, url: &str) -> Result<(), WireError> {
-        match shared::policy::denying_rule(&self.config().policy, url) {
-            Some(rule) => Err(WireError::new(
-                ErrorCode::PermissionDenied,
-                format!("the person's policy denies access to {} (config.toml, sites)", rule.origin),
-            )),
-            None => Ok(()),
-        }
+        shared::gate::site_refusal(&self.config().policy, url).map_or(Ok(()), Err)
     }
 
     /// Answers the extension's request for the secret of the `Act` with

@@ -6,6 +6,10 @@
 //! the IO between the steps: it reads the person's controls, resolves the
 //! live element, asks the person, fetches a secret and acts.
 //!
+//! The bridge decides first, before it dispatches the `Act`: that
+//! decision is [`dispatch`] (pure as well, table-tested there). The rule
+//! for sensitive fields is one, [`fields`], applied by both sides.
+//!
 //! An `Act` goes through these steps, in this order; the first refusal
 //! ends it and nothing runs.
 //!
@@ -28,18 +32,16 @@
 //!    - the element's fingerprint is not `expect` → `STALE_REF`;
 //!    - the page's origin (as the browser parses it) is not `gate.origin`
 //!      → `STALE_REF`: a decision holds only for the site it was made for;
-//!    - typing (a literal or a secret) into a password field (sensitive
-//!      kind `password`, or `type=password`) → `PERMISSION_DENIED`;
-//!    - typing or choosing an option in a field the agent may never fill
-//!      (card, bank; [`SensitiveKind::agent_may_never_fill`]) →
-//!      `PERMISSION_DENIED`;
+//!    - the sensitive-field rule the bridge applies too ([`fields`]):
+//!      typing or choosing an option in a password, card or bank field, or
+//!      one of a kind this version does not know → `PERMISSION_DENIED`; a
+//!      literal or a printable key into another sensitive field, or a
+//!      secret into a field that is not sensitive → `INVALID_REQUEST`;
 //!    - [`classify`] of the live element ([`ActionKind::of`] with
 //!      [`Typing::Alone`]: an `Act` does not say whether it is a form's
 //!      field, and both kinds are judged alike) on the page URL, mapped
 //!      through `gate.policy` (the origin's per-risk decisions): `deny` →
 //!      `PERMISSION_DENIED` naming the risk and the reasons;
-//!    - `TypeSecret` into a field that is not sensitive →
-//!      `PERMISSION_DENIED` (the value would show in the next snapshot);
 //!    - then the person must confirm when `gate.person_must_answer` (a
 //!      secret bound to no site), `gate.changed` (a flow step's changed
 //!      target, `crate::replay`), or the bridge's decision or the live one
@@ -67,13 +69,18 @@
 //! [`WireError::denied_by`], which the bridge writes as the audit
 //! decision row.
 
+pub mod dispatch;
+pub mod fields;
+
+pub use dispatch::{Dispatch, Proposal, Refused, SecretBinding, before_dispatch, before_resolve, site_refusal};
+pub use fields::{field_kind, field_refusal};
+
 use crate::action::{Action, ControlState, Fingerprint, Gate, ResolvedElement, Typing};
 use crate::audit::{DecidedBy, DeniedBy};
 use crate::error::{ErrorCode, WireError};
 use crate::limits::{MAX_APPROVAL_TIMEOUT_SECS, MIN_APPROVAL_TIMEOUT_SECS};
 use crate::policy::Decision;
 use crate::risk::{ActionKind, Classification, ElementFacts, RiskLevel, classify};
-use crate::sensitive::SensitiveKind;
 
 /// What [`admit`] looks at: the `Act` as it arrived and the person's
 /// controls at that moment.
@@ -213,24 +220,10 @@ fn decide_inner(l: &Live<'_>) -> Result<GateStep, WireError> {
             "the tab is no longer on the page the action was decided for; take a new browser_snapshot",
         ));
     }
-    let sensitive = element.and_then(|e| e.sensitive.as_deref()).and_then(SensitiveKind::parse);
-    let password = sensitive == Some(SensitiveKind::Password)
-        || element.is_some_and(|e| e.facts.input_type.eq_ignore_ascii_case("password"));
-    let types = l.action.types_text();
-    if types && password {
-        return Err(WireError::new(
-            ErrorCode::PermissionDenied,
-            "Chaperone never types into password fields: ask the person to log in by hand in this tab",
-        ));
+    if let Some(e) = field_refusal(l.action, element) {
+        return Err(e);
     }
-    if (types || matches!(l.action, Action::SelectOption { .. }))
-        && sensitive.is_some_and(SensitiveKind::agent_may_never_fill)
-    {
-        return Err(WireError::new(
-            ErrorCode::PermissionDenied,
-            "Chaperone never fills card or bank fields: the person enters those themselves",
-        ));
-    }
+    let sensitive = field_kind(element);
     let facts = element.map(|e| &e.facts);
     let class = classify(&ActionKind::of(l.action, Typing::Alone), facts, l.url, sensitive);
     let live_decision = l.gate.policy.get(class.risk);
@@ -238,12 +231,6 @@ fn decide_inner(l: &Live<'_>) -> Result<GateStep, WireError> {
         return Err(WireError::new(
             ErrorCode::PermissionDenied,
             format!("the site policy denies {} risk actions here ({})", class.risk.as_str(), class.reasons.join("; ")),
-        ));
-    }
-    if matches!(l.action, Action::TypeSecret { .. }) && sensitive.is_none() {
-        return Err(WireError::new(
-            ErrorCode::PermissionDenied,
-            "a secret goes only into a field Chaperone treats as sensitive",
         ));
     }
 
@@ -396,6 +383,7 @@ pub fn halted(controls: ControlState, stop_pressed_since: bool) -> Option<WireEr
 mod tests {
     use super::*;
     use crate::policy::RiskDecisions;
+    use crate::sensitive::SensitiveKind;
 
     const PAGE: &str = "https://shop.example/notes?session=abc#top";
     const ORIGIN: &str = "https://shop.example:443";
@@ -428,7 +416,7 @@ mod tests {
         let mut e = element("textbox", "Field");
         e.facts.editable = true;
         e.facts.input_type = input_type.into();
-        e.sensitive = sensitive.map(str::to_string);
+        e.sensitive = sensitive.map(SensitiveKind::from_wire);
         e
     }
 
@@ -530,7 +518,7 @@ mod tests {
     }
 
     fn cases() -> Vec<Case> {
-        use ErrorCode::{PermissionDenied, StaleRef};
+        use ErrorCode::{InvalidRequest, PermissionDenied, StaleRef};
         use Want::{Ask, Refuse, Run};
         let delete = || Some(element("button", "Delete account"));
         let deny_high =
@@ -618,52 +606,46 @@ mod tests {
             Case {
                 action: typed(),
                 element: Some(field(Some("password"), "password")),
-                ..case("password typed", Refuse(PermissionDenied, "never types into password fields"))
+                ..case("password typed", Refuse(PermissionDenied, "never fills password fields"))
             },
             Case {
                 action: typed(),
                 element: Some(field(None, "PASSWORD")),
                 ..case(
                     "password typed, known by its input type only",
-                    Refuse(PermissionDenied, "never types into password fields"),
+                    Refuse(PermissionDenied, "never fills password fields"),
                 )
             },
             Case {
                 action: secret(),
                 element: Some(field(Some("password"), "password")),
                 yolo: true,
-                ..case(
-                    "password typed from a secret, YOLO on",
-                    Refuse(PermissionDenied, "never types into password fields"),
-                )
+                ..case("password typed from a secret, YOLO on", Refuse(PermissionDenied, "never fills password fields"))
             },
             Case {
                 action: typed(),
                 element: Some(field(Some("card"), "text")),
-                ..case("card typed", Refuse(PermissionDenied, "never fills card or bank fields"))
+                ..case("card typed", Refuse(PermissionDenied, "never fills"))
             },
             Case {
                 action: secret(),
                 element: Some(field(Some("bank"), "text")),
-                ..case("bank typed from a secret", Refuse(PermissionDenied, "never fills card or bank fields"))
+                ..case("bank typed from a secret", Refuse(PermissionDenied, "never fills"))
             },
             Case {
                 action: select(),
                 element: Some(field(Some("card"), "")),
-                ..case("card expiry selected", Refuse(PermissionDenied, "never fills card or bank fields"))
+                ..case("card expiry selected", Refuse(PermissionDenied, "never fills"))
             },
             Case {
                 action: select(),
                 element: Some(field(Some("bank"), "")),
-                ..case("bank selected", Refuse(PermissionDenied, "never fills card or bank fields"))
+                ..case("bank selected", Refuse(PermissionDenied, "never fills"))
             },
             Case {
                 action: select(),
                 element: Some(field(Some("password"), "")),
-                ..case(
-                    "an option chosen in a password field",
-                    Refuse(PermissionDenied, "never fills card or bank fields"),
-                )
+                ..case("an option chosen in a password field", Refuse(PermissionDenied, "never fills password"))
             },
             Case {
                 element: Some(field(Some("card"), "text")),
@@ -674,7 +656,7 @@ mod tests {
                 element: Some(field(None, "text")),
                 ..case(
                     "TypeSecret into a field that is not sensitive",
-                    Refuse(PermissionDenied, "a secret goes only into a field"),
+                    Refuse(InvalidRequest, "a secret goes only into a field"),
                 )
             },
             Case {
@@ -684,7 +666,7 @@ mod tests {
                 yolo: true,
                 ..case(
                     "TypeSecret into a plain field, whoever would answer",
-                    Refuse(PermissionDenied, "a secret goes only into a field"),
+                    Refuse(InvalidRequest, "a secret goes only into a field"),
                 )
             },
             Case {
@@ -710,14 +692,40 @@ mod tests {
                 action: secret(),
                 element: Some(field(Some("some-new-kind"), "text")),
                 ..case(
-                    "an unknown sensitive kind is no sensitive field for a secret",
-                    Refuse(PermissionDenied, "a secret goes only into a field"),
+                    "an unknown sensitive kind is the strictest: no secret goes there",
+                    Refuse(PermissionDenied, "never fills"),
                 )
             },
             Case {
                 action: typed(),
+                element: Some(field(Some("some-new-kind"), "text")),
+                yolo: true,
+                ..case(
+                    "an unknown sensitive kind is the strictest: no literal, YOLO or not",
+                    Refuse(PermissionDenied, "never fills"),
+                )
+            },
+            Case {
+                action: select(),
+                element: Some(field(Some("some-new-kind"), "")),
+                ..case("an unknown sensitive kind is the strictest: no option", Refuse(PermissionDenied, "never fills"))
+            },
+            Case {
+                element: Some(field(Some("some-new-kind"), "text")),
+                ..case("clicking a field of an unknown kind asks nobody", Run(DecidedBy::Policy))
+            },
+            Case {
+                action: typed(),
                 element: Some(field(Some("one_time_code"), "text")),
-                ..case("a literal into another sensitive field asks", Ask(RiskLevel::High))
+                ..case(
+                    "a literal into another sensitive field (the bridge refuses it first)",
+                    Refuse(InvalidRequest, "literal values are refused"),
+                )
+            },
+            Case {
+                action: Action::PressKey { key: "7".into() },
+                element: Some(field(Some("one_time_code"), "text")),
+                ..case("a printable key in a sensitive field", Refuse(InvalidRequest, "literal values are refused"))
             },
             // ---- tabs and the focused element
             Case {
