@@ -228,7 +228,7 @@ pub struct Gate {
     /// Seconds the person has to answer.
     pub timeout_secs: u32,
     /// `scheme://host:port` of the page the bridge decided for
-    /// (`shared::url::origin`; empty when it did not know the page). The
+    /// (`shared::url::Origin`, as written on the wire; empty when it did not know the page). The
     /// extension refuses (`STALE_REF`) when the live page is elsewhere, so
     /// a decision made for one site never runs on another.
     pub origin: String,

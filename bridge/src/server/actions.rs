@@ -105,6 +105,7 @@ use shared::tools::{
     FillFormArgs, HoverArgs, MAX_FORM_FIELDS, MAX_OPTIONS, MAX_TYPED_CHARS, PressKeyArgs, ScrollArgDirection,
     ScrollArgs, SelectOptionArgs, TypeArgs, ValueSource, is_valid_ref,
 };
+use shared::url::Origin;
 
 use super::AppState;
 use super::audit::{Audit, Caller, Row};
@@ -485,7 +486,10 @@ async fn secret_for(
         refuse(why.as_str(), "no action waiting on this connection may receive a secret under this id".into())
     })?;
     let SecretGrant { name, sites, origin: decided, .. } = grant;
-    if origin != decided {
+    // Compared as origins (`shared::url::Origin`), and only between web
+    // pages: a secret is never released for a page that is not http(s).
+    let same = matches!((Origin::of(origin), Origin::of(&decided)), (Some(a), Some(b)) if a == b);
+    if !same {
         return Err(refuse(
             "other_origin",
             format!("the page is no longer on {decided}, where typing the secret {name} was decided; nothing typed"),
@@ -520,7 +524,7 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
         policy: effective_policy(state, &p.url),
         summary: p.summary.clone(),
         timeout_secs: policy.approval_timeout_secs,
-        origin: shared::url::origin(&p.url).unwrap_or_default(),
+        origin: shared::url::Origin::wire(&p.url),
         person_must_answer: p.person_must_answer,
         changed: p.changed.clone(),
     };

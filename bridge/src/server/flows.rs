@@ -493,8 +493,8 @@ async fn run_step(
                 });
                 report.url = redact::redact_url(&element.url);
                 if !shared::replay::same_origin(&step.url, &element.url) {
-                    let recorded = shared::url::origin(&step.url).unwrap_or_default();
-                    let live = shared::url::origin(&element.url).unwrap_or_default();
+                    let recorded = shared::url::Origin::wire(&step.url);
+                    let live = shared::url::Origin::wire(&element.url);
                     report.error = Some(err(
                         ErrorCode::NotFound,
                         format!("this step was recorded on {recorded}; the tab is on {live}: the flow stops"),

@@ -184,7 +184,7 @@ fn on_site(p: &Proposal<'_>, url: &str) -> Result<(), WireError> {
     if binding_allows(s.sites, url) {
         return Ok(());
     }
-    let origin = crate::url::origin(url).unwrap_or_else(|| "this page".into());
+    let origin = crate::url::Origin::of(url).map_or_else(|| "this page".into(), |o| o.to_string());
     Err(WireError::new(
         ErrorCode::PermissionDenied,
         format!(
@@ -495,7 +495,6 @@ mod tests {
             expect: Some(&e.fingerprint),
             element: Some(&e),
             url: PAGE,
-            origin: "https://shop.example:443",
             yolo: true,
         };
         let super::super::GateStep::Refuse(extension) = super::super::decide(&live) else { panic!("refused") };

@@ -81,6 +81,7 @@ use crate::error::{ErrorCode, WireError};
 use crate::limits::{MAX_APPROVAL_TIMEOUT_SECS, MIN_APPROVAL_TIMEOUT_SECS};
 use crate::policy::Decision;
 use crate::risk::{ActionKind, Classification, ElementFacts, RiskLevel, classify};
+use crate::url::Origin;
 
 /// What [`admit`] looks at: the `Act` as it arrived and the person's
 /// controls at that moment.
@@ -143,11 +144,9 @@ pub struct Live<'a> {
     /// The live element; `None` for `CloseTab` and for a page-level action
     /// with nothing focused.
     pub element: Option<&'a ResolvedElement>,
-    /// The page URL: the element's, else the tab's.
+    /// The page URL: the element's, else the tab's; its
+    /// [`Origin`](crate::url::Origin) is compared with `gate.origin`.
     pub url: &'a str,
-    /// `scheme://host:port` of `url` as the browser parses it (empty for
-    /// anything but http(s)); compared with `gate.origin`.
-    pub origin: &'a str,
     /// YOLO is on.
     pub yolo: bool,
 }
@@ -214,7 +213,7 @@ fn decide_inner(l: &Live<'_>) -> Result<GateStep, WireError> {
     }
     // The bridge decided (site rules included) for one site; the person
     // may have taken the tab elsewhere since.
-    if l.origin != l.gate.origin {
+    if Origin::of(l.url) != Origin::of(&l.gate.origin) {
         return Err(WireError::new(
             ErrorCode::StaleRef,
             "the tab is no longer on the page the action was decided for; take a new browser_snapshot",
@@ -479,7 +478,8 @@ mod tests {
         element: Option<ResolvedElement>,
         /// `None`: the element's own fingerprint.
         expect: Option<Fingerprint>,
-        origin: &'static str,
+        /// The page URL (its origin is compared with the gate's).
+        url: &'static str,
         yolo: bool,
         want: Want,
     }
@@ -498,7 +498,7 @@ mod tests {
             gate: gate(),
             element: Some(element("button", "Save draft")),
             expect: None,
-            origin: ORIGIN,
+            url: PAGE,
             yolo: false,
             want,
         }
@@ -511,8 +511,7 @@ mod tests {
             gate: &c.gate,
             expect: expect.as_ref(),
             element: c.element.as_ref(),
-            url: PAGE,
-            origin: c.origin,
+            url: c.url,
             yolo: c.yolo,
         })
     }
@@ -591,15 +590,19 @@ mod tests {
                 ..case("stale fingerprint wins over YOLO", Refuse(StaleRef, "now button \"Save draft\""))
             },
             Case {
-                origin: "https://evil.example:443",
+                url: "HTTPS://Shop.Example.:443/other?x",
+                ..case("the same origin, written otherwise", Run(DecidedBy::Policy))
+            },
+            Case {
+                url: "https://evil.example/notes",
                 ..case("wrong origin: the tab went to another site", Refuse(StaleRef, "no longer on the page"))
             },
             Case {
-                origin: "https://shop.example:8443",
+                url: "https://shop.example:8443/notes",
                 ..case("wrong origin: another port", Refuse(StaleRef, "no longer on the page"))
             },
             Case {
-                origin: "",
+                url: "chrome://newtab/",
                 ..case("wrong origin: not a web page any more", Refuse(StaleRef, "no longer on the page"))
             },
             // ---- sensitive fields
@@ -737,7 +740,7 @@ mod tests {
             Case {
                 action: Action::CloseTab,
                 element: None,
-                origin: "https://other.example:443",
+                url: "https://other.example/",
                 ..case("closing a tab that went elsewhere", Refuse(StaleRef, "no longer on the page"))
             },
             Case {
@@ -777,15 +780,8 @@ mod tests {
             ..gate()
         };
         let action = Action::Click;
-        let live = Live {
-            action: &action,
-            gate: &g,
-            expect: Some(&e.fingerprint),
-            element: Some(&e),
-            url: PAGE,
-            origin: ORIGIN,
-            yolo: false,
-        };
+        let live =
+            Live { action: &action, gate: &g, expect: Some(&e.fingerprint), element: Some(&e), url: PAGE, yolo: false };
         let GateStep::Ask { class, question } = decide(&live) else { panic!("asks") };
         assert_eq!(class.risk, RiskLevel::High);
         assert_eq!(question.risk, RiskLevel::High, "the higher of both");
@@ -838,15 +834,8 @@ mod tests {
         let e = element("button", "Delete account");
         let g = Gate { risk: RiskLevel::Medium, ..gate() };
         let action = Action::Click;
-        let live = Live {
-            action: &action,
-            gate: &g,
-            expect: Some(&e.fingerprint),
-            element: Some(&e),
-            url: PAGE,
-            origin: ORIGIN,
-            yolo: true,
-        };
+        let live =
+            Live { action: &action, gate: &g, expect: Some(&e.fingerprint), element: Some(&e), url: PAGE, yolo: true };
         let GateStep::Run { decided_by, class, shown_risk } = decide(&live) else { panic!("runs") };
         assert_eq!((decided_by, class.risk, shown_risk), (DecidedBy::Yolo, RiskLevel::High, RiskLevel::High));
         assert!(class.reasons.iter().any(|r| r.contains("delete")), "{:?}", class.reasons);
