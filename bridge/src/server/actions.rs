@@ -166,17 +166,12 @@ impl Actions {
     }
 }
 
-fn err(code: ErrorCode, message: impl Into<String>) -> WireError {
-    WireError::new(code, message)
-}
-
-fn unexpected() -> WireError {
-    tracing::error!("unexpected answer kind from the extension");
-    err(ErrorCode::Internal, "unexpected answer from the browser extension")
-}
-
 fn check_ref(r: &str) -> Result<(), WireError> {
-    if is_valid_ref(r) { Ok(()) } else { Err(err(ErrorCode::InvalidRequest, "ref must be an element ref like e12")) }
+    if is_valid_ref(r) {
+        Ok(())
+    } else {
+        Err(WireError::new(ErrorCode::InvalidRequest, "ref must be an element ref like e12"))
+    }
 }
 
 /// `STOPPED` while the person has pressed STOP or Pause in the popup, as
@@ -348,11 +343,11 @@ async fn prepare_with(state: &AppState, audit: &Audit<'_>, plan: Plan, step: &St
             let command = Command::Resolve { tab: plan.tab, target: target.clone() };
             match state.hub().call(command, Duration::from_millis(COMMAND_TIMEOUT_MS)).await {
                 Ok(CommandResult::Element { element }) => Some(element),
-                Ok(_) => return Err(unexpected()),
+                Ok(_) => return Err(super::unexpected_answer()),
                 Err(e) => {
                     let e = match e.code {
                         ErrorCode::StaleRef => {
-                            err(e.code, format!("{}; {STALE_HINT}", e.message.trim_end_matches('.')))
+                            WireError::new(e.code, format!("{}; {STALE_HINT}", e.message.trim_end_matches('.')))
                         }
                         _ => e,
                     };
@@ -405,7 +400,10 @@ async fn prepare_with(state: &AppState, audit: &Audit<'_>, plan: Plan, step: &St
 }
 
 fn no_such_secret(name: &str) -> WireError {
-    err(ErrorCode::NotFound, format!("no secret named {name}; the person stores it with `chaperone secret set {name}`"))
+    WireError::new(
+        ErrorCode::NotFound,
+        format!("no secret named {name}; the person stores it with `chaperone secret set {name}`"),
+    )
 }
 
 /// Runs a read of the secret store on the blocking pool; store errors go
@@ -422,9 +420,12 @@ async fn with_store<T: Send + 'static>(
         Ok(Ok(None)) => Err(no_such_secret(name)),
         Ok(Err(e)) => {
             tracing::error!(error = %e, name, "secret store read failed");
-            Err(err(ErrorCode::Internal, format!("the secret {name} could not be read (see the bridge log)")))
+            Err(WireError::new(
+                ErrorCode::Internal,
+                format!("the secret {name} could not be read (see the bridge log)"),
+            ))
         }
-        Err(_) => Err(err(ErrorCode::Internal, "the secret store did not answer")),
+        Err(_) => Err(WireError::new(ErrorCode::Internal, "the secret store did not answer")),
     }
 }
 
@@ -436,13 +437,16 @@ async fn check_value(state: &AppState, v: &ValueSource) -> Result<Typed, WireErr
     match v {
         ValueSource::Literal(s) => {
             if s.chars().count() > MAX_TYPED_CHARS {
-                return Err(err(ErrorCode::InvalidRequest, format!("text longer than {MAX_TYPED_CHARS} characters")));
+                return Err(WireError::new(
+                    ErrorCode::InvalidRequest,
+                    format!("text longer than {MAX_TYPED_CHARS} characters"),
+                ));
             }
             Ok(Typed::Literal(s.clone()))
         }
         ValueSource::Secret(r) => {
             if !is_valid_secret_name(&r.secret) {
-                return Err(err(
+                return Err(WireError::new(
                     ErrorCode::InvalidRequest,
                     format!("a secret name is 1 to {MAX_SECRET_NAME_CHARS} of A-Z a-z 0-9 _ . -"),
                 ));
@@ -480,7 +484,7 @@ async fn secret_for(
 ) -> Result<crate::secrets::SecretValue, WireError> {
     let refuse = |reason: &'static str, message: String| {
         tracing::warn!(connection, request, reason, "secret request refused");
-        err(ErrorCode::PermissionDenied, message)
+        WireError::new(ErrorCode::PermissionDenied, message)
     };
     let grant = state.hub().claim_secret(connection, request).map_err(|why| {
         refuse(why.as_str(), "no action waiting on this connection may receive a secret under this id".into())
@@ -593,17 +597,17 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
     drop(tracked);
     let answer = match sent {
         Ok(CommandResult::Acted { report }) => Ok(report),
-        Ok(_) => Err(unexpected()),
+        Ok(_) => Err(super::unexpected_answer()),
         // The person was still being asked when the answer was lost: the
         // extension runs nothing it has not been told to go on with.
-        Err(e) if lost_answer(&e) && stage == Some(ActStage::Asking) => Err(err(
+        Err(e) if lost_answer(&e) && stage == Some(ActStage::Asking) => Err(WireError::new(
             ErrorCode::ApprovalDenied,
             format!(
                 "{} while the person was being asked; the approval is void and nothing ran",
                 e.message.trim_end_matches('.')
             ),
         )),
-        Err(e) if p.plan.changes_state() && lost_answer(&e) => Err(err(
+        Err(e) if p.plan.changes_state() && lost_answer(&e) => Err(WireError::new(
             ErrorCode::EffectUnknown,
             format!(
                 "{}; the action may or may not have run. Look at the page (browser_snapshot) before doing anything \
@@ -611,7 +615,7 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
                 e.message.trim_end_matches('.')
             ),
         )),
-        Err(e) if e.code == ErrorCode::StaleRef => Err(err(e.code, format!("{}; {STALE_HINT}", e.message))),
+        Err(e) if e.code == ErrorCode::StaleRef => Err(WireError::new(e.code, format!("{}; {STALE_HINT}", e.message))),
         Err(e) => Err(e),
     };
     match &answer {
@@ -633,7 +637,6 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
                     })
                     .await;
             }
-            state.actions().remember_url(p.plan.tab, &report.url);
             tracing::info!(
                 tool = p.plan.tool,
                 tab = p.plan.tab,
@@ -663,8 +666,8 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
         }
     }
     let report = answer?;
-    if let Err(e) = state.check_site(&report.url) {
-        return Err(err(
+    if let Err(e) = state.url_seen(p.plan.tab, &report.url) {
+        return Err(WireError::new(
             ErrorCode::PermissionDenied,
             format!("the action ran, but the tab is now on a site the person's policy denies ({})", e.message),
         ));
@@ -862,7 +865,7 @@ pub(crate) async fn select_option(
 ) -> Result<CallToolResult, WireError> {
     check_ref(&args.element_ref)?;
     if args.values.is_empty() || args.values.len() > MAX_OPTIONS {
-        return Err(err(ErrorCode::InvalidRequest, format!("values must list 1 to {MAX_OPTIONS} options")));
+        return Err(WireError::new(ErrorCode::InvalidRequest, format!("values must list 1 to {MAX_OPTIONS} options")));
     }
     let tab = state.require_agent_tab(caller.key, args.tab)?;
     let plan = Plan {
@@ -887,7 +890,10 @@ pub(crate) async fn press_key(
     }
     let key = args.key.trim();
     if key.is_empty() || key.chars().count() > 40 || key.chars().any(char::is_control) {
-        return Err(err(ErrorCode::InvalidRequest, "key must be a key name like Enter, Tab, ArrowDown or a"));
+        return Err(WireError::new(
+            ErrorCode::InvalidRequest,
+            "key must be a key name like Enter, Tab, ArrowDown or a",
+        ));
     }
     let tab = state.require_agent_tab(caller.key, args.tab)?;
     let plan = Plan {
@@ -910,7 +916,7 @@ pub(crate) async fn scroll(state: &AppState, caller: &Caller, args: ScrollArgs) 
         (Some(ScrollArgDirection::Up), _) => ScrollDirection::Up,
         (Some(ScrollArgDirection::Down), _) => ScrollDirection::Down,
         (None, Some(_)) => ScrollDirection::IntoView,
-        (None, None) => return Err(err(ErrorCode::InvalidRequest, "give a ref, a direction, or both")),
+        (None, None) => return Err(WireError::new(ErrorCode::InvalidRequest, "give a ref, a direction, or both")),
     };
     let tab = state.require_agent_tab(caller.key, args.tab)?;
     let plan = Plan {
@@ -1025,12 +1031,15 @@ pub(crate) async fn fill_form(
     args: FillFormArgs,
 ) -> Result<CallToolResult, WireError> {
     if args.fields.is_empty() || args.fields.len() > MAX_FORM_FIELDS {
-        return Err(err(ErrorCode::InvalidRequest, format!("fields must list 1 to {MAX_FORM_FIELDS} fields")));
+        return Err(WireError::new(
+            ErrorCode::InvalidRequest,
+            format!("fields must list 1 to {MAX_FORM_FIELDS} fields"),
+        ));
     }
     for (i, f) in args.fields.iter().enumerate() {
         check_ref(&f.element_ref)?;
         if args.fields[..i].iter().any(|g| g.element_ref == f.element_ref) {
-            return Err(err(ErrorCode::InvalidRequest, format!("{} appears twice", f.element_ref)));
+            return Err(WireError::new(ErrorCode::InvalidRequest, format!("{} appears twice", f.element_ref)));
         }
     }
     let tab = state.require_agent_tab(caller.key, args.tab)?;
@@ -1067,7 +1076,7 @@ pub(crate) async fn fill_form(
         let report = match report {
             Ok(r) => r,
             Err(e) if i > 0 => {
-                return Err(err(e.code, format!("{} (the first {i} field(s) were filled)", e.message)));
+                return Err(WireError::new(e.code, format!("{} (the first {i} field(s) were filled)", e.message)));
             }
             Err(e) => return Err(e),
         };
@@ -1131,7 +1140,7 @@ pub(crate) async fn close_other_tab(
                 return Err(e);
             }
         },
-        Ok(_) => return Err(unexpected()),
+        Ok(_) => return Err(super::unexpected_answer()),
         Err(e) => return Err(e),
     };
     // Only now, for the person's tab: never waits on another session's.
@@ -1210,7 +1219,7 @@ pub(crate) async fn screenshot(
     let answer = state.hub().call(Command::Screenshot { tab }, Duration::from_millis(COMMAND_TIMEOUT_MS)).await;
     let (png_base64, url) = match answer {
         Ok(CommandResult::Image { png_base64, url }) => (png_base64, url),
-        Ok(_) => return Err(unexpected()),
+        Ok(_) => return Err(super::unexpected_answer()),
         Err(e) => {
             if e.code == ErrorCode::SecurityChallenge {
                 state.actions().remember_challenge(tab, true);
@@ -1224,8 +1233,7 @@ pub(crate) async fn screenshot(
             return Err(e);
         }
     };
-    state.actions().remember_url(tab, &url);
-    if let Err(e) = state.check_site(&url) {
+    if let Err(e) = state.url_seen(tab, &url) {
         row(Some(&url), "deny", e.code.as_str()).await;
         return Err(e);
     }
@@ -1242,7 +1250,7 @@ pub(crate) async fn screenshot(
 }
 
 fn challenge_error() -> WireError {
-    err(
+    WireError::new(
         ErrorCode::SecurityChallenge,
         "the page shows a security challenge (CAPTCHA or similar); no screenshot is taken. Ask the person to solve \
          it by hand, then take a new browser_snapshot",
