@@ -6,7 +6,7 @@
 //!    [`AppState::agent_tab`], the rule every tool follows), then its
 //!    per-tab lock, so actions on one page run one at a time while
 //!    other tabs go on concurrently;
-//! 3.–7. the decision before dispatch, pure and table-tested in
+//! 3. (to 7.) the decision before dispatch, pure and table-tested in
 //!    `shared::gate::dispatch` (its module docs are the spec of each
 //!    refusal): `before_resolve` on the person's controls as the connected
 //!    extension last reported them (STOP or Pause → `STOPPED`) and the last

@@ -100,6 +100,10 @@ mod tests {
         }
     }
 
+    /// A name, the action, the element, and the refusal expected (its
+    /// code and a part of its message).
+    type Case = (&'static str, Action, Option<ResolvedElement>, Option<(ErrorCode, &'static str)>);
+
     #[test]
     fn table() {
         use SensitiveKind::*;
@@ -113,7 +117,7 @@ mod tests {
         let literal = refused(InvalidRequest, "literal values are refused");
         let plain = refused(InvalidRequest, "a secret goes only into a field");
         #[rustfmt::skip]
-        let cases: Vec<(&str, Action, Option<ResolvedElement>, Option<(ErrorCode, &str)>)> = vec![
+        let cases: Vec<Case> = vec![
             ("a literal into an ordinary field", typed.clone(), Some(field(None, "text")), None),
             ("a literal into a password input", typed.clone(), Some(field(None, "password")), never_pw),
             ("a secret into a password field", secret.clone(), Some(field(Some(Password), "text")), never_pw),
