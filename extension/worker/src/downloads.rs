@@ -320,7 +320,7 @@ async fn tabs_showing(origin: Option<&str>) -> Vec<TabId> {
                 return None;
             }
             match origin {
-                Some(o) if shared::url::Origin::of(&url) != shared::url::Origin::of(&o) => None,
+                Some(o) if shared::url::Origin::of(&url) != shared::url::Origin::of(o) => None,
                 _ => Some(id),
             }
         })
