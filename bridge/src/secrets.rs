@@ -108,7 +108,7 @@ pub fn normalize_sites(sites: &[String]) -> Result<Vec<String>, Error> {
 /// sites) never decides here (the person answers instead), bound ones
 /// need one pattern whose origin `url` has.
 pub fn site_allows(sites: &[String], url: &str) -> bool {
-    sites.iter().any(|p| shared::policy::origin_matches(p, url))
+    shared::gate::dispatch::binding_allows(sites, url)
 }
 
 /// The additional data a value is sealed with: its name, and its binding

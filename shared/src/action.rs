@@ -202,8 +202,10 @@ pub struct ResolvedElement {
     pub facts: ElementFacts,
     pub fingerprint: Fingerprint,
     /// Sensitive-field kind per `shared::sensitive`, if any (`password`,
-    /// `card`, …) — the value itself is never sent.
-    pub sensitive: Option<String>,
+    /// `card`, …; a name this version does not know reads as
+    /// [`SensitiveKind::Unknown`](crate::sensitive::SensitiveKind::Unknown),
+    /// the strictest) — the value itself is never sent.
+    pub sensitive: Option<crate::sensitive::SensitiveKind>,
     /// The page URL at resolution time.
     pub url: String,
 }
@@ -226,7 +228,7 @@ pub struct Gate {
     /// Seconds the person has to answer.
     pub timeout_secs: u32,
     /// `scheme://host:port` of the page the bridge decided for
-    /// (`shared::url::origin`; empty when it did not know the page). The
+    /// (`shared::url::Origin`, as written on the wire; empty when it did not know the page). The
     /// extension refuses (`STALE_REF`) when the live page is elsewhere, so
     /// a decision made for one site never runs on another.
     pub origin: String,

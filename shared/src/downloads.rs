@@ -117,7 +117,7 @@ pub fn over_limit(received: u64, total: Option<u64>, limit: u64) -> bool {
 }
 
 /// The `chrome.contentSettings` pattern that matches exactly the origin
-/// `scheme://host:port` (as `crate::url::origin` writes it) — where the
+/// `scheme://host:port` (as `crate::url::Origin` writes it) — where the
 /// extension lets an agent tab's page download several files without the
 /// browser asking (`extension/worker/src/autodownloads.rs`); `None` for
 /// anything but http(s).
@@ -188,19 +188,6 @@ mod tests {
         assert_eq!(attribute(&p(Some(99), &chain, None, &[]), owners()), Attribution::Agent { session: A, tab: 10 });
     }
 
-    fn origin_of(u: &str) -> String {
-        let lower = u.to_ascii_lowercase();
-        let (scheme, rest, port) = if let Some(r) = lower.strip_prefix("http://") {
-            ("http", r, "80")
-        } else if let Some(r) = lower.strip_prefix("https://") {
-            ("https", r, "443")
-        } else {
-            return String::new();
-        };
-        let host = rest.split(['/', '?', '#']).next().unwrap_or("");
-        if host.contains(':') { format!("{scheme}://{host}") } else { format!("{scheme}://{host}:{port}") }
-    }
-
     #[test]
     fn download_origins() {
         let cases = [
@@ -215,7 +202,11 @@ mod tests {
             ("http://files/x.sh", "chrome://newtab/", None),
         ];
         for (url, referrer, want) in cases {
-            assert_eq!(download_origin(url, referrer, origin_of).as_deref(), want, "{url} from {referrer}");
+            assert_eq!(
+                download_origin(url, referrer, crate::url::Origin::wire).as_deref(),
+                want,
+                "{url} from {referrer}"
+            );
         }
     }
 

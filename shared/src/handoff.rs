@@ -223,8 +223,8 @@ pub enum DoneCheck {
 /// port, and the same host or registrable domain by the full Public
 /// Suffix List).
 pub fn check_done(began: &str, now: &str, challenge: Option<&Challenge>, misses: u8) -> DoneCheck {
-    let home = crate::url::origin(began);
-    let here = crate::url::origin(now);
+    let home = crate::url::Origin::of(began).map(|o| o.to_string());
+    let here = crate::url::Origin::of(now).map(|o| o.to_string());
     let note = if home.is_none() || !crate::url::same_site_and_port(began, now) {
         Some(format!(
             "This tab is on {}, not on {}. Go back to {} and press Done again.",

@@ -440,7 +440,7 @@ pub fn stops_after(risk: RiskLevel, effect: Effect) -> bool {
 /// where it was recorded (a flow recorded on one site never acts on
 /// another).
 pub fn same_origin(recorded: &str, live: &str) -> bool {
-    match (crate::url::origin(recorded), crate::url::origin(live)) {
+    match (crate::url::Origin::of(recorded), crate::url::Origin::of(live)) {
         (Some(a), Some(b)) => a == b,
         _ => false,
     }

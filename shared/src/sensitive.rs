@@ -10,6 +10,11 @@
 /// What a masked value looks like.
 pub const MASK: &str = "••••";
 
+/// The kind of a sensitive field. On the wire (`ResolvedElement::sensitive`)
+/// its [`as_str`](Self::as_str) name; a name this version does not know
+/// reads as [`Unknown`](Self::Unknown), which every rule treats as the
+/// strictest kind (never filled by the agent, like a password): a security
+/// decision must not depend on which side reads a newer name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SensitiveKind {
     Password,
@@ -23,10 +28,14 @@ pub enum SensitiveKind {
     Bank,
     /// Social security and similar national ids.
     NationalId,
+    /// A kind named on the wire that this version does not know: the
+    /// strictest (see the type's docs). Detection never gives it out.
+    Unknown,
 }
 
 impl SensitiveKind {
-    /// Every kind, in the order of the enum.
+    /// Every kind detection gives out, in the order of the enum (not
+    /// [`Unknown`](Self::Unknown)).
     pub const ALL: [SensitiveKind; 7] = [
         SensitiveKind::Password,
         SensitiveKind::OneTimeCode,
@@ -47,6 +56,7 @@ impl SensitiveKind {
             SensitiveKind::Card => "card",
             SensitiveKind::Bank => "bank",
             SensitiveKind::NationalId => "national_id",
+            SensitiveKind::Unknown => "unknown",
         }
     }
 
@@ -55,10 +65,32 @@ impl SensitiveKind {
         Self::ALL.into_iter().find(|k| k.as_str() == name)
     }
 
-    /// Card and bank credentials are never entered by the agent, not even
-    /// from the secret store (reference 000).
+    /// The kind of a wire name, [`Unknown`](Self::Unknown) for a name this
+    /// version does not know (how both sides read the wire).
+    pub fn from_wire(name: &str) -> SensitiveKind {
+        Self::parse(name).unwrap_or(SensitiveKind::Unknown)
+    }
+
+    /// Card and bank credentials and passwords are never entered by the
+    /// agent, not even from the secret store (reference 000); nor is a
+    /// field of a kind this version does not know.
     pub fn agent_may_never_fill(self) -> bool {
-        matches!(self, SensitiveKind::Card | SensitiveKind::Bank | SensitiveKind::Password)
+        matches!(self, SensitiveKind::Card | SensitiveKind::Bank | SensitiveKind::Password | SensitiveKind::Unknown)
+    }
+}
+
+impl serde::Serialize for SensitiveKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for SensitiveKind {
+    /// Any string: a name this version does not know is
+    /// [`Unknown`](SensitiveKind::Unknown), never an error.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Ok(SensitiveKind::from_wire(&name))
     }
 }
 
@@ -279,6 +311,22 @@ mod tests {
             let never = matches!(kind, SensitiveKind::Password | SensitiveKind::Card | SensitiveKind::Bank);
             assert_eq!(kind.agent_may_never_fill(), never, "{kind:?}");
         }
+    }
+
+    #[test]
+    fn unknown_kinds_are_the_strictest_and_read_from_any_string() {
+        assert!(SensitiveKind::Unknown.agent_may_never_fill());
+        assert!(!SensitiveKind::ALL.contains(&SensitiveKind::Unknown), "detection never gives it out");
+        for kind in SensitiveKind::ALL {
+            let json = serde_json::to_string(&kind).unwrap();
+            assert_eq!(json, format!("\"{}\"", kind.as_str()));
+            assert_eq!(serde_json::from_str::<SensitiveKind>(&json).unwrap(), kind);
+        }
+        for name in ["\"some-new-kind\"", "\"\"", "\"PASSWORD\"", "\"unknown\""] {
+            assert_eq!(serde_json::from_str::<SensitiveKind>(name).unwrap(), SensitiveKind::Unknown, "{name}");
+        }
+        // Still a string on the wire: anything else is an error.
+        assert!(serde_json::from_str::<SensitiveKind>("3").is_err());
     }
 
     #[test]

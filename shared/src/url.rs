@@ -44,22 +44,62 @@ pub fn validate_navigation_url(raw: &str) -> Result<String, WireError> {
     Ok(canonical)
 }
 
-/// `scheme://host:port` (port always written) of an http(s) URL, for
-/// comparing the page a decision was made for with the live page.
-pub fn origin(url: &str) -> Option<String> {
-    origin_parts(url).map(|(scheme, host, port)| format!("{scheme}://{host}:{port}"))
+/// The origin of an http(s) page: scheme, host and port (the default one
+/// when the URL has none) as a browser parses the URL (WHATWG: host lower
+/// case, percent-decoded, IDNA-mapped; a trailing dot dropped). Written
+/// `scheme://host:port`, port always: the one form on the wire
+/// (`Gate::origin`, `SecretRequest`) and in messages. The security checks
+/// that a page is still the one a decision was made for (the extension's
+/// gate, the secret's release on both sides) compare `Origin`s, never
+/// strings.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Origin {
+    scheme: String,
+    host: String,
+    port: u16,
 }
 
-/// `scheme`, host and port (the default one when absent) of an absolute
-/// http(s) URL as a browser parses it; `None` for anything else.
-pub fn origin_parts(url: &str) -> Option<(String, String, u16)> {
-    let u = url::Url::parse(url.trim()).ok()?;
-    if u.scheme() != "http" && u.scheme() != "https" {
-        return None;
+impl Origin {
+    /// The origin of an absolute http(s) URL (or of an origin as
+    /// [`Display`](std::fmt::Display) writes it); `None` for anything else.
+    pub fn of(url: &str) -> Option<Origin> {
+        let u = url::Url::parse(url.trim()).ok()?;
+        if u.scheme() != "http" && u.scheme() != "https" {
+            return None;
+        }
+        let host = u.host_str()?.to_string();
+        let host = host.strip_suffix('.').map(str::to_string).unwrap_or(host);
+        Some(Origin { scheme: u.scheme().to_string(), host, port: u.port_or_known_default()? })
     }
-    let host = u.host_str()?.to_string();
-    let host = host.strip_suffix('.').map(str::to_string).unwrap_or(host);
-    Some((u.scheme().to_string(), host, u.port_or_known_default()?))
+
+    /// [`Origin::of`] as written on the wire: empty for a page that is not
+    /// http(s) (`Gate::origin`).
+    pub fn wire(url: &str) -> String {
+        Origin::of(url).map(|o| o.to_string()).unwrap_or_default()
+    }
+
+    pub fn scheme(&self) -> &str {
+        &self.scheme
+    }
+
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}://{}:{}", self.scheme, self.host, self.port)
+    }
+}
+
+/// `scheme`, host and port of [`Origin::of`].
+pub fn origin_parts(url: &str) -> Option<(String, String, u16)> {
+    Origin::of(url).map(|o| (o.scheme, o.host, o.port))
 }
 
 /// The URL without its query string and fragment (for logs and audit).
@@ -236,8 +276,34 @@ mod tests {
         assert_eq!(origin_parts("http://LOC%61LHOST./x"), Some(("http".into(), "localhost".into(), 80)));
         assert_eq!(origin_parts("https://[::1]:9/"), Some(("https".into(), "[::1]".into(), 9)));
         assert_eq!(origin_parts("file:///etc/passwd"), None);
-        assert_eq!(origin("https://Example.com/a?b").as_deref(), Some("https://example.com:443"));
-        assert_eq!(origin("about:blank"), None);
+        assert_eq!(Origin::wire("https://Example.com/a?b"), "https://example.com:443");
+        assert_eq!(Origin::wire("about:blank"), "");
+        assert_eq!(Origin::of("about:blank"), None);
+    }
+
+    #[test]
+    fn origins_compare_as_the_browser_parses_them() {
+        let o = |u: &str| Origin::of(u).unwrap();
+        // One origin, however it is written (its own written form too).
+        for same in [
+            "https://shop.example/a?b#c",
+            "HTTPS://SHOP.EXAMPLE:443/",
+            "https://shop.example./x",
+            "https://sh%6Fp.example/",
+            "https://shop.example:443",
+        ] {
+            assert_eq!(o(same), o("https://shop.example"), "{same}");
+            assert_eq!(o(same).to_string(), "https://shop.example:443");
+        }
+        // Control: another scheme, port or host is another origin.
+        for other in
+            ["http://shop.example/", "https://shop.example:8443/", "https://evil.example/", "https://a.shop.example/"]
+        {
+            assert_ne!(o(other), o("https://shop.example"), "{other}");
+        }
+        for none in ["", "chrome://newtab/", "file:///etc/passwd", "javascript:alert(1)", "shop.example"] {
+            assert_eq!(Origin::of(none), None, "{none}");
+        }
     }
 
     #[test]

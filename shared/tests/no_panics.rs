@@ -205,7 +205,7 @@ fn no_pure_function_panics_on_page_text() {
         let element = ResolvedElement {
             facts: facts.clone(),
             fingerprint: Fingerprint { role: b.clone(), name: a.clone(), path: c.clone() },
-            sensitive: Some(b.clone()),
+            sensitive: Some(shared::sensitive::SensitiveKind::from_wire(&b)),
             url: format!("https://h.example/{a}#{c}"),
         };
         let gate = Gate {
@@ -231,7 +231,6 @@ fn no_pure_function_panics_on_page_text() {
             expect: Some(&element.fingerprint),
             element: Some(&element),
             url: &element.url,
-            origin: &b,
             yolo: false,
         });
     }

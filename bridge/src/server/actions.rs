@@ -6,36 +6,28 @@
 //!    [`AppState::agent_tab`], the rule every tool follows), then its
 //!    per-tab lock, so actions on one page run one at a time while
 //!    other tabs go on concurrently;
-//! 3. the person's controls as the connected extension last reported them:
-//!    STOP or Pause → `STOPPED`, nothing dispatched;
-//! 4. the last URL seen on that tab: a site with `access = "deny"` →
-//!    `PERMISSION_DENIED` before the extension hears of it
-//!    ([`AppState::check_site`], the one site check);
-//! 5. `Command::Resolve` of the ref (`STALE_REF` comes back with a hint to
-//!    take a new snapshot); the page URL it reports is checked again;
-//! 6. sensitive fields (docs/design.md, "Secrets, sensitive fields and files"): typing or selecting into password,
-//!    card or bank fields → `PERMISSION_DENIED` (never filled by the
-//!    agent, not even from a secret); a literal typed (or a printable key
-//!    pressed) into any other sensitive field → `INVALID_REQUEST` telling
-//!    the agent to use `{"secret": NAME}`; a secret typed into a field that
-//!    is not sensitive → `INVALID_REQUEST` (its value would show in the
-//!    next snapshot); a secret bound to sites (`chaperone secret set NAME
-//!    --site ORIGIN`) on a page of any other origin → `PERMISSION_DENIED`,
-//!    whatever the policy and YOLO say (checked on the last URL seen before
-//!    the `Resolve` too);
-//! 7. `shared::risk::classify` on the resolved facts and URL, then
-//!    `shared::policy::decide`: `deny` → `PERMISSION_DENIED`, nothing
-//!    dispatched; `allow`/`confirm` → `Command::Act` with a [`Gate`]
-//!    (fresh request id, risk, reasons, decision, the per-risk decisions in
-//!    force for this origin, the masked summary, the approval timeout) and
-//!    the element's fingerprint as `expect`. The extension re-classifies
-//!    live and asks the person when either side says confirm; the bridge
-//!    waits the approval timeout plus [`COMMAND_TIMEOUT_MS`];
+//! 3. (to 7.) the decision before dispatch, pure and table-tested in
+//!    `shared::gate::dispatch` (its module docs are the spec of each
+//!    refusal): `before_resolve` on the person's controls as the connected
+//!    extension last reported them (STOP or Pause → `STOPPED`) and the last
+//!    URL seen on that tab (a site with `access = "deny"`, a secret bound
+//!    elsewhere → `PERMISSION_DENIED`); then `Command::Resolve` of the ref
+//!    (`STALE_REF` comes back with a hint to take a new snapshot); then
+//!    `before_dispatch` on the element and its page URL: the site and the
+//!    secret's binding again, the sensitive-field rule the extension
+//!    applies too (`shared::gate::fields`), file inputs, options, the
+//!    classification and the policy (`deny` → `PERMISSION_DENIED`, nothing
+//!    dispatched; `allow`/`confirm` → `Command::Act` with a [`Gate`]: fresh
+//!    request id, risk, reasons, decision, the per-risk decisions in force
+//!    for this origin, the masked summary, the approval timeout, and the
+//!    element's fingerprint as `expect`). The extension re-classifies live
+//!    and asks the person when either side says confirm; the bridge waits
+//!    the approval timeout plus [`COMMAND_TIMEOUT_MS`];
 //! 8. the report: `effect`, new URL (a denied site is not shown), live risk
 //!    and reasons, who decided, what changed — wrapped as untrusted data.
 //!
 //! Files (`super::files`) use the same pipeline: `browser_upload_file` runs
-//! `Action::UploadFiles` on the file input ([`upload`]; step 6 also refuses
+//! `Action::UploadFiles` on the file input ([`upload`]; `before_dispatch` refuses
 //! any element that is not `<input type=file>`), and a download an agent
 //! tab started runs `Action::KeepDownload` with no element
 //! ([`keep_download`], without the tab lock).
@@ -102,17 +94,18 @@ use serde_json::{Value, json};
 use shared::action::{ActReport, Action, Effect, Gate, ResolvedElement, ScrollDirection, SecretText, Typing};
 use shared::audit::DecidedBy;
 use shared::error::{ErrorCode, WireError};
+use shared::gate::{Dispatch, Proposal, Refused, SecretBinding};
 use shared::limits::COMMAND_TIMEOUT_MS;
 use shared::mask::{Literals, SummaryTarget, summarize};
 use shared::names::{MAX_SECRET_NAME_CHARS, is_valid_secret_name};
 use shared::policy::{Decision, RiskDecisions};
 use shared::protocol::{BridgeToExt, Command, CommandResult, TabId};
-use shared::risk::{ActionKind, Classification, RiskLevel};
-use shared::sensitive::SensitiveKind;
+use shared::risk::{Classification, RiskLevel};
 use shared::tools::{
     FillFormArgs, HoverArgs, MAX_FORM_FIELDS, MAX_OPTIONS, MAX_TYPED_CHARS, PressKeyArgs, ScrollArgDirection,
     ScrollArgs, SelectOptionArgs, TypeArgs, ValueSource, is_valid_ref,
 };
+use shared::url::Origin;
 
 use super::AppState;
 use super::audit::{Audit, Caller, Row};
@@ -173,35 +166,19 @@ impl Actions {
     }
 }
 
-fn err(code: ErrorCode, message: impl Into<String>) -> WireError {
-    WireError::new(code, message)
-}
-
-fn unexpected() -> WireError {
-    tracing::error!("unexpected answer kind from the extension");
-    err(ErrorCode::Internal, "unexpected answer from the browser extension")
-}
-
 fn check_ref(r: &str) -> Result<(), WireError> {
-    if is_valid_ref(r) { Ok(()) } else { Err(err(ErrorCode::InvalidRequest, "ref must be an element ref like e12")) }
+    if is_valid_ref(r) {
+        Ok(())
+    } else {
+        Err(WireError::new(ErrorCode::InvalidRequest, "ref must be an element ref like e12"))
+    }
 }
 
-/// `STOPPED` while the person has pressed STOP or Pause in the popup.
+/// `STOPPED` while the person has pressed STOP or Pause in the popup, as
+/// the connected extension last reported them (`shared::gate::refused_by_controls`).
 fn check_controls(state: &AppState) -> Result<(), WireError> {
     let control = state.hub().connections().first().map(|c| c.control).unwrap_or_default();
-    if control.stopped {
-        return Err(err(
-            ErrorCode::Stopped,
-            "the person pressed STOP; no action runs until they press Resume in the extension popup",
-        ));
-    }
-    if control.paused {
-        return Err(err(
-            ErrorCode::Stopped,
-            "the person paused Chaperone; no action runs until they resume it in the extension popup",
-        ));
-    }
-    Ok(())
+    shared::gate::refused_by_controls(control).map_or(Ok(()), Err)
 }
 
 /// [`check_controls`] for a flow run: STOP or Pause stop it before any step
@@ -215,12 +192,6 @@ fn effective_policy(state: &AppState, url: &str) -> RiskDecisions {
     let p = &state.config().policy;
     let d = |r| shared::policy::decide(p, url, r).0;
     RiskDecisions { low: d(RiskLevel::Low), medium: d(RiskLevel::Medium), high: d(RiskLevel::High) }
-}
-
-/// The wire name of a sensitive kind (`ResolvedElement::sensitive`); an
-/// unknown name is treated as the strictest kind.
-fn sensitive_kind(name: &str) -> SensitiveKind {
-    SensitiveKind::parse(name).unwrap_or(SensitiveKind::Password)
 }
 
 /// Who denied, from an error the extension returned for an `Act` (see
@@ -269,11 +240,6 @@ impl Typed {
 }
 
 impl Plan {
-    fn kind(&self) -> ActionKind {
-        // `CloseTab` is only ever planned for a tab the agent did not open.
-        ActionKind::of(&self.action, if self.form_field { Typing::FormField } else { Typing::Alone })
-    }
-
     /// Whether a lost answer leaves the page in an unknown state.
     fn changes_state(&self) -> bool {
         !matches!(self.action, Action::Scroll { .. } | Action::Hover)
@@ -330,29 +296,6 @@ fn early_summary(plan: &Plan) -> String {
     summarize(&plan.action, t.as_ref(), false, Literals::Masked)
 }
 
-/// `PERMISSION_DENIED` when the plan types a secret bound to sites and
-/// `url` is on none of them.
-fn secret_elsewhere(plan: &Plan, url: &str) -> Result<(), WireError> {
-    let Some(s) = plan.secret.as_ref().filter(|s| !s.sites.is_empty()) else { return Ok(()) };
-    if crate::secrets::site_allows(&s.sites, url) {
-        return Ok(());
-    }
-    let origin = shared::url::origin(url).unwrap_or_else(|| "this page".into());
-    Err(err(
-        ErrorCode::PermissionDenied,
-        format!(
-            "the secret {} is bound to other sites by the person; it is never typed on {origin}, whatever the \
-             policy says",
-            s.name
-        ),
-    ))
-}
-
-/// Why the person answers an action that types `name`, bound to no site.
-fn unbound_reason(name: &str) -> String {
-    format!("the secret {name} is not bound to a site (`chaperone secret set {name} --site ORIGIN` binds it)")
-}
-
 /// Steps 3–7 of the pipeline for one action (the caller holds the tab lock).
 async fn prepare(state: &AppState, audit: &Audit<'_>, plan: Plan) -> Result<Prepared, WireError> {
     prepare_with(state, audit, plan, &StepGate::default()).await
@@ -369,17 +312,30 @@ pub(crate) struct StepGate {
     pub(crate) changed: Option<shared::replay::ChangedTarget>,
 }
 
-/// [`prepare`] with a flow step's additions.
-async fn prepare_with(state: &AppState, audit: &Audit<'_>, plan: Plan, step: &StepGate) -> Result<Prepared, WireError> {
-    if let Err(e) = check_controls(state) {
-        record_refusal(audit, &plan, &early_summary(&plan), None, None, &e).await;
-        return Err(e);
+impl Plan {
+    /// The pure decision's view of this plan (`shared::gate::dispatch`).
+    fn proposal<'a>(&'a self, state: &'a AppState, step: &'a StepGate) -> Proposal<'a> {
+        Proposal {
+            policy: &state.config().policy,
+            action: &self.action,
+            typing: if self.form_field { Typing::FormField } else { Typing::Alone },
+            target: self.target.as_deref(),
+            secret: self.secret.as_ref().map(|s| SecretBinding { name: &s.name, sites: &s.sites }),
+            floor: step.floor,
+            changed: step.changed.as_ref(),
+        }
     }
+}
+
+/// [`prepare`] with a flow step's additions: IO around the pure decision
+/// (`shared::gate::before_resolve`, the `Resolve`, `before_dispatch`),
+/// writing the audit row of a refusal.
+async fn prepare_with(state: &AppState, audit: &Audit<'_>, plan: Plan, step: &StepGate) -> Result<Prepared, WireError> {
+    let control = state.hub().connections().first().map(|c| c.control).unwrap_or_default();
     let known = state.actions().page(plan.tab).url;
-    if let Some(url) = &known
-        && let Err(e) = state.check_site(url).and_then(|()| secret_elsewhere(&plan, url))
-    {
-        record_refusal(audit, &plan, &early_summary(&plan), Some(url), None, &e).await;
+    if let Err(e) = shared::gate::before_resolve(&plan.proposal(state, step), control, known.as_deref()) {
+        let url = if e.code == ErrorCode::Stopped { None } else { known.as_deref() };
+        record_refusal(audit, &plan, &early_summary(&plan), url, None, &e).await;
         return Err(e);
     }
     let element = match &plan.target {
@@ -387,11 +343,11 @@ async fn prepare_with(state: &AppState, audit: &Audit<'_>, plan: Plan, step: &St
             let command = Command::Resolve { tab: plan.tab, target: target.clone() };
             match state.hub().call(command, Duration::from_millis(COMMAND_TIMEOUT_MS)).await {
                 Ok(CommandResult::Element { element }) => Some(element),
-                Ok(_) => return Err(unexpected()),
+                Ok(_) => return Err(super::unexpected_answer()),
                 Err(e) => {
                     let e = match e.code {
                         ErrorCode::StaleRef => {
-                            err(e.code, format!("{}; {STALE_HINT}", e.message.trim_end_matches('.')))
+                            WireError::new(e.code, format!("{}; {STALE_HINT}", e.message.trim_end_matches('.')))
                         }
                         _ => e,
                     };
@@ -416,153 +372,38 @@ async fn prepare_with(state: &AppState, audit: &Audit<'_>, plan: Plan, step: &St
     if element.is_some() {
         state.actions().remember_url(plan.tab, &url);
     }
-    let sensitive = element.as_ref().and_then(|e| e.sensitive.as_deref()).map(sensitive_kind);
+    let sensitive = shared::gate::field_kind(element.as_ref()).is_some();
     let target = element.as_ref().map(|e| SummaryTarget {
         role: &e.facts.role,
         name: &e.facts.name,
         element_ref: plan.target.as_deref().unwrap_or(""),
     });
-    let mut summary = summarize(&plan.action, target.as_ref(), sensitive.is_some(), Literals::UnlessSensitive);
+    let mut summary = summarize(&plan.action, target.as_ref(), sensitive, Literals::UnlessSensitive);
     if let Some(intent) = plan.intent.as_deref().map(str::trim).filter(|i| !i.is_empty()) {
         let mut i = intent.to_string();
         shared::limits::truncate_chars(&mut i, shared::limits::MAX_NAME_CHARS);
         summary.push_str(" — agent's intent: ");
         shared::snapshot::quote(&i, &mut summary);
     }
-    let log_summary = summarize(&plan.action, target.as_ref(), sensitive.is_some(), Literals::Masked);
+    let log_summary = summarize(&plan.action, target.as_ref(), sensitive, Literals::Masked);
 
-    if let Err(e) = state.check_site(&url).and_then(|()| secret_elsewhere(&plan, &url)) {
-        record_refusal(audit, &plan, &summary, Some(&url), None, &e).await;
-        return Err(e);
-    }
-    if let Err(e) = check_sensitive(&plan, sensitive)
-        .and_then(|()| check_file_input(&plan, element.as_ref()))
-        .and_then(|()| check_options(&plan, element.as_ref()))
-    {
-        record_refusal(audit, &plan, &summary, Some(&url), None, &e).await;
-        return Err(e);
-    }
-    let mut class = shared::risk::classify(&plan.kind(), element.as_ref().map(|e| &e.facts), &url, sensitive);
-    if let (risk, true) = shared::replay::floor(class.risk, step.floor) {
-        class.risk = risk;
-        class.reasons.push(format!("the flow stores this step as {} risk", risk.as_str()));
-    }
-    let (mut decision, why) = shared::policy::decide(&state.config().policy, &url, class.risk);
-    if decision == Decision::Deny {
-        let e = err(
-            ErrorCode::PermissionDenied,
-            // The reasons quote page text (at most 60 characters each): redacted.
-            format!(
-                "refused by the person's policy ({why}): {}",
-                shared::redact::redact_text(&class.reasons.join("; "))
-            ),
-        );
-        record_refusal(audit, &plan, &summary, Some(&url), Some(&class), &e).await;
-        return Err(e);
-    }
-    // A secret bound to no site: the person answers, whatever the policy
-    // and YOLO say.
-    let mut person_must_answer = match plan.secret.as_ref().filter(|s| s.sites.is_empty()) {
-        Some(s) => {
-            class.reasons.push(unbound_reason(&s.name));
-            decision = decision.max(Decision::Confirm);
-            true
+    let decided = shared::gate::before_dispatch(&plan.proposal(state, step), element.as_ref(), &url);
+    let Dispatch { class, decision, person_must_answer } = match decided {
+        Ok(d) => d,
+        Err(Refused { error, class }) => {
+            record_refusal(audit, &plan, &summary, Some(&url), class.as_ref(), &error).await;
+            return Err(error);
         }
-        None => false,
     };
-    // A changed target: the person answers, seeing both.
-    if let Some(c) = &step.changed {
-        class.reasons.push(format!(
-            "changed target: the flow recorded {}, the page now has {} (found by {})",
-            c.recorded.line(),
-            c.live.line(),
-            c.via
-        ));
-        decision = decision.max(Decision::Confirm);
-        person_must_answer = true;
-    }
     let changed = step.changed.clone();
     Ok(Prepared { plan, element, url, class, decision, person_must_answer, changed, summary, log_summary })
 }
 
-/// Step 6: what may go into a sensitive field (see the module docs).
-fn check_sensitive(plan: &Plan, sensitive: Option<SensitiveKind>) -> Result<(), WireError> {
-    let Some(kind) = sensitive else {
-        if plan.secret.is_some() {
-            return Err(err(
-                ErrorCode::InvalidRequest,
-                "a secret goes only into a field Chaperone treats as sensitive (its value is then always \
-                 masked); this field is not one, so its value would show in the next snapshot",
-            ));
-        }
-        return Ok(());
-    };
-    let fills = plan.action.types_text() || matches!(plan.action, Action::SelectOption { .. });
-    if fills && kind.agent_may_never_fill() {
-        return Err(err(
-            ErrorCode::PermissionDenied,
-            format!(
-                "the agent never fills {} fields, not even from a secret; the person enters those themselves \
-                 (for a login: by hand in the browser Chaperone opened)",
-                match kind {
-                    SensitiveKind::Card => "card",
-                    SensitiveKind::Bank => "bank",
-                    _ => "password",
-                }
-            ),
-        ));
-    }
-    let literal = match &plan.action {
-        Action::Type { .. } => true,
-        Action::PressKey { key } => key.chars().count() == 1,
-        _ => false,
-    };
-    if literal {
-        return Err(err(
-            ErrorCode::InvalidRequest,
-            format!(
-                "this is a sensitive field ({}); literal values are refused there. Ask the person to store the \
-                 value with `chaperone secret set NAME` and pass {{\"secret\": \"NAME\"}} instead",
-                kind.as_str()
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// Files go only into an `<input type=file>`.
-fn check_file_input(plan: &Plan, element: Option<&ResolvedElement>) -> Result<(), WireError> {
-    match (&plan.action, element) {
-        (Action::UploadFiles { .. }, Some(e)) if e.facts.input_type.eq_ignore_ascii_case("file") => Ok(()),
-        (Action::UploadFiles { .. }, _) => Err(err(
-            ErrorCode::InvalidRequest,
-            "files go only into a file input (<input type=file>); give the ref of one from browser_snapshot",
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// `browser_select_option` with a value no enabled option of the select
-/// has: refused before anything is dispatched (nobody is asked about a
-/// choice that cannot be made), saying which options there are
-/// (`shared::action::missing_option_message`, redacted: labels are page
-/// text).
-fn check_options(plan: &Plan, element: Option<&ResolvedElement>) -> Result<(), WireError> {
-    let (Action::SelectOption { values }, Some(e)) = (&plan.action, element) else { return Ok(()) };
-    if e.facts.options.is_empty() {
-        return Ok(());
-    }
-    match values.iter().find(|v| shared::risk::chosen_option(&e.facts.options, v).is_none()) {
-        Some(missing) => {
-            let msg = shared::action::missing_option_message(&e.facts.options, missing, plan.target.as_deref());
-            Err(err(ErrorCode::InvalidRequest, shared::redact::redact_text(&msg)))
-        }
-        None => Ok(()),
-    }
-}
-
 fn no_such_secret(name: &str) -> WireError {
-    err(ErrorCode::NotFound, format!("no secret named {name}; the person stores it with `chaperone secret set {name}`"))
+    WireError::new(
+        ErrorCode::NotFound,
+        format!("no secret named {name}; the person stores it with `chaperone secret set {name}`"),
+    )
 }
 
 /// Runs a read of the secret store on the blocking pool; store errors go
@@ -579,9 +420,12 @@ async fn with_store<T: Send + 'static>(
         Ok(Ok(None)) => Err(no_such_secret(name)),
         Ok(Err(e)) => {
             tracing::error!(error = %e, name, "secret store read failed");
-            Err(err(ErrorCode::Internal, format!("the secret {name} could not be read (see the bridge log)")))
+            Err(WireError::new(
+                ErrorCode::Internal,
+                format!("the secret {name} could not be read (see the bridge log)"),
+            ))
         }
-        Err(_) => Err(err(ErrorCode::Internal, "the secret store did not answer")),
+        Err(_) => Err(WireError::new(ErrorCode::Internal, "the secret store did not answer")),
     }
 }
 
@@ -593,13 +437,16 @@ async fn check_value(state: &AppState, v: &ValueSource) -> Result<Typed, WireErr
     match v {
         ValueSource::Literal(s) => {
             if s.chars().count() > MAX_TYPED_CHARS {
-                return Err(err(ErrorCode::InvalidRequest, format!("text longer than {MAX_TYPED_CHARS} characters")));
+                return Err(WireError::new(
+                    ErrorCode::InvalidRequest,
+                    format!("text longer than {MAX_TYPED_CHARS} characters"),
+                ));
             }
             Ok(Typed::Literal(s.clone()))
         }
         ValueSource::Secret(r) => {
             if !is_valid_secret_name(&r.secret) {
-                return Err(err(
+                return Err(WireError::new(
                     ErrorCode::InvalidRequest,
                     format!("a secret name is 1 to {MAX_SECRET_NAME_CHARS} of A-Z a-z 0-9 _ . -"),
                 ));
@@ -637,13 +484,16 @@ async fn secret_for(
 ) -> Result<crate::secrets::SecretValue, WireError> {
     let refuse = |reason: &'static str, message: String| {
         tracing::warn!(connection, request, reason, "secret request refused");
-        err(ErrorCode::PermissionDenied, message)
+        WireError::new(ErrorCode::PermissionDenied, message)
     };
     let grant = state.hub().claim_secret(connection, request).map_err(|why| {
         refuse(why.as_str(), "no action waiting on this connection may receive a secret under this id".into())
     })?;
     let SecretGrant { name, sites, origin: decided, .. } = grant;
-    if origin != decided {
+    // Compared as origins (`shared::url::Origin`), and only between web
+    // pages: a secret is never released for a page that is not http(s).
+    let same = matches!((Origin::of(origin), Origin::of(&decided)), (Some(a), Some(b)) if a == b);
+    if !same {
         return Err(refuse(
             "other_origin",
             format!("the page is no longer on {decided}, where typing the secret {name} was decided; nothing typed"),
@@ -678,7 +528,7 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
         policy: effective_policy(state, &p.url),
         summary: p.summary.clone(),
         timeout_secs: policy.approval_timeout_secs,
-        origin: shared::url::origin(&p.url).unwrap_or_default(),
+        origin: shared::url::Origin::wire(&p.url),
         person_must_answer: p.person_must_answer,
         changed: p.changed.clone(),
     };
@@ -747,17 +597,17 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
     drop(tracked);
     let answer = match sent {
         Ok(CommandResult::Acted { report }) => Ok(report),
-        Ok(_) => Err(unexpected()),
+        Ok(_) => Err(super::unexpected_answer()),
         // The person was still being asked when the answer was lost: the
         // extension runs nothing it has not been told to go on with.
-        Err(e) if lost_answer(&e) && stage == Some(ActStage::Asking) => Err(err(
+        Err(e) if lost_answer(&e) && stage == Some(ActStage::Asking) => Err(WireError::new(
             ErrorCode::ApprovalDenied,
             format!(
                 "{} while the person was being asked; the approval is void and nothing ran",
                 e.message.trim_end_matches('.')
             ),
         )),
-        Err(e) if p.plan.changes_state() && lost_answer(&e) => Err(err(
+        Err(e) if p.plan.changes_state() && lost_answer(&e) => Err(WireError::new(
             ErrorCode::EffectUnknown,
             format!(
                 "{}; the action may or may not have run. Look at the page (browser_snapshot) before doing anything \
@@ -765,7 +615,7 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
                 e.message.trim_end_matches('.')
             ),
         )),
-        Err(e) if e.code == ErrorCode::StaleRef => Err(err(e.code, format!("{}; {STALE_HINT}", e.message))),
+        Err(e) if e.code == ErrorCode::StaleRef => Err(WireError::new(e.code, format!("{}; {STALE_HINT}", e.message))),
         Err(e) => Err(e),
     };
     match &answer {
@@ -787,7 +637,6 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
                     })
                     .await;
             }
-            state.actions().remember_url(p.plan.tab, &report.url);
             tracing::info!(
                 tool = p.plan.tool,
                 tab = p.plan.tab,
@@ -817,8 +666,8 @@ async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -> Result<Ac
         }
     }
     let report = answer?;
-    if let Err(e) = state.check_site(&report.url) {
-        return Err(err(
+    if let Err(e) = state.url_seen(p.plan.tab, &report.url) {
+        return Err(WireError::new(
             ErrorCode::PermissionDenied,
             format!("the action ran, but the tab is now on a site the person's policy denies ({})", e.message),
         ));
@@ -1016,7 +865,7 @@ pub(crate) async fn select_option(
 ) -> Result<CallToolResult, WireError> {
     check_ref(&args.element_ref)?;
     if args.values.is_empty() || args.values.len() > MAX_OPTIONS {
-        return Err(err(ErrorCode::InvalidRequest, format!("values must list 1 to {MAX_OPTIONS} options")));
+        return Err(WireError::new(ErrorCode::InvalidRequest, format!("values must list 1 to {MAX_OPTIONS} options")));
     }
     let tab = state.require_agent_tab(caller.key, args.tab)?;
     let plan = Plan {
@@ -1041,7 +890,10 @@ pub(crate) async fn press_key(
     }
     let key = args.key.trim();
     if key.is_empty() || key.chars().count() > 40 || key.chars().any(char::is_control) {
-        return Err(err(ErrorCode::InvalidRequest, "key must be a key name like Enter, Tab, ArrowDown or a"));
+        return Err(WireError::new(
+            ErrorCode::InvalidRequest,
+            "key must be a key name like Enter, Tab, ArrowDown or a",
+        ));
     }
     let tab = state.require_agent_tab(caller.key, args.tab)?;
     let plan = Plan {
@@ -1064,7 +916,7 @@ pub(crate) async fn scroll(state: &AppState, caller: &Caller, args: ScrollArgs) 
         (Some(ScrollArgDirection::Up), _) => ScrollDirection::Up,
         (Some(ScrollArgDirection::Down), _) => ScrollDirection::Down,
         (None, Some(_)) => ScrollDirection::IntoView,
-        (None, None) => return Err(err(ErrorCode::InvalidRequest, "give a ref, a direction, or both")),
+        (None, None) => return Err(WireError::new(ErrorCode::InvalidRequest, "give a ref, a direction, or both")),
     };
     let tab = state.require_agent_tab(caller.key, args.tab)?;
     let plan = Plan {
@@ -1179,12 +1031,15 @@ pub(crate) async fn fill_form(
     args: FillFormArgs,
 ) -> Result<CallToolResult, WireError> {
     if args.fields.is_empty() || args.fields.len() > MAX_FORM_FIELDS {
-        return Err(err(ErrorCode::InvalidRequest, format!("fields must list 1 to {MAX_FORM_FIELDS} fields")));
+        return Err(WireError::new(
+            ErrorCode::InvalidRequest,
+            format!("fields must list 1 to {MAX_FORM_FIELDS} fields"),
+        ));
     }
     for (i, f) in args.fields.iter().enumerate() {
         check_ref(&f.element_ref)?;
         if args.fields[..i].iter().any(|g| g.element_ref == f.element_ref) {
-            return Err(err(ErrorCode::InvalidRequest, format!("{} appears twice", f.element_ref)));
+            return Err(WireError::new(ErrorCode::InvalidRequest, format!("{} appears twice", f.element_ref)));
         }
     }
     let tab = state.require_agent_tab(caller.key, args.tab)?;
@@ -1221,7 +1076,7 @@ pub(crate) async fn fill_form(
         let report = match report {
             Ok(r) => r,
             Err(e) if i > 0 => {
-                return Err(err(e.code, format!("{} (the first {i} field(s) were filled)", e.message)));
+                return Err(WireError::new(e.code, format!("{} (the first {i} field(s) were filled)", e.message)));
             }
             Err(e) => return Err(e),
         };
@@ -1285,7 +1140,7 @@ pub(crate) async fn close_other_tab(
                 return Err(e);
             }
         },
-        Ok(_) => return Err(unexpected()),
+        Ok(_) => return Err(super::unexpected_answer()),
         Err(e) => return Err(e),
     };
     // Only now, for the person's tab: never waits on another session's.
@@ -1364,7 +1219,7 @@ pub(crate) async fn screenshot(
     let answer = state.hub().call(Command::Screenshot { tab }, Duration::from_millis(COMMAND_TIMEOUT_MS)).await;
     let (png_base64, url) = match answer {
         Ok(CommandResult::Image { png_base64, url }) => (png_base64, url),
-        Ok(_) => return Err(unexpected()),
+        Ok(_) => return Err(super::unexpected_answer()),
         Err(e) => {
             if e.code == ErrorCode::SecurityChallenge {
                 state.actions().remember_challenge(tab, true);
@@ -1378,8 +1233,7 @@ pub(crate) async fn screenshot(
             return Err(e);
         }
     };
-    state.actions().remember_url(tab, &url);
-    if let Err(e) = state.check_site(&url) {
+    if let Err(e) = state.url_seen(tab, &url) {
         row(Some(&url), "deny", e.code.as_str()).await;
         return Err(e);
     }
@@ -1396,7 +1250,7 @@ pub(crate) async fn screenshot(
 }
 
 fn challenge_error() -> WireError {
-    err(
+    WireError::new(
         ErrorCode::SecurityChallenge,
         "the page shows a security challenge (CAPTCHA or similar); no screenshot is taken. Ask the person to solve \
          it by hand, then take a new browser_snapshot",
@@ -1417,11 +1271,5 @@ mod tests {
         // The message says nothing about who: only the typed field does.
         assert_eq!(denied_by(&WireError::new(ErrorCode::ApprovalDenied, "timeout: stop:")), None);
         assert_eq!(denied_by(&WireError::new(ErrorCode::StaleRef, "gone")), None);
-    }
-
-    #[test]
-    fn unknown_sensitive_kinds_are_the_strictest() {
-        assert_eq!(sensitive_kind("token"), SensitiveKind::Token);
-        assert!(sensitive_kind("something-new").agent_may_never_fill());
     }
 }

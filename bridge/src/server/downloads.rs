@@ -141,21 +141,11 @@ impl Files {
     }
 }
 
-fn err(code: ErrorCode, message: impl Into<String>) -> WireError {
-    WireError::new(code, message)
-}
-
 /// A name as the agent's messages show it: control characters escaped, cut.
 fn shown(name: &str) -> String {
     let mut s = String::new();
     shared::snapshot::quote(name, &mut s);
     s
-}
-
-/// Handles a download event from the worker in its own task.
-pub(super) fn spawn_download_event(state: &AppState, connection: u64, event: DownloadEvent) {
-    let s = state.clone();
-    state.inner.tracker.spawn(async move { on_download(&s, connection, event).await });
 }
 
 /// The audit's caller for downloads: the browser reported them.
@@ -169,7 +159,7 @@ async fn verdict(state: &AppState, connection: u64, id: u64, verdict: DownloadVe
     }
 }
 
-async fn on_download(state: &AppState, connection: u64, event: DownloadEvent) {
+pub(super) async fn on_download(state: &AppState, connection: u64, event: DownloadEvent) {
     match event {
         DownloadEvent::Started { id, provenance, url, name, mime, size } => {
             let attribution = {
@@ -518,7 +508,7 @@ pub(crate) async fn browser_downloads(
     };
     if !blocked.is_empty() {
         let names = blocked.iter().map(|n| shown(n)).collect::<Vec<_>>().join(", ");
-        return Err(err(
+        return Err(WireError::new(
             ErrorCode::DownloadBlocked,
             format!("downloads are off, so the browser cancelled {names}; {HOW_TO_ENABLE_DOWNLOADS}"),
         ));

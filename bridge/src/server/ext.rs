@@ -657,11 +657,11 @@ async fn authenticated_loop(
                         true
                     }
                     Ok(ExtToBridge::UploadRequest { upload }) => {
-                        super::files::spawn_send_upload(state, number, upload);
+                        state.spawn_send_upload(number, upload);
                         true
                     }
                     Ok(ExtToBridge::Download { event }) => {
-                        super::downloads::spawn_download_event(state, number, event);
+                        state.spawn_download_event(number, event);
                         true
                     }
                     Ok(ExtToBridge::Network { request }) => {

@@ -95,10 +95,6 @@ impl Files {
     }
 }
 
-fn err(code: ErrorCode, message: impl Into<String>) -> WireError {
-    WireError::new(code, message)
-}
-
 /// Drops the staged bytes of an upload when its tool call ends, however.
 struct Unstage<'a>(&'a AppState, u64);
 
@@ -117,21 +113,24 @@ pub(crate) async fn browser_upload_file(
     args: UploadFileArgs,
 ) -> Result<CallToolResult, WireError> {
     if !shared::tools::is_valid_ref(&args.element_ref) {
-        return Err(err(ErrorCode::InvalidRequest, "ref must be an element ref like e12"));
+        return Err(WireError::new(ErrorCode::InvalidRequest, "ref must be an element ref like e12"));
     }
     if state.config().files.allowed_dirs.is_empty() {
         tracing::info!(tool = "browser_upload_file", "upload refused: uploads are off");
-        return Err(err(ErrorCode::PermissionDenied, format!("uploads are off; {HOW_TO_ALLOW_UPLOADS}")));
+        return Err(WireError::new(ErrorCode::PermissionDenied, format!("uploads are off; {HOW_TO_ALLOW_UPLOADS}")));
     }
     let tab = state.require_agent_tab(caller.key, args.tab)?;
     if args.paths.is_empty() || args.paths.len() > MAX_UPLOAD_FILES {
-        return Err(err(ErrorCode::InvalidRequest, format!("paths must list 1 to {MAX_UPLOAD_FILES} files")));
+        return Err(WireError::new(
+            ErrorCode::InvalidRequest,
+            format!("paths must list 1 to {MAX_UPLOAD_FILES} files"),
+        ));
     }
     let files = state.config().files.clone();
     let paths = args.paths.clone();
     let read = tokio::task::spawn_blocking(move || read_uploads(&files, &paths))
         .await
-        .unwrap_or_else(|_| Err(err(ErrorCode::Internal, "reading the files failed")));
+        .unwrap_or_else(|_| Err(WireError::new(ErrorCode::Internal, "reading the files failed")));
     let loaded = match read {
         Ok(l) => l,
         Err(e) => {
@@ -195,7 +194,7 @@ fn read_uploads(files: &FilesPolicy, paths: &[String]) -> Result<Vec<(UploadFile
         let (meta, bytes) = read_one(&dirs, files, raw)?;
         total += meta.size;
         if total > MAX_UPLOAD_TOTAL_BYTES {
-            return Err(err(
+            return Err(WireError::new(
                 ErrorCode::InvalidRequest,
                 format!("the files add up to more than {}; nothing uploaded", human_size(MAX_UPLOAD_TOTAL_BYTES)),
             ));
@@ -210,7 +209,7 @@ fn read_one(dirs: &[String], files: &FilesPolicy, raw: &str) -> Result<(UploadFi
     // One message for every path outside, whatever the disk holds there:
     // never whether it exists or where it resolves.
     let outside = || {
-        err(
+        WireError::new(
             ErrorCode::PermissionDenied,
             format!(
                 "{} is not inside a folder the person allowed for uploads ({}); nothing uploaded",
@@ -224,13 +223,15 @@ fn read_one(dirs: &[String], files: &FilesPolicy, raw: &str) -> Result<(UploadFi
         dirs.iter().map(String::as_str).chain(configured.iter().filter_map(|d| d.to_str())).collect();
     match shared::files::upload_place(raw, &folders) {
         Ok(()) => {}
-        Err(PlaceRefusal::Shape(r)) => return Err(err(r.code(), format!("{}: {}", r.message(), shown(raw)))),
+        Err(PlaceRefusal::Shape(r)) => {
+            return Err(WireError::new(r.code(), format!("{}: {}", r.message(), shown(raw))));
+        }
         Err(PlaceRefusal::Outside) => return Err(outside()),
     }
     let real = match std::fs::canonicalize(raw) {
         Ok(p) => p,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) => {
-            return Err(err(ErrorCode::NotFound, format!("no such file: {}", shown(raw))));
+            return Err(WireError::new(ErrorCode::NotFound, format!("no such file: {}", shown(raw))));
         }
         Err(e) => return Err(io_refusal(raw, &e)),
     };
@@ -246,17 +247,17 @@ fn read_one(dirs: &[String], files: &FilesPolicy, raw: &str) -> Result<(UploadFi
         .map_err(|e| io_refusal(raw, &e))?;
     let md = file.metadata().map_err(|e| io_refusal(raw, &e))?;
     if md.is_dir() {
-        return Err(err(ErrorCode::InvalidRequest, format!("{} is a folder, not a file", shown(raw))));
+        return Err(WireError::new(ErrorCode::InvalidRequest, format!("{} is a folder, not a file", shown(raw))));
     }
     if !md.is_file() {
-        return Err(err(
+        return Err(WireError::new(
             ErrorCode::InvalidRequest,
             format!("{} is not a regular file (a device, FIFO or socket); nothing uploaded", shown(raw)),
         ));
     }
     if !shared::files::hard_links_allowed(md.nlink(), files.allow_hard_links) {
         tracing::info!(reason = "hard_links", links = md.nlink(), "upload refused");
-        return Err(err(
+        return Err(WireError::new(
             ErrorCode::PermissionDenied,
             format!(
                 "{} has other names (hard links), which may be files outside the allowed folder; nothing \
@@ -268,13 +269,13 @@ fn read_one(dirs: &[String], files: &FilesPolicy, raw: &str) -> Result<(UploadFi
     let opened = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok();
     if opened.as_deref() != Some(real.as_path()) {
         tracing::warn!(reason = "path_changed", "an upload path changed while it was checked");
-        return Err(err(
+        return Err(WireError::new(
             ErrorCode::PermissionDenied,
             format!("{} changed while it was being checked; nothing uploaded", shown(raw)),
         ));
     }
     let too_big = |size: u64| {
-        err(
+        WireError::new(
             ErrorCode::InvalidRequest,
             format!(
                 "{} is {}; a file may be at most {}; nothing uploaded",
@@ -300,17 +301,19 @@ fn read_one(dirs: &[String], files: &FilesPolicy, raw: &str) -> Result<(UploadFi
 
 fn io_refusal(raw: &str, e: &std::io::Error) -> WireError {
     match (e.kind(), e.raw_os_error()) {
-        (std::io::ErrorKind::NotFound, _) => err(ErrorCode::NotFound, format!("no such file: {}", shown(raw))),
-        (_, Some(libc::ELOOP)) => err(
+        (std::io::ErrorKind::NotFound, _) => {
+            WireError::new(ErrorCode::NotFound, format!("no such file: {}", shown(raw)))
+        }
+        (_, Some(libc::ELOOP)) => WireError::new(
             ErrorCode::PermissionDenied,
             format!("{} became a symbolic link while it was being checked; nothing uploaded", shown(raw)),
         ),
         (std::io::ErrorKind::PermissionDenied, _) => {
-            err(ErrorCode::PermissionDenied, format!("{} cannot be read (permission denied)", shown(raw)))
+            WireError::new(ErrorCode::PermissionDenied, format!("{} cannot be read (permission denied)", shown(raw)))
         }
         _ => {
             tracing::warn!(error = %e, "an upload could not be read");
-            err(ErrorCode::InvalidRequest, format!("{} cannot be read", shown(raw)))
+            WireError::new(ErrorCode::InvalidRequest, format!("{} cannot be read", shown(raw)))
         }
     }
 }
@@ -319,17 +322,12 @@ fn sha256_hex(bytes: &[u8]) -> String {
     ring::digest::digest(&ring::digest::SHA256, bytes).as_ref().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Answers the worker's `UploadRequest` (step 5) from its own task.
-pub(super) fn spawn_send_upload(state: &AppState, connection: u64, upload: u64) {
-    let s = state.clone();
-    state.inner.tracker.spawn(async move { send_upload(&s, connection, upload).await });
-}
-
-async fn send_upload(state: &AppState, connection: u64, upload: u64) {
+pub(super) async fn send_upload(state: &AppState, connection: u64, upload: u64) {
     let staged = state.inner.files.uploads().remove(&upload);
     let Some(files) = staged else {
         tracing::warn!(connection, upload, "upload request for no staged upload");
-        let error = err(ErrorCode::PermissionDenied, "no upload waits under this id (it was sent already or ended)");
+        let error =
+            WireError::new(ErrorCode::PermissionDenied, "no upload waits under this id (it was sent already or ended)");
         state.hub().send_to(connection, BridgeToExt::UploadRefused { upload, error }).await;
         return;
     };

@@ -109,13 +109,9 @@ pub(crate) fn tools() -> Vec<Tool> {
     ]
 }
 
-fn err(code: ErrorCode, message: impl Into<String>) -> WireError {
-    WireError::new(code, message)
-}
-
 fn parse<T: serde::de::DeserializeOwned>(args: JsonObject) -> Result<T, WireError> {
     serde_json::from_value(Json::Object(args))
-        .map_err(|e| err(ErrorCode::InvalidRequest, format!("invalid arguments: {e}")))
+        .map_err(|e| WireError::new(ErrorCode::InvalidRequest, format!("invalid arguments: {e}")))
 }
 
 /// Runs a flow tool; `None` when `name` is not one.
@@ -147,7 +143,7 @@ pub(crate) async fn dispatch(
 }
 
 fn check_name(name: &str) -> Result<(), WireError> {
-    shared::flow::check_flow_name(name).map_err(|b| err(ErrorCode::InvalidRequest, b.message()))
+    shared::flow::check_flow_name(name).map_err(|b| WireError::new(ErrorCode::InvalidRequest, b.message()))
 }
 
 /// A read or write of the flow store on the blocking pool; its errors go
@@ -157,20 +153,20 @@ async fn with_store<T: Send + 'static>(
     f: impl FnOnce(&FlowStore) -> Result<T, crate::error::Error> + Send + 'static,
 ) -> Result<T, WireError> {
     let Some(store) = state.config().flows.clone() else {
-        return Err(err(ErrorCode::Internal, "this bridge has no flow store"));
+        return Err(WireError::new(ErrorCode::Internal, "this bridge has no flow store"));
     };
     match tokio::task::spawn_blocking(move || f(&store)).await {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => {
             tracing::error!(error = %e, "flow store failed");
-            Err(err(ErrorCode::Internal, "the flow store could not be read or written (see the bridge log)"))
+            Err(WireError::new(ErrorCode::Internal, "the flow store could not be read or written (see the bridge log)"))
         }
-        Err(_) => Err(err(ErrorCode::Internal, "the flow store did not answer")),
+        Err(_) => Err(WireError::new(ErrorCode::Internal, "the flow store did not answer")),
     }
 }
 
 fn no_such_flow(name: &str) -> WireError {
-    err(ErrorCode::NotFound, format!("no flow named {name:?}; flow_list lists them"))
+    WireError::new(ErrorCode::NotFound, format!("no flow named {name:?}; flow_list lists them"))
 }
 
 async fn load(state: &AppState, name: &str) -> Result<Flow, WireError> {
@@ -317,7 +313,7 @@ async fn flow_delete(state: &AppState, caller: &Caller, name: &str) -> Result<Ca
                 json!({ "deleted": name, "decided_by": decided_by }),
             ))
         }
-        Ok(_) => Err(err(ErrorCode::Internal, "unexpected answer from the browser extension")),
+        Ok(_) => Err(super::unexpected_answer()),
         Err(e) => {
             let by = e.denied_by.map(DecidedBy::from);
             audit.record(row("denied", by, e.code.as_str())).await;
@@ -333,7 +329,7 @@ async fn run_tab(state: &AppState, caller: &Caller, args_tab: Option<TabId>, flo
         return Ok(tab);
     }
     if !matches!(flow.steps.first().map(|s| &s.action), Some(StepAction::Navigate { .. })) {
-        return Err(err(
+        return Err(WireError::new(
             ErrorCode::InvalidRequest,
             "no current tab, and the flow does not start with a navigation: open a tab with browser_tabs new",
         ));
@@ -343,7 +339,7 @@ async fn run_tab(state: &AppState, caller: &Caller, args_tab: Option<TabId>, flo
             state.own_tab(caller.key, tab.id);
             Ok(tab.id)
         }
-        _ => Err(err(ErrorCode::Internal, "unexpected answer from the browser extension")),
+        _ => Err(super::unexpected_answer()),
     }
 }
 
@@ -358,11 +354,11 @@ async fn check_secrets(state: &AppState, secrets: &BTreeMap<String, SecretRef>) 
 async fn flow_run(state: &AppState, caller: &Caller, args: FlowRunArgs) -> Result<CallToolResult, WireError> {
     let flow = load(state, &args.name).await?;
     let secrets: BTreeMap<String, String> = args.secrets.iter().map(|(k, v)| (k.clone(), v.secret.clone())).collect();
-    let mut bound =
-        shared::replay::bind(&flow, &args.params, &secrets).map_err(|e| err(ErrorCode::InvalidRequest, e.message()))?;
+    let mut bound = shared::replay::bind(&flow, &args.params, &secrets)
+        .map_err(|e| WireError::new(ErrorCode::InvalidRequest, e.message()))?;
     // Tokens of recorded URLs (`shared::record::person`): one path segment each.
     let in_urls = shared::record::person::bind_url_params(&flow, &args.params)
-        .map_err(|message| err(ErrorCode::InvalidRequest, message))?;
+        .map_err(|message| WireError::new(ErrorCode::InvalidRequest, message))?;
     for (name, value) in in_urls {
         bound.entry(name).or_insert(Bound::Text(value));
     }
@@ -455,11 +451,14 @@ async fn run_step(
         let url = match shared::record::person::fill_url(url, text) {
             Ok(url) => url,
             Err(shared::record::person::FillUrlError::Missing(p)) => {
-                return failed(step, err(ErrorCode::InvalidRequest, format!("no value for the parameter {p}")));
+                return failed(
+                    step,
+                    WireError::new(ErrorCode::InvalidRequest, format!("no value for the parameter {p}")),
+                );
             }
             Err(shared::record::person::FillUrlError::BadValue(p)) => {
                 let why = format!("the parameter {p} is one path segment: letters, digits, - _ . ~");
-                return failed(step, err(ErrorCode::InvalidRequest, why));
+                return failed(step, WireError::new(ErrorCode::InvalidRequest, why));
             }
         };
         return navigate(state, caller, tab, step, &url).await;
@@ -475,16 +474,21 @@ async fn run_step(
         StepAction::Select { value, .. } => match value_of(value, bound) {
             Ok(Bound::Text(t)) => StepDo::Select(t),
             Ok(Bound::Secret(_)) => {
-                return failed(step, err(ErrorCode::InvalidRequest, "a secret cannot choose an option"));
+                return failed(step, WireError::new(ErrorCode::InvalidRequest, "a secret cannot choose an option"));
             }
             Err(e) => return failed(step, e),
         },
         StepAction::PressKey { key } => StepDo::PressKey(key.clone()),
     };
-    let mut report = failed(step, err(ErrorCode::Internal, "not run"));
+    let mut report = failed(step, WireError::new(ErrorCode::Internal, "not run"));
     let (target, changed) = match &step.target {
         None if matches!(step.action, StepAction::PressKey { .. }) => (None, None),
-        None => return failed(step, err(ErrorCode::InvalidRequest, "the flow is malformed: this step has no element")),
+        None => {
+            return failed(
+                step,
+                WireError::new(ErrorCode::InvalidRequest, "the flow is malformed: this step has no element"),
+            );
+        }
         Some(d) => match locate(state, tab, d).await {
             Ok(Hit { element_ref, element, via, checked, changed }) => {
                 report.via = Some(match via {
@@ -493,9 +497,9 @@ async fn run_step(
                 });
                 report.url = redact::redact_url(&element.url);
                 if !shared::replay::same_origin(&step.url, &element.url) {
-                    let recorded = shared::url::origin(&step.url).unwrap_or_default();
-                    let live = shared::url::origin(&element.url).unwrap_or_default();
-                    report.error = Some(err(
+                    let recorded = shared::url::Origin::wire(&step.url);
+                    let live = shared::url::Origin::wire(&element.url);
+                    report.error = Some(WireError::new(
                         ErrorCode::NotFound,
                         format!("this step was recorded on {recorded}; the tab is on {live}: the flow stops"),
                     ));
@@ -536,7 +540,7 @@ async fn run_step(
             report.outcome = StepOutcome::Done;
             if shared::replay::stops_after(run.risk, run.report.effect) {
                 report.outcome = StepOutcome::Failed;
-                report.error = Some(err(
+                report.error = Some(WireError::new(
                     ErrorCode::EffectUnknown,
                     "a high-risk step ran and its effect is unknown: the flow stops here. Look at the page \
                      (browser_snapshot) before doing anything else; nothing is retried",
@@ -563,7 +567,7 @@ fn value_of(v: &Value, bound: &BTreeMap<String, Bound>) -> Result<Bound, WireErr
         Value::Param(p) => bound
             .get(p)
             .cloned()
-            .ok_or_else(|| err(ErrorCode::InvalidRequest, format!("no value for the parameter {p}"))),
+            .ok_or_else(|| WireError::new(ErrorCode::InvalidRequest, format!("no value for the parameter {p}"))),
     }
 }
 
@@ -585,12 +589,11 @@ async fn locate(state: &AppState, tab: TabId, d: &shared::flow::Descriptor) -> R
     loop {
         let answer = state.hub().call(Command::Locate { tab, target: d.clone() }, wait).await?;
         let CommandResult::Located { located } = answer else {
-            return Err(err(ErrorCode::Internal, "unexpected answer from the browser extension"));
+            return Err(super::unexpected_answer());
         };
         match located {
             Located::Found { element_ref, element, via, checked, changed } => {
-                state.actions().remember_url(tab, &element.url);
-                state.check_site(&element.url)?;
+                state.url_seen(tab, &element.url)?;
                 return Ok(Hit { element_ref, element, via, checked, changed });
             }
             Located::Missing { miss, seen } => {
@@ -599,7 +602,7 @@ async fn locate(state: &AppState, tab: TabId, d: &shared::flow::Descriptor) -> R
                     message.push_str(&format!(" (on {})", shared::snapshot::display_url(&seen.url)));
                     let mut message = redact::redact_text(&message);
                     shared::limits::truncate_chars(&mut message, shared::limits::MAX_ERROR_MESSAGE_CHARS);
-                    return Err(err(ErrorCode::NotFound, message));
+                    return Err(WireError::new(ErrorCode::NotFound, message));
                 }
                 tokio::time::sleep(Duration::from_millis(shared::replay::STEP_POLL_MS)).await;
             }
@@ -609,7 +612,7 @@ async fn locate(state: &AppState, tab: TabId, d: &shared::flow::Descriptor) -> R
 
 /// A navigation step, checked like `browser_navigate`.
 async fn navigate(state: &AppState, caller: &Caller, tab: TabId, step: &Step, url: &str) -> StepReport {
-    let mut report = failed(step, err(ErrorCode::Internal, "not run"));
+    let mut report = failed(step, WireError::new(ErrorCode::Internal, "not run"));
     report.risk = Some(RiskLevel::Low);
     let url = match shared::url::validate_navigation_url(url).and_then(|u| state.check_site(&u).map(|()| u)) {
         Ok(u) => u,
@@ -635,11 +638,8 @@ async fn navigate(state: &AppState, caller: &Caller, tab: TabId, step: &Step, ur
     let wait = Duration::from_millis(NAVIGATION_TIMEOUT_MS) + state.human_wait();
     let answer = state.hub().call(Command::Navigate { tab, url: url.clone() }, wait).await;
     let landed = match answer {
-        Ok(CommandResult::Tab { tab: info }) => {
-            state.actions().remember_url(tab, &info.url);
-            state.check_site(&info.url).map(|()| info.url)
-        }
-        Ok(_) => Err(err(ErrorCode::Internal, "unexpected answer from the browser extension")),
+        Ok(CommandResult::Tab { tab: info }) => state.url_seen(tab, &info.url).map(|()| info.url),
+        Ok(_) => Err(super::unexpected_answer()),
         Err(e) => Err(e),
     };
     match landed {

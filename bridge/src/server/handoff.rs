@@ -29,7 +29,7 @@ use std::time::Duration;
 use rmcp::model::{CallToolResult, ProgressNotificationParam, ProgressToken};
 use rmcp::service::{Peer, RoleServer};
 use serde_json::{Value, json};
-use shared::error::{ErrorCode, WireError};
+use shared::error::WireError;
 use shared::handoff::{Record, Waiting};
 use shared::limits::COMMAND_TIMEOUT_MS;
 use shared::protocol::{Command, CommandResult};
@@ -82,14 +82,13 @@ pub(crate) async fn browser_handoff(
     let answer = state.hub().call(Command::Handoff { tab, reason: reason.clone() }, wait).await;
     let (waited_ms, info) = match answer {
         Ok(CommandResult::HandedBack { waited_ms, tab }) => (waited_ms, tab),
-        Ok(_) => return Err(WireError::new(ErrorCode::Internal, "unexpected answer from the browser extension")),
+        Ok(_) => return Err(super::unexpected_answer()),
         Err(e) => {
             tracing::info!(tab, code = e.code.as_str(), session = %caller.session, "hand-off not done");
             return Err(e);
         }
     };
-    state.actions().remember_url(tab, &info.url);
-    state.check_site(&info.url)?;
+    state.url_seen(tab, &info.url)?;
     // The page as it is now: its header, as a snapshot starts.
     let request = SnapshotRequest { interactive_only: true, ..SnapshotRequest::default() };
     let header =

@@ -265,18 +265,9 @@ fn browser_tools() -> Vec<Tool> {
     ]
 }
 
-fn err(code: ErrorCode, message: impl Into<String>) -> WireError {
-    WireError::new(code, message)
-}
-
-fn unexpected() -> WireError {
-    tracing::error!("unexpected answer kind from the extension");
-    err(ErrorCode::Internal, "unexpected answer from the browser extension")
-}
-
 fn parse<T: DeserializeOwned>(args: JsonObject) -> Result<T, WireError> {
     serde_json::from_value(Value::Object(args))
-        .map_err(|e| err(ErrorCode::InvalidRequest, format!("invalid arguments: {e}")))
+        .map_err(|e| WireError::new(ErrorCode::InvalidRequest, format!("invalid arguments: {e}")))
 }
 
 fn tab_line(tab: &TabInfo, current: Option<TabId>, out: &mut String) {
@@ -398,27 +389,27 @@ impl McpServer {
                         .await
                     {
                         Ok(CommandResult::Tab { tab }) => tab,
-                        Ok(_) => return Err(unexpected()),
+                        Ok(_) => return Err(super::unexpected_answer()),
                         Err(e) => {
                             let failed = Err(e.clone());
                             self.audit(caller, "browser_tabs", Some(tab.id), "open a tab", Some(u), &failed).await;
-                            let mut opened = err(e.code, format!("tab {} opened; {}", tab.id, e.message));
+                            let mut opened = WireError::new(e.code, format!("tab {} opened; {}", tab.id, e.message));
                             opened.challenge = e.challenge;
                             return Err(opened);
                         }
                     },
                 };
-                self.state.actions().remember_url(tab.id, &tab.url);
                 // Where it landed (after redirects) may be a denied site: the
                 // tab stays the agent's (to close), its page is not shown.
-                match self.state.check_site(&tab.url) {
+                match self.state.url_seen(tab.id, &tab.url) {
                     Ok(()) => Ok(tab),
-                    Err(e) => {
-                        Err(err(e.code, format!("the new tab {} landed on a denied site: {}", tab.id, e.message)))
-                    }
+                    Err(e) => Err(WireError::new(
+                        e.code,
+                        format!("the new tab {} landed on a denied site: {}", tab.id, e.message),
+                    )),
                 }
             }
-            Ok(_) => Err(unexpected()),
+            Ok(_) => Err(super::unexpected_answer()),
             Err(e) => Err(e),
         };
         let outcome = result.as_ref().map(|_| ()).map_err(Clone::clone);
@@ -432,13 +423,13 @@ impl McpServer {
         match args.action {
             TabsAction::List => {
                 if args.tab.is_some() || args.url.is_some() {
-                    return Err(err(ErrorCode::InvalidRequest, "list takes no tab or url"));
+                    return Err(WireError::new(ErrorCode::InvalidRequest, "list takes no tab or url"));
                 }
                 let (mine, _) = self.state.session_tabs(caller.key);
                 let CommandResult::Tabs { tabs } =
                     hub.call(Command::TabsList { tabs: mine.clone() }, command_timeout()).await?
                 else {
-                    return Err(unexpected());
+                    return Err(super::unexpected_answer());
                 };
                 // Only this session's tabs, and forget the ones that are gone.
                 for gone in mine.iter().filter(|t| !tabs.iter().any(|i| i.id == **t)) {
@@ -458,7 +449,7 @@ impl McpServer {
             }
             TabsAction::New => {
                 if args.tab.is_some() {
-                    return Err(err(ErrorCode::InvalidRequest, "new takes no tab"));
+                    return Err(WireError::new(ErrorCode::InvalidRequest, "new takes no tab"));
                 }
                 let url = args.url.as_deref().map(shared::url::validate_navigation_url).transpose()?;
                 let tab = self.open_tab(caller, url).await?;
@@ -466,27 +457,26 @@ impl McpServer {
             }
             TabsAction::Select => {
                 if args.url.is_some() {
-                    return Err(err(ErrorCode::InvalidRequest, "select takes no url"));
+                    return Err(WireError::new(ErrorCode::InvalidRequest, "select takes no url"));
                 }
                 let Some(tab) = args.tab else {
-                    return Err(err(ErrorCode::InvalidRequest, "select needs a tab"));
+                    return Err(WireError::new(ErrorCode::InvalidRequest, "select needs a tab"));
                 };
                 self.state.agent_tab(caller.key, Some(tab))?;
                 let CommandResult::Tab { tab: info } = hub.call(Command::TabSelect { tab }, command_timeout()).await?
                 else {
-                    return Err(unexpected());
+                    return Err(super::unexpected_answer());
                 };
                 self.state.own_tab(caller.key, tab);
-                self.state.actions().remember_url(tab, &info.url);
-                self.state.check_site(&info.url)?;
+                self.state.url_seen(tab, &info.url)?;
                 Ok(tab_result(&info, Some(tab)))
             }
             TabsAction::Close => {
                 if args.url.is_some() {
-                    return Err(err(ErrorCode::InvalidRequest, "close takes no url"));
+                    return Err(WireError::new(ErrorCode::InvalidRequest, "close takes no url"));
                 }
                 let Some(tab) = args.tab else {
-                    return Err(err(ErrorCode::InvalidRequest, "close needs a tab"));
+                    return Err(WireError::new(ErrorCode::InvalidRequest, "close needs a tab"));
                 };
                 if self.state.agent_tab(caller.key, Some(tab)).is_err() {
                     // Not this session's: the person's tab is high risk,
@@ -496,7 +486,7 @@ impl McpServer {
                 let CommandResult::Closed { tab: closed } =
                     hub.call(Command::TabClose { tab }, command_timeout()).await?
                 else {
-                    return Err(unexpected());
+                    return Err(super::unexpected_answer());
                 };
                 self.state.tab_closed(closed);
                 let (_, current) = self.state.session_tabs(caller.key);
@@ -514,7 +504,7 @@ impl McpServer {
         let url = match (&args.url, args.step) {
             (Some(url), None) => Some(shared::url::validate_navigation_url(url)?),
             (None, Some(_)) => None,
-            _ => return Err(err(ErrorCode::InvalidRequest, "give exactly one of url and step")),
+            _ => return Err(WireError::new(ErrorCode::InvalidRequest, "give exactly one of url and step")),
         };
         if let Some(u) = &url {
             let checked = self.state.check_site(u);
@@ -530,7 +520,7 @@ impl McpServer {
                 return Ok(tab_result(&tab, Some(tab.id)));
             }
             None => {
-                return Err(err(
+                return Err(WireError::new(
                     ErrorCode::InvalidRequest,
                     "no current tab: open one with browser_tabs new or give a url",
                 ));
@@ -553,15 +543,14 @@ impl McpServer {
         let answer = self.state.hub().call(command_for(tab, &url), self.navigation_timeout()).await;
         let info = match answer {
             Ok(CommandResult::Tab { tab: info }) => info,
-            Ok(_) => return Err(unexpected()),
+            Ok(_) => return Err(super::unexpected_answer()),
             Err(e) => {
                 self.audit(caller, "browser_navigate", Some(tab), &summary, url.as_deref(), &Err(e.clone())).await;
                 return Err(e);
             }
         };
-        self.state.actions().remember_url(tab, &info.url);
         // Back/forward may land on a denied site: the agent learns nothing of it.
-        let landed = self.state.check_site(&info.url);
+        let landed = self.state.url_seen(tab, &info.url);
         self.audit(caller, "browser_navigate", Some(tab), &summary, Some(&info.url), &landed).await;
         landed?;
         let (_, current) = self.state.session_tabs(caller.key);
@@ -572,15 +561,15 @@ impl McpServer {
         if let Some(scope) = &args.scope
             && !is_valid_ref(scope)
         {
-            return Err(err(ErrorCode::InvalidRequest, "scope must be an element ref like e12"));
+            return Err(WireError::new(ErrorCode::InvalidRequest, "scope must be an element ref like e12"));
         }
         let page = args.page.unwrap_or(1);
         if page == 0 {
-            return Err(err(ErrorCode::InvalidRequest, "page starts at 1"));
+            return Err(WireError::new(ErrorCode::InvalidRequest, "page starts at 1"));
         }
         let max_chars = args.max_chars.unwrap_or(DEFAULT_SNAPSHOT_CHARS);
         if max_chars == 0 {
-            return Err(err(ErrorCode::InvalidRequest, "max_chars must be positive"));
+            return Err(WireError::new(ErrorCode::InvalidRequest, "max_chars must be positive"));
         }
         let tab = self.state.require_agent_tab(caller.key, args.tab)?;
         // The page and its size go to the content script, which stops
@@ -594,11 +583,10 @@ impl McpServer {
         let CommandResult::Snapshot { snapshot } =
             self.state.hub().call(Command::Snapshot { tab, request }, command_timeout()).await?
         else {
-            return Err(unexpected());
+            return Err(super::unexpected_answer());
         };
-        self.state.actions().remember_url(tab, &snapshot.url);
         self.state.actions().remember_challenge(tab, snapshot.challenge.is_some());
-        self.state.check_site(&snapshot.url)?;
+        self.state.url_seen(tab, &snapshot.url)?;
         let rendered = render(&snapshot, RenderOptions { max_chars, page });
         // The header fields only: the text goes once, in the content
         // (a 2,000-row page's answer was twice the bytes it needs).
@@ -622,21 +610,20 @@ impl McpServer {
         if let Some(r) = &args.element_ref
             && !is_valid_ref(r)
         {
-            return Err(err(ErrorCode::InvalidRequest, "ref must be an element ref like e12"));
+            return Err(WireError::new(ErrorCode::InvalidRequest, "ref must be an element ref like e12"));
         }
         let max_chars = args.max_chars.unwrap_or(DEFAULT_SNAPSHOT_CHARS);
         if max_chars == 0 {
-            return Err(err(ErrorCode::InvalidRequest, "max_chars must be positive"));
+            return Err(WireError::new(ErrorCode::InvalidRequest, "max_chars must be positive"));
         }
         let tab = self.state.require_agent_tab(caller.key, args.tab)?;
         let request = TextRequest { scope: args.element_ref };
         let CommandResult::Text { text: page } =
             self.state.hub().call(Command::ExtractText { tab, request }, command_timeout()).await?
         else {
-            return Err(unexpected());
+            return Err(super::unexpected_answer());
         };
-        self.state.actions().remember_url(tab, &page.url);
-        self.state.check_site(&page.url)?;
+        self.state.url_seen(tab, &page.url)?;
         let (text, cut) = render_text(&page, max_chars);
         let data = json!({
             "url": redact::redact_url(&page.url),
@@ -651,17 +638,17 @@ impl McpServer {
     /// or `gone` is not, within `ms`; `ms` alone is a plain pause.
     async fn browser_wait_for(&self, args: WaitForArgs, caller: &Caller) -> Result<CallToolResult, WireError> {
         if args.ms.is_some_and(|ms| ms > MAX_WAIT_MS) {
-            return Err(err(ErrorCode::InvalidRequest, format!("ms must be at most {MAX_WAIT_MS}")));
+            return Err(WireError::new(ErrorCode::InvalidRequest, format!("ms must be at most {MAX_WAIT_MS}")));
         }
         for t in [&args.text, &args.gone].into_iter().flatten() {
             if t.trim().is_empty() || t.chars().count() > 300 {
-                return Err(err(ErrorCode::InvalidRequest, "text and gone must be 1 to 300 characters"));
+                return Err(WireError::new(ErrorCode::InvalidRequest, "text and gone must be 1 to 300 characters"));
             }
         }
         let tab = self.state.require_agent_tab(caller.key, args.tab)?;
         if args.text.is_none() && args.gone.is_none() {
             let Some(ms) = args.ms else {
-                return Err(err(ErrorCode::InvalidRequest, "give text, gone or ms"));
+                return Err(WireError::new(ErrorCode::InvalidRequest, "give text, gone or ms"));
             };
             tokio::time::sleep(Duration::from_millis(ms)).await;
             return Ok(plain_result(format!("Waited {ms} ms."), json!({ "waited_ms": ms })));
@@ -676,10 +663,9 @@ impl McpServer {
             let CommandResult::Text { text: page } =
                 self.state.hub().call(Command::ExtractText { tab, request }, command_timeout()).await?
             else {
-                return Err(unexpected());
+                return Err(super::unexpected_answer());
             };
-            self.state.actions().remember_url(tab, &page.url);
-            self.state.check_site(&page.url)?;
+            self.state.url_seen(tab, &page.url)?;
             let body = fold(&page.blocks.join("\n"));
             let appeared = want.as_deref().is_none_or(|w| body.contains(w));
             let vanished = gone.as_deref().is_none_or(|g| !body.contains(g));
@@ -694,7 +680,7 @@ impl McpServer {
                 return Ok(untrusted_result(&format!("{what} (after {waited} ms)."), data));
             }
             if started.elapsed() >= limit {
-                return Err(err(
+                return Err(WireError::new(
                     ErrorCode::Timeout,
                     format!("the page did not change as asked within {} ms", limit.as_millis()),
                 ));

@@ -292,15 +292,18 @@ impl AppState {
 
     /// The one site check: `PERMISSION_DENIED` naming the rule when a
     /// `[[sites]]` rule with `access = "deny"` matches `url`'s origin
-    /// (compared in canonical form, `shared::policy::denying_rule`).
+    /// (`shared::gate::site_refusal`).
+    /// A URL was seen on an agent tab (a snapshot, a resolved element, a
+    /// tab listing, an action's report…): remembered as the tab's last URL
+    /// (the next action's first site check), then checked against the site
+    /// rules ([`Self::check_site`]).
+    pub(crate) fn url_seen(&self, tab: TabId, url: &str) -> Result<(), WireError> {
+        self.actions().remember_url(tab, url);
+        self.check_site(url)
+    }
+
     pub(crate) fn check_site(&self, url: &str) -> Result<(), WireError> {
-        match shared::policy::denying_rule(&self.config().policy, url) {
-            Some(rule) => Err(WireError::new(
-                ErrorCode::PermissionDenied,
-                format!("the person's policy denies access to {} (config.toml, sites)", rule.origin),
-            )),
-            None => Ok(()),
-        }
+        shared::gate::site_refusal(&self.config().policy, url).map_or(Ok(()), Err)
     }
 
     /// Answers the extension's request for the secret of the `Act` with
@@ -308,6 +311,20 @@ impl AppState {
     /// work); see `actions::release_secret`.
     pub(crate) fn spawn_secret_release(&self, connection: u64, request: u64, origin: String) {
         self.inner.tracker.spawn(actions::release_secret(self.clone(), connection, request, origin));
+    }
+
+    /// Answers the worker's `UploadRequest` from its own task
+    /// (`files::send_upload`).
+    pub(crate) fn spawn_send_upload(&self, connection: u64, upload: u64) {
+        let state = self.clone();
+        self.inner.tracker.spawn(async move { files::send_upload(&state, connection, upload).await });
+    }
+
+    /// Handles a download event from the worker in its own task
+    /// (`downloads::on_download`).
+    pub(crate) fn spawn_download_event(&self, connection: u64, event: shared::files::DownloadEvent) {
+        let state = self.clone();
+        self.inner.tracker.spawn(async move { downloads::on_download(&state, connection, event).await });
     }
 
     /// Writes the audit row of an ended hand-off from its own task.
@@ -438,4 +455,11 @@ pub async fn serve(
     tracker.wait().await;
     tracing::debug!(%addr, "server stopped");
     Ok(())
+}
+
+/// The extension answered a command with a result of the wrong kind: a bug
+/// on one side, logged; the agent gets `INTERNAL`.
+pub(crate) fn unexpected_answer() -> WireError {
+    tracing::error!("unexpected answer kind from the extension");
+    WireError::new(ErrorCode::Internal, "unexpected answer from the browser extension")
 }

@@ -91,7 +91,7 @@ async fn ask(
             row(state, caller, tool, tab, url, v, "approved", decided_by, "ok").await;
             Ok(decided_by)
         }
-        Ok(_) => Err(WireError::new(ErrorCode::Internal, "unexpected answer from the browser extension")),
+        Ok(_) => Err(super::unexpected_answer()),
         Err(e) => {
             let by = e.denied_by.map(DecidedBy::from).unwrap_or(DecidedBy::Policy);
             row(state, caller, tool, tab, url, v, "denied", by, e.code.as_str()).await;

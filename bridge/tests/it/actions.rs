@@ -379,6 +379,32 @@ async fn stale_refs_pass_through_with_a_hint() {
     assert!(rows.iter().all(|r| r.outcome.as_deref() == Some("STALE_REF")));
 }
 
+/// A sensitive kind this version does not know is the strictest: nothing
+/// the agent types goes there, not even a bound secret on its own site
+/// (`shared::gate::fields`, the rule the extension applies too).
+#[tokio::test]
+async fn a_field_of_an_unknown_sensitive_kind_is_never_filled() {
+    let mut page = shop_page();
+    let mut future = FakeElement::new("textbox", "Passkey");
+    future.facts.editable = true;
+    future.sensitive = Some("passkey_of_the_future".into());
+    future.effect = Effect::ValueChanged;
+    page.elements.insert("e8".into(), future);
+    let s = setup("unknown-kind", "", page).await;
+    for text in [json!("hello"), json!({"secret": "SHOP_TOKEN"}), json!({"secret": "API_TOKEN"})] {
+        let r = call_tool(&s.client, "browser_type", json!({"ref": "e8", "text": text})).await;
+        assert_tool_error(&r, "PERMISSION_DENIED");
+        assert!(result_text(&r).contains("never fills"), "{}", result_text(&r));
+    }
+    let r = call_tool(&s.client, "browser_select_option", json!({"ref": "e8", "values": ["a"]})).await;
+    assert_tool_error(&r, "PERMISSION_DENIED");
+    assert!(s.fake.acts().is_empty(), "a value went to a field of an unknown kind: {:?}", s.fake.acts());
+    // Control: the same secret into a field of a known kind is typed.
+    let r = call_tool(&s.client, "browser_type", json!({"ref": "e5", "text": {"secret": "SHOP_TOKEN"}})).await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    assert_eq!(s.fake.acts().len(), 1);
+}
+
 #[tokio::test]
 async fn sensitive_fields_take_secrets_only_and_the_value_travels_in_the_one_act() {
     let s = setup("sensitive", "", shop_page()).await;

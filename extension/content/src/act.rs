@@ -161,12 +161,15 @@ fn start(target: Option<&str>, action: &Action, verify: Option<&ResolvedElement>
                 ),
             ));
         }
-        if matches!(action, Action::Type { .. })
-            && (live.facts.input_type == "password" || live.sensitive.as_deref() == Some("password"))
+        // The worker's gate refused this already (`shared::gate::fields`);
+        // the text arrives here as a `Type` even from a secret, so only the
+        // never-filled kinds are checked again, on the live element.
+        if matches!(action, Action::Type { .. } | Action::SelectOption { .. })
+            && shared::gate::field_kind(Some(&live)).is_some_and(shared::sensitive::SensitiveKind::agent_may_never_fill)
         {
             return Err(err(
                 ErrorCode::PermissionDenied,
-                "Chaperone never types into password fields: ask the person to log in by hand in this tab",
+                "Chaperone never fills password, card or bank fields: the person enters those themselves",
             ));
         }
     } else if target.is_some() {

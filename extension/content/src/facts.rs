@@ -132,7 +132,6 @@ pub fn resolve(el: &Element) -> Result<ResolvedElement, WireError> {
             label: &name,
             placeholder: &placeholder,
         })
-        .map(|k| k.as_str().to_string())
     } else {
         None
     };

@@ -112,7 +112,7 @@ async fn wanted() -> BTreeSet<String> {
             crate::sessions::owner_of(id)?;
             let url =
                 get(&t, "url").as_string().filter(|u| !u.is_empty()).or_else(|| get(&t, "pendingUrl").as_string())?;
-            shared::downloads::automatic_downloads_pattern(&crate::tabs::origin_of(&url))
+            shared::downloads::automatic_downloads_pattern(&shared::url::Origin::wire(&url))
         })
         .collect()
 }

@@ -266,7 +266,7 @@ async fn determine(id: u64, item: JsValue, suggest: Function) {
             }
         });
     }
-    let origin = shared::downloads::download_origin(&url, &referrer, crate::tabs::origin_of);
+    let origin = shared::downloads::download_origin(&url, &referrer, shared::url::Origin::wire);
     let tab = seen.as_ref().map(|s| s.tab);
     let tabs_at_origin = match tab {
         Some(_) => Vec::new(),
@@ -320,7 +320,7 @@ async fn tabs_showing(origin: Option<&str>) -> Vec<TabId> {
                 return None;
             }
             match origin {
-                Some(o) if crate::tabs::origin_of(&url) != o => None,
+                Some(o) if shared::url::Origin::of(&url) != shared::url::Origin::of(o) => None,
                 _ => Some(id),
             }
         })

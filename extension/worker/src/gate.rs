@@ -534,14 +534,12 @@ pub async fn act(
             Some(l) => l.url.clone(),
             None => tabs::tab_url(tab).await?,
         };
-        let origin = tabs::origin_of(&url);
         let step = shared::gate::decide(&Live {
             action: &action,
             gate: &gate,
             expect: expect.as_ref(),
             element: live.as_ref(),
             url: &url,
-            origin: &origin,
             yolo: control_state().yolo,
         });
         if no_element || matches!(step, GateStep::Refuse(_)) || handed > shared::handoff::MAX_HANDOFFS_PER_ACTION {

@@ -113,10 +113,8 @@ type UpdatedListener = Closure<dyn FnMut(JsValue, JsValue, JsValue)>;
 
 /// The tab of an open hand-off is now at `url`: its card says so.
 fn moved(tab: TabId, url: &str) {
-    let origin = match tabs::origin_of(url) {
-        o if o.is_empty() => "a page that is not a web site".to_string(),
-        o => o,
-    };
+    let origin =
+        shared::url::Origin::of(url).map_or_else(|| "a page that is not a web site".to_string(), |o| o.to_string());
     let changed = STATE.with(|s| {
         let mut s = s.borrow_mut();
         let Some(e) = s.list.iter_mut().find(|e| e.view.tab == tab) else { return false };
@@ -232,8 +230,8 @@ async fn begin(
             id,
             tab,
             challenge,
-            origin: tabs::origin_of(&url),
-            began_origin: tabs::origin_of(&url),
+            origin: shared::url::Origin::wire(&url),
+            began_origin: shared::url::Origin::wire(&url),
             reason,
             trigger,
             since_ms: now_ms() as u64,

@@ -44,13 +44,15 @@ thread_local! {
 pub async fn reveal(tab: TabId, request: u64, action: Action, decided_origin: &str) -> Result<Action, WireError> {
     let Action::TypeSecret { name, submit } = action else { return Ok(action) };
     let url = crate::tabs::tab_url(tab).await?;
-    let origin = crate::tabs::origin_of(&url);
-    if origin != decided_origin {
+    // Compared as origins (`shared::url::Origin`), only between web pages.
+    let live = shared::url::Origin::of(&url);
+    let Some(origin) = live.filter(|o| Some(o) == shared::url::Origin::of(decided_origin).as_ref()) else {
         return Err(wire(
             ErrorCode::StaleRef,
             "the tab is no longer on the page the action was decided for; take a new browser_snapshot",
         ));
-    }
+    };
+    let origin = origin.to_string();
     let Some(generation) = crate::conn::connected_generation() else {
         return Err(wire(
             ErrorCode::ExtensionDisconnected,

@@ -54,25 +54,6 @@ pub async fn tab_url(tab: TabId) -> Result<String, WireError> {
     Ok(info(&get_tab(tab).await?).url)
 }
 
-/// `scheme://host:port` as `shared::url::origin` writes it, parsed by the
-/// browser's own URL parser (no second parser in the worker); empty for
-/// anything but http(s).
-pub fn origin_of(url: &str) -> String {
-    let Ok(u) = web_sys::Url::new(url) else { return String::new() };
-    let scheme = u.protocol();
-    let scheme = scheme.trim_end_matches(':');
-    let default_port = match scheme {
-        "http" => "80",
-        "https" => "443",
-        _ => return String::new(),
-    };
-    let host = u.hostname();
-    let host = host.strip_suffix('.').unwrap_or(&host);
-    let port = u.port();
-    let port = if port.is_empty() { default_port } else { port.as_str() };
-    format!("{scheme}://{host}:{port}")
-}
-
 /// Only http(s) pages have our content script.
 pub async fn require_web_page(tab: TabId) -> Result<(), WireError> {
     let page = get_tab(tab).await?;

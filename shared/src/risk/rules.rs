@@ -538,5 +538,6 @@ pub(super) fn kind_name(k: SensitiveKind) -> &'static str {
         SensitiveKind::Card => "card",
         SensitiveKind::Bank => "bank",
         SensitiveKind::NationalId => "national id",
+        SensitiveKind::Unknown => "of a kind this version does not know",
     }
 }

@@ -752,7 +752,7 @@ async fn page_answer(
                 element: ResolvedElement {
                     facts: el.facts.clone(),
                     fingerprint: el.fingerprint(&target),
-                    sensitive: el.sensitive.clone(),
+                    sensitive: el.sensitive.as_deref().map(shared::sensitive::SensitiveKind::from_wire),
                     url,
                 },
             })
@@ -901,7 +901,7 @@ fn fake_locate(cfg: &Mutex<PageConfig>, t: TabId, d: &shared::flow::Descriptor) 
                 element: Box::new(ResolvedElement {
                     facts: el.facts.clone(),
                     fingerprint: el.fingerprint(&r),
-                    sensitive: el.sensitive.clone(),
+                    sensitive: el.sensitive.as_deref().map(shared::sensitive::SensitiveKind::from_wire),
                     url: url.clone(),
                 }),
                 via: choice.via,

@@ -6,6 +6,10 @@
 //! the IO between the steps: it reads the person's controls, resolves the
 //! live element, asks the person, fetches a secret and acts.
 //!
+//! The bridge decides first, before it dispatches the `Act`: that
+//! decision is [`dispatch`] (pure as well, table-tested there). The rule
+//! for sensitive fields is one, [`fields`], applied by both sides.
+//!
 //! An `Act` goes through these steps, in this order; the first refusal
 //! ends it and nothing runs.
 //!
@@ -28,18 +32,16 @@
 //!    - the element's fingerprint is not `expect` → `STALE_REF`;
 //!    - the page's origin (as the browser parses it) is not `gate.origin`
 //!      → `STALE_REF`: a decision holds only for the site it was made for;
-//!    - typing (a literal or a secret) into a password field (sensitive
-//!      kind `password`, or `type=password`) → `PERMISSION_DENIED`;
-//!    - typing or choosing an option in a field the agent may never fill
-//!      (card, bank; [`SensitiveKind::agent_may_never_fill`]) →
-//!      `PERMISSION_DENIED`;
+//!    - the sensitive-field rule the bridge applies too ([`fields`]):
+//!      typing or choosing an option in a password, card or bank field, or
+//!      one of a kind this version does not know → `PERMISSION_DENIED`; a
+//!      literal or a printable key into another sensitive field, or a
+//!      secret into a field that is not sensitive → `INVALID_REQUEST`;
 //!    - [`classify`] of the live element ([`ActionKind::of`] with
 //!      [`Typing::Alone`]: an `Act` does not say whether it is a form's
 //!      field, and both kinds are judged alike) on the page URL, mapped
 //!      through `gate.policy` (the origin's per-risk decisions): `deny` →
 //!      `PERMISSION_DENIED` naming the risk and the reasons;
-//!    - `TypeSecret` into a field that is not sensitive →
-//!      `PERMISSION_DENIED` (the value would show in the next snapshot);
 //!    - then the person must confirm when `gate.person_must_answer` (a
 //!      secret bound to no site), `gate.changed` (a flow step's changed
 //!      target, `crate::replay`), or the bridge's decision or the live one
@@ -67,13 +69,19 @@
 //! [`WireError::denied_by`], which the bridge writes as the audit
 //! decision row.
 
+pub mod dispatch;
+pub mod fields;
+
+pub use dispatch::{Dispatch, Proposal, Refused, SecretBinding, before_dispatch, before_resolve, site_refusal};
+pub use fields::{field_kind, field_refusal};
+
 use crate::action::{Action, ControlState, Fingerprint, Gate, ResolvedElement, Typing};
 use crate::audit::{DecidedBy, DeniedBy};
 use crate::error::{ErrorCode, WireError};
 use crate::limits::{MAX_APPROVAL_TIMEOUT_SECS, MIN_APPROVAL_TIMEOUT_SECS};
 use crate::policy::Decision;
 use crate::risk::{ActionKind, Classification, ElementFacts, RiskLevel, classify};
-use crate::sensitive::SensitiveKind;
+use crate::url::Origin;
 
 /// What [`admit`] looks at: the `Act` as it arrived and the person's
 /// controls at that moment.
@@ -136,11 +144,9 @@ pub struct Live<'a> {
     /// The live element; `None` for `CloseTab` and for a page-level action
     /// with nothing focused.
     pub element: Option<&'a ResolvedElement>,
-    /// The page URL: the element's, else the tab's.
+    /// The page URL: the element's, else the tab's; its
+    /// [`Origin`](crate::url::Origin) is compared with `gate.origin`.
     pub url: &'a str,
-    /// `scheme://host:port` of `url` as the browser parses it (empty for
-    /// anything but http(s)); compared with `gate.origin`.
-    pub origin: &'a str,
     /// YOLO is on.
     pub yolo: bool,
 }
@@ -207,30 +213,16 @@ fn decide_inner(l: &Live<'_>) -> Result<GateStep, WireError> {
     }
     // The bridge decided (site rules included) for one site; the person
     // may have taken the tab elsewhere since.
-    if l.origin != l.gate.origin {
+    if Origin::of(l.url) != Origin::of(&l.gate.origin) {
         return Err(WireError::new(
             ErrorCode::StaleRef,
             "the tab is no longer on the page the action was decided for; take a new browser_snapshot",
         ));
     }
-    let sensitive = element.and_then(|e| e.sensitive.as_deref()).and_then(SensitiveKind::parse);
-    let password = sensitive == Some(SensitiveKind::Password)
-        || element.is_some_and(|e| e.facts.input_type.eq_ignore_ascii_case("password"));
-    let types = l.action.types_text();
-    if types && password {
-        return Err(WireError::new(
-            ErrorCode::PermissionDenied,
-            "Chaperone never types into password fields: ask the person to log in by hand in this tab",
-        ));
+    if let Some(e) = field_refusal(l.action, element) {
+        return Err(e);
     }
-    if (types || matches!(l.action, Action::SelectOption { .. }))
-        && sensitive.is_some_and(SensitiveKind::agent_may_never_fill)
-    {
-        return Err(WireError::new(
-            ErrorCode::PermissionDenied,
-            "Chaperone never fills card or bank fields: the person enters those themselves",
-        ));
-    }
+    let sensitive = field_kind(element);
     let facts = element.map(|e| &e.facts);
     let class = classify(&ActionKind::of(l.action, Typing::Alone), facts, l.url, sensitive);
     let live_decision = l.gate.policy.get(class.risk);
@@ -238,12 +230,6 @@ fn decide_inner(l: &Live<'_>) -> Result<GateStep, WireError> {
         return Err(WireError::new(
             ErrorCode::PermissionDenied,
             format!("the site policy denies {} risk actions here ({})", class.risk.as_str(), class.reasons.join("; ")),
-        ));
-    }
-    if matches!(l.action, Action::TypeSecret { .. }) && sensitive.is_none() {
-        return Err(WireError::new(
-            ErrorCode::PermissionDenied,
-            "a secret goes only into a field Chaperone treats as sensitive",
         ));
     }
 
@@ -396,6 +382,7 @@ pub fn halted(controls: ControlState, stop_pressed_since: bool) -> Option<WireEr
 mod tests {
     use super::*;
     use crate::policy::RiskDecisions;
+    use crate::sensitive::SensitiveKind;
 
     const PAGE: &str = "https://shop.example/notes?session=abc#top";
     const ORIGIN: &str = "https://shop.example:443";
@@ -428,7 +415,7 @@ mod tests {
         let mut e = element("textbox", "Field");
         e.facts.editable = true;
         e.facts.input_type = input_type.into();
-        e.sensitive = sensitive.map(str::to_string);
+        e.sensitive = sensitive.map(SensitiveKind::from_wire);
         e
     }
 
@@ -491,7 +478,8 @@ mod tests {
         element: Option<ResolvedElement>,
         /// `None`: the element's own fingerprint.
         expect: Option<Fingerprint>,
-        origin: &'static str,
+        /// The page URL (its origin is compared with the gate's).
+        url: &'static str,
         yolo: bool,
         want: Want,
     }
@@ -510,7 +498,7 @@ mod tests {
             gate: gate(),
             element: Some(element("button", "Save draft")),
             expect: None,
-            origin: ORIGIN,
+            url: PAGE,
             yolo: false,
             want,
         }
@@ -523,14 +511,13 @@ mod tests {
             gate: &c.gate,
             expect: expect.as_ref(),
             element: c.element.as_ref(),
-            url: PAGE,
-            origin: c.origin,
+            url: c.url,
             yolo: c.yolo,
         })
     }
 
     fn cases() -> Vec<Case> {
-        use ErrorCode::{PermissionDenied, StaleRef};
+        use ErrorCode::{InvalidRequest, PermissionDenied, StaleRef};
         use Want::{Ask, Refuse, Run};
         let delete = || Some(element("button", "Delete account"));
         let deny_high =
@@ -603,67 +590,65 @@ mod tests {
                 ..case("stale fingerprint wins over YOLO", Refuse(StaleRef, "now button \"Save draft\""))
             },
             Case {
-                origin: "https://evil.example:443",
+                url: "HTTPS://Shop.Example.:443/other?x",
+                ..case("the same origin, written otherwise", Run(DecidedBy::Policy))
+            },
+            Case {
+                url: "https://evil.example/notes",
                 ..case("wrong origin: the tab went to another site", Refuse(StaleRef, "no longer on the page"))
             },
             Case {
-                origin: "https://shop.example:8443",
+                url: "https://shop.example:8443/notes",
                 ..case("wrong origin: another port", Refuse(StaleRef, "no longer on the page"))
             },
             Case {
-                origin: "",
+                url: "chrome://newtab/",
                 ..case("wrong origin: not a web page any more", Refuse(StaleRef, "no longer on the page"))
             },
             // ---- sensitive fields
             Case {
                 action: typed(),
                 element: Some(field(Some("password"), "password")),
-                ..case("password typed", Refuse(PermissionDenied, "never types into password fields"))
+                ..case("password typed", Refuse(PermissionDenied, "never fills password fields"))
             },
             Case {
                 action: typed(),
                 element: Some(field(None, "PASSWORD")),
                 ..case(
                     "password typed, known by its input type only",
-                    Refuse(PermissionDenied, "never types into password fields"),
+                    Refuse(PermissionDenied, "never fills password fields"),
                 )
             },
             Case {
                 action: secret(),
                 element: Some(field(Some("password"), "password")),
                 yolo: true,
-                ..case(
-                    "password typed from a secret, YOLO on",
-                    Refuse(PermissionDenied, "never types into password fields"),
-                )
+                ..case("password typed from a secret, YOLO on", Refuse(PermissionDenied, "never fills password fields"))
             },
             Case {
                 action: typed(),
                 element: Some(field(Some("card"), "text")),
-                ..case("card typed", Refuse(PermissionDenied, "never fills card or bank fields"))
+                ..case("card typed", Refuse(PermissionDenied, "never fills"))
             },
             Case {
                 action: secret(),
                 element: Some(field(Some("bank"), "text")),
-                ..case("bank typed from a secret", Refuse(PermissionDenied, "never fills card or bank fields"))
+                ..case("bank typed from a secret", Refuse(PermissionDenied, "never fills"))
             },
             Case {
                 action: select(),
                 element: Some(field(Some("card"), "")),
-                ..case("card expiry selected", Refuse(PermissionDenied, "never fills card or bank fields"))
+                ..case("card expiry selected", Refuse(PermissionDenied, "never fills"))
             },
             Case {
                 action: select(),
                 element: Some(field(Some("bank"), "")),
-                ..case("bank selected", Refuse(PermissionDenied, "never fills card or bank fields"))
+                ..case("bank selected", Refuse(PermissionDenied, "never fills"))
             },
             Case {
                 action: select(),
                 element: Some(field(Some("password"), "")),
-                ..case(
-                    "an option chosen in a password field",
-                    Refuse(PermissionDenied, "never fills card or bank fields"),
-                )
+                ..case("an option chosen in a password field", Refuse(PermissionDenied, "never fills password"))
             },
             Case {
                 element: Some(field(Some("card"), "text")),
@@ -674,7 +659,7 @@ mod tests {
                 element: Some(field(None, "text")),
                 ..case(
                     "TypeSecret into a field that is not sensitive",
-                    Refuse(PermissionDenied, "a secret goes only into a field"),
+                    Refuse(InvalidRequest, "a secret goes only into a field"),
                 )
             },
             Case {
@@ -684,7 +669,7 @@ mod tests {
                 yolo: true,
                 ..case(
                     "TypeSecret into a plain field, whoever would answer",
-                    Refuse(PermissionDenied, "a secret goes only into a field"),
+                    Refuse(InvalidRequest, "a secret goes only into a field"),
                 )
             },
             Case {
@@ -710,14 +695,40 @@ mod tests {
                 action: secret(),
                 element: Some(field(Some("some-new-kind"), "text")),
                 ..case(
-                    "an unknown sensitive kind is no sensitive field for a secret",
-                    Refuse(PermissionDenied, "a secret goes only into a field"),
+                    "an unknown sensitive kind is the strictest: no secret goes there",
+                    Refuse(PermissionDenied, "never fills"),
                 )
             },
             Case {
                 action: typed(),
+                element: Some(field(Some("some-new-kind"), "text")),
+                yolo: true,
+                ..case(
+                    "an unknown sensitive kind is the strictest: no literal, YOLO or not",
+                    Refuse(PermissionDenied, "never fills"),
+                )
+            },
+            Case {
+                action: select(),
+                element: Some(field(Some("some-new-kind"), "")),
+                ..case("an unknown sensitive kind is the strictest: no option", Refuse(PermissionDenied, "never fills"))
+            },
+            Case {
+                element: Some(field(Some("some-new-kind"), "text")),
+                ..case("clicking a field of an unknown kind asks nobody", Run(DecidedBy::Policy))
+            },
+            Case {
+                action: typed(),
                 element: Some(field(Some("one_time_code"), "text")),
-                ..case("a literal into another sensitive field asks", Ask(RiskLevel::High))
+                ..case(
+                    "a literal into another sensitive field (the bridge refuses it first)",
+                    Refuse(InvalidRequest, "literal values are refused"),
+                )
+            },
+            Case {
+                action: Action::PressKey { key: "7".into() },
+                element: Some(field(Some("one_time_code"), "text")),
+                ..case("a printable key in a sensitive field", Refuse(InvalidRequest, "literal values are refused"))
             },
             // ---- tabs and the focused element
             Case {
@@ -729,7 +740,7 @@ mod tests {
             Case {
                 action: Action::CloseTab,
                 element: None,
-                origin: "https://other.example:443",
+                url: "https://other.example/",
                 ..case("closing a tab that went elsewhere", Refuse(StaleRef, "no longer on the page"))
             },
             Case {
@@ -769,15 +780,8 @@ mod tests {
             ..gate()
         };
         let action = Action::Click;
-        let live = Live {
-            action: &action,
-            gate: &g,
-            expect: Some(&e.fingerprint),
-            element: Some(&e),
-            url: PAGE,
-            origin: ORIGIN,
-            yolo: false,
-        };
+        let live =
+            Live { action: &action, gate: &g, expect: Some(&e.fingerprint), element: Some(&e), url: PAGE, yolo: false };
         let GateStep::Ask { class, question } = decide(&live) else { panic!("asks") };
         assert_eq!(class.risk, RiskLevel::High);
         assert_eq!(question.risk, RiskLevel::High, "the higher of both");
@@ -830,15 +834,8 @@ mod tests {
         let e = element("button", "Delete account");
         let g = Gate { risk: RiskLevel::Medium, ..gate() };
         let action = Action::Click;
-        let live = Live {
-            action: &action,
-            gate: &g,
-            expect: Some(&e.fingerprint),
-            element: Some(&e),
-            url: PAGE,
-            origin: ORIGIN,
-            yolo: true,
-        };
+        let live =
+            Live { action: &action, gate: &g, expect: Some(&e.fingerprint), element: Some(&e), url: PAGE, yolo: true };
         let GateStep::Run { decided_by, class, shown_risk } = decide(&live) else { panic!("runs") };
         assert_eq!((decided_by, class.risk, shown_risk), (DecidedBy::Yolo, RiskLevel::High, RiskLevel::High));
         assert!(class.reasons.iter().any(|r| r.contains("delete")), "{:?}", class.reasons);
