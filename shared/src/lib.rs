@@ -39,8 +39,10 @@
 //! module's `crate::` paths, both ways; a module's tests may use any):
 //!
 //! ```text
-//! tools       protocol, names
-//! protocol    handoff, command, replay, action, files, sessions, record, flow, snapshot, tab, error, challenge, audit
+//! tools       protocol, network, names
+//! dashboard   url, audit
+//! model       snapshot, limits
+//! protocol    network, handoff, command, replay, action, files, sessions, record, flow, snapshot, tab, error, challenge, audit
 //! handoff     command, tab, text, url, error, challenge
 //! command     action, flow, snapshot, tab
 //! gate        replay, action, policy, risk, redact, url, error, sensitive, audit, limits
@@ -57,7 +59,8 @@
 //! policy      risk, url, limits
 //! risk        text, sensitive, input, limits
 //! snapshot    redact, text, challenge, limits
-//! redact      names, sensitive
+//! redact      network, names, sensitive
+//! network     tab
 //! url         error, limits
 //! error       challenge, audit, limits
 //! challenge   sensitive, input, limits

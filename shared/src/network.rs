@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::TabId;
+use crate::tab::TabId;
 
 /// Most requests kept per session (the oldest go first).
 pub const MAX_REQUESTS_PER_SESSION: usize = 5_000;

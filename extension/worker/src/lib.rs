@@ -23,7 +23,8 @@
 //! secret         conn, tabs
 //! upload         conn, tabs
 //! downloads      sessions, conn, tabs
-//! autodownloads  sessions, tabs
+//! autodownloads  sessions
+//! network        sessions, conn
 //! proceed        conn
 //! sessions       conn
 //! conn           refusals, messages
