@@ -35,6 +35,9 @@ pub struct ServeConfig {
     pub files: FilesPolicy,
     /// The person's flows (`flow_*` tools, recordings; `None`: no flows).
     pub flows: Option<crate::flows::FlowStore>,
+    /// The person's popup choices of site access (`None`: kept in memory
+    /// only, for tests).
+    pub site_rules: Option<crate::site_rules::SiteRuleStore>,
 }
 
 /// What the person allowed for files: upload folders (absolute; resolved
@@ -75,6 +78,7 @@ impl ServeConfig {
             human_timeout_secs: shared::limits::DEFAULT_HUMAN_TIMEOUT_SECS,
             files: FilesPolicy::default(),
             flows: None,
+            site_rules: None,
         }
     }
 }
@@ -105,8 +109,8 @@ pub struct FileConfig {
     /// `[risk] low/medium/high = "allow" | "confirm" | "deny"`.
     #[serde(default)]
     pub risk: RiskDecisions,
-    /// `[[sites]] origin = "https://*.example.com"`, `access = "deny"` or
-    /// per-risk overrides.
+    /// `[[sites]] origin = "https://*.example.com"`, `access = "read"`,
+    /// `"deny"` (or `"act"`, the default) or per-risk overrides.
     #[serde(default)]
     pub sites: Vec<SiteRule>,
     /// Seconds the person has to answer an approval (default 120, max 600).

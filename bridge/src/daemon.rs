@@ -94,6 +94,7 @@ pub async fn serve_logging(
     // may add one while the daemon is up.
     config.secrets = Some(std::sync::Arc::new(crate::secrets::SecretStore::open(home)?));
     config.flows = Some(crate::flows::FlowStore::open(&home.db())?);
+    config.site_rules = Some(crate::site_rules::SiteRuleStore::open(&home.db())?);
     let pid = std::process::id();
     home.write_daemon_json(&DaemonInfo {
         pid,

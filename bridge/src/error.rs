@@ -71,6 +71,9 @@ pub enum Error {
     /// The flows table could not be read or written.
     #[error("flow store {path}: {message}")]
     FlowStore { path: PathBuf, message: String },
+    /// The popup's site rules could not be read or written.
+    #[error("site rules {path}: {message}")]
+    SiteRules { path: PathBuf, message: String },
 }
 
 impl Error {

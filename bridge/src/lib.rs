@@ -13,6 +13,7 @@
 //! - [`flows`]: the flow store behind `chaperone flow` and the flow tools.
 //! - [`flow_cli`]: `chaperone flow …`; [`recorder`]: Chrome DevTools Recorder JSON.
 //! - [`connect`]: what `chaperone up` prints to connect an agent.
+//! - [`site_rules`]: the person's popup choices of site access (SQLite) and `chaperone sites`.
 //! - [`time`]: the clock, RFC 3339 timestamps and calendar dates (a leaf).
 
 pub mod audit;
@@ -32,6 +33,7 @@ pub mod proxy;
 pub mod recorder;
 pub mod secrets;
 pub mod server;
+pub mod site_rules;
 pub mod time;
 
 pub use config::ServeConfig;

@@ -377,7 +377,7 @@ async fn prepare_with(state: &AppState, audit: &Audit<'_>, plan: Plan, step: &St
     }
     let known = state.actions().page(plan.tab).url;
     if let Some(url) = &known
-        && let Err(e) = state.check_site(url).and_then(|()| secret_elsewhere(&plan, url))
+        && let Err(e) = state.check_action_site(url, &plan.action).and_then(|()| secret_elsewhere(&plan, url))
     {
         record_refusal(audit, &plan, &early_summary(&plan), Some(url), None, &e).await;
         return Err(e);
@@ -431,7 +431,7 @@ async fn prepare_with(state: &AppState, audit: &Audit<'_>, plan: Plan, step: &St
     }
     let log_summary = summarize(&plan.action, target.as_ref(), sensitive.is_some(), Literals::Masked);
 
-    if let Err(e) = state.check_site(&url).and_then(|()| secret_elsewhere(&plan, &url)) {
+    if let Err(e) = state.check_action_site(&url, &plan.action).and_then(|()| secret_elsewhere(&plan, &url)) {
         record_refusal(audit, &plan, &summary, Some(&url), None, &e).await;
         return Err(e);
     }

@@ -32,6 +32,7 @@ mod navigate;
 mod record;
 mod results;
 mod sessions;
+mod sites;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -98,12 +99,15 @@ struct Inner {
     recorder: record::Recorder,
     /// Each session's recent `browser_handoff`s (`handoff.rs`).
     handoff_limits: Mutex<std::collections::HashMap<SessionKey, shared::handoff::HandoffLimiter>>,
+    /// The person's popup choices of site access, as stored (`sites.rs`).
+    popup_rules: Mutex<Vec<shared::policy::PopupRule>>,
 }
 
 impl AppState {
     /// State for a bridge listening on `port` (used for the `Host` check).
     pub fn new(config: ServeConfig, port: u16) -> Self {
         let allowed_hosts = [format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("[::1]:{port}")];
+        let popup_rules = sites::load(&config);
         AppState {
             inner: Arc::new(Inner {
                 config,
@@ -124,6 +128,7 @@ impl AppState {
                 started: Instant::now(),
                 recorder: record::Recorder::default(),
                 handoff_limits: Mutex::default(),
+                popup_rules: Mutex::new(popup_rules),
             }),
         }
     }
@@ -279,17 +284,11 @@ impl AppState {
         self.hub().notify(BridgeToExt::Sessions { sessions });
     }
 
-    /// The one site check: `PERMISSION_DENIED` naming the rule when a
-    /// `[[sites]]` rule with `access = "deny"` matches `url`'s origin
-    /// (compared in canonical form, `shared::policy::denying_rule`).
+    /// The one site check: `PERMISSION_DENIED` naming the rule when the
+    /// site's access (`config.toml` and the popup, `sites.rs`) is `deny`
+    /// (compared in canonical form, `shared::policy::SiteRules`).
     pub(crate) fn check_site(&self, url: &str) -> Result<(), WireError> {
-        match shared::policy::denying_rule(&self.config().policy, url) {
-            Some(rule) => Err(WireError::new(
-                ErrorCode::PermissionDenied,
-                format!("the person's policy denies access to {} (config.toml, sites)", rule.origin),
-            )),
-            None => Ok(()),
-        }
+        self.check_site_use(url, shared::policy::SiteUse::Look)
     }
 
     /// Answers the extension's request for the secret of the `Act` with

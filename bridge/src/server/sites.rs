@@ -1,0 +1,105 @@
+//! Site access in the running bridge (`shared::policy`, "Site access"):
+//! the person's popup choices kept in memory and in
+//! [`SiteRuleStore`](crate::site_rules::SiteRuleStore), the one check every
+//! tool passes ([`AppState::check_site_use`]: navigation and reading as
+//! [`SiteUse::Look`], every page action as [`SiteUse::Change`] from
+//! `actions.rs`), and the extension's `SetSiteAccess` frames.
+//!
+//! A popup choice applies at once to every session: it changes the one
+//! list every check reads, then the extension is told
+//! (`BridgeToExt::SiteRules`). The store is written before the list
+//! changes, so a choice the database refused is not in force either (and
+//! the popup shows what is).
+
+use shared::action::Action;
+use shared::error::{ErrorCode, WireError};
+use shared::policy::{AccessIn, PopupRule, SiteAccess, SiteRules, SiteUse};
+use shared::protocol::BridgeToExt;
+
+use super::AppState;
+use crate::config::ServeConfig;
+
+/// The stored popup choices at start (none without a store, or when it
+/// cannot be read: logged).
+pub(super) fn load(config: &ServeConfig) -> Vec<PopupRule> {
+    let Some(store) = &config.site_rules else { return Vec::new() };
+    match store.list() {
+        Ok(rows) => rows.into_iter().map(|r| r.rule).collect(),
+        Err(e) => {
+            tracing::error!(error = %e, "the popup's site rules could not be read");
+            Vec::new()
+        }
+    }
+}
+
+impl AppState {
+    /// Every access rule now: `config.toml`'s and the popup's.
+    pub(crate) fn site_rules(&self) -> SiteRules {
+        let popup = self.inner.popup_rules.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        SiteRules { config: self.config().policy.sites.clone(), popup }
+    }
+
+    /// The access on `url`'s origin and the rule that set it.
+    pub(crate) fn access_for(&self, url: &str) -> AccessIn {
+        self.site_rules().access_for(url)
+    }
+
+    /// `PERMISSION_DENIED` naming the rule and the origin when `what` is
+    /// refused on `url` (`shared::policy::refusal`).
+    pub(crate) fn check_site_use(&self, url: &str, what: SiteUse) -> Result<(), WireError> {
+        match shared::policy::refusal(&self.access_for(url), url, what) {
+            Some(why) => Err(WireError::new(ErrorCode::PermissionDenied, why)),
+            None => Ok(()),
+        }
+    }
+
+    /// The site check of a page action: every acting tool, flow step and
+    /// future action passes here (`actions::prepare_with`).
+    pub(crate) fn check_action_site(&self, url: &str, action: &Action) -> Result<(), WireError> {
+        self.check_site_use(url, SiteUse::of(action))
+    }
+
+    /// Tells the extension every access rule (`BridgeToExt::SiteRules`).
+    pub(crate) fn push_site_rules(&self) {
+        self.hub().notify(BridgeToExt::SiteRules { rules: self.site_rules() });
+    }
+
+    /// The person chose `access` for `origin` in the popup or the approval
+    /// window (`ExtToBridge::SetSiteAccess`): checked with
+    /// `shared::policy::popup_choice`, stored, in force at once for every
+    /// session, and told back to the extension either way.
+    pub(crate) async fn set_site_access(&self, origin: String, access: SiteAccess) {
+        match shared::policy::popup_choice(&self.config().policy.sites, &origin, access) {
+            Err(why) => tracing::warn!(origin = %origin, access = access.as_str(), reason = %why, "site access not changed"),
+            Ok(stored) => {
+                let written = match self.config().site_rules.clone() {
+                    Some(store) => {
+                        let o = origin.clone();
+                        match tokio::task::spawn_blocking(move || store.set(&o, stored)).await {
+                            Ok(Ok(())) => true,
+                            Ok(Err(e)) => {
+                                tracing::error!(error = %e, "the site rule could not be stored");
+                                false
+                            }
+                            Err(e) => {
+                                tracing::error!(error = %e, "the site rule task failed");
+                                false
+                            }
+                        }
+                    }
+                    None => true,
+                };
+                if written {
+                    let mut rules = self.inner.popup_rules.lock().unwrap_or_else(|p| p.into_inner());
+                    rules.retain(|r| r.origin != origin);
+                    if let Some(a) = stored {
+                        rules.push(PopupRule { origin: origin.clone(), access: a });
+                    }
+                    drop(rules);
+                    tracing::info!(origin = %origin, access = access.as_str(), "the person set a site's access in the popup");
+                }
+            }
+        }
+        self.push_site_rules();
+    }
+}
