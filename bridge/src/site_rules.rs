@@ -77,23 +77,7 @@ impl SiteRuleStore {
     /// Every stored choice, by origin.
     pub fn list(&self) -> Result<Vec<StoredRule>, Error> {
         let conn = self.lock()?;
-        let read = |e: rusqlite::Error| self.db_error(format!("read: {e}"));
-        let mut stmt = conn.prepare("SELECT origin, access, set_at FROM site_rules ORDER BY origin").map_err(read)?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)))
-            .map_err(read)?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (origin, access, set_at) = row.map_err(read)?;
-            let parsed = SiteAccess::parse(&access).filter(|a| *a != SiteAccess::Act);
-            match parsed {
-                Some(access) if shared::url::origin(&origin).as_deref() == Some(origin.as_str()) => {
-                    out.push(StoredRule { rule: PopupRule { origin, access }, set_at })
-                }
-                _ => tracing::warn!(origin = %origin, access = %access, "a site rule row that does not parse is skipped"),
-            }
-        }
-        Ok(out)
+        read_rows(&conn).map_err(|e| self.db_error(format!("read: {e}")))
     }
 
     /// Stores `access` for `origin` (replacing its row), or removes the
@@ -120,6 +104,44 @@ impl SiteRuleStore {
     fn db_error(&self, message: impl Into<String>) -> Error {
         Error::SiteRules { path: self.path.clone(), message: message.into() }
     }
+}
+
+/// The stored choices of the database at `path`, opened read only (for
+/// `chaperone sites`, which never writes): none when there is no database
+/// or no table yet.
+pub fn read_only_list(path: &Path) -> Result<Vec<StoredRule>, Error> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let db = |e: rusqlite::Error| Error::SiteRules { path: path.to_path_buf(), message: e.to_string() };
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .map_err(db)?;
+    conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(db)?;
+    let exists: i64 = conn
+        .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'site_rules'", [], |r| r.get(0))
+        .map_err(db)?;
+    if exists == 0 {
+        return Ok(Vec::new());
+    }
+    read_rows(&conn).map_err(db)
+}
+
+fn read_rows(conn: &Connection) -> Result<Vec<StoredRule>, rusqlite::Error> {
+    let mut stmt = conn.prepare("SELECT origin, access, set_at FROM site_rules ORDER BY origin")?;
+    let rows =
+        stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)))?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (origin, access, set_at) = row?;
+        let parsed = SiteAccess::parse(&access).filter(|a| *a != SiteAccess::Act);
+        match parsed {
+            Some(access) if shared::url::origin(&origin).as_deref() == Some(origin.as_str()) => {
+                out.push(StoredRule { rule: PopupRule { origin, access }, set_at })
+            }
+            _ => tracing::warn!(origin = %origin, access = %access, "a site rule row that does not parse is skipped"),
+        }
+    }
+    Ok(out)
 }
 
 /// `chaperone sites`: the access rules of `config.toml` and the popup's,
@@ -190,8 +212,10 @@ mod tests {
         c.execute("INSERT INTO site_rules VALUES ('https://x.example:443', 'sometimes', 'now')", []).unwrap();
         c.execute("INSERT INTO site_rules VALUES ('x.example', 'deny', 'now')", []).unwrap();
         assert_eq!(store.list().unwrap().len(), 1);
-        // A second open of the same database sees the rows (the CLI's view).
-        assert_eq!(SiteRuleStore::open(&path).unwrap().list().unwrap().len(), 1);
+        // The CLI's read-only view sees the rows; no database is no rows.
+        assert_eq!(read_only_list(&path).unwrap().len(), 1);
+        assert!(read_only_list(&dir.path().join("none.db")).unwrap().is_empty());
+        assert!(!dir.path().join("none.db").exists(), "the listing creates nothing");
     }
 
     #[test]

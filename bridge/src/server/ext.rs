@@ -673,8 +673,7 @@ async fn authenticated_loop(
                         true
                     }
                     Ok(ExtToBridge::SetSiteAccess { origin, access }) => {
-                        let s = state.clone();
-                        state.inner.tracker.spawn(async move { s.set_site_access(origin, access).await });
+                        state.set_site_access(origin, access);
                         true
                     }
                     Ok(ExtToBridge::Hello { .. }) | Err(_) => false,

@@ -7,9 +7,8 @@
 //!
 //! A popup choice applies at once to every session: it changes the one
 //! list every check reads, then the extension is told
-//! (`BridgeToExt::SiteRules`). The store is written before the list
-//! changes, so a choice the database refused is not in force either (and
-//! the popup shows what is).
+//! (`BridgeToExt::SiteRules`) and the store is written (a failed write is
+//! logged; the choice holds until the daemon stops).
 
 use shared::action::Action;
 use shared::error::{ErrorCode, WireError};
@@ -59,6 +58,39 @@ impl AppState {
         self.check_site_use(url, SiteUse::of(action))
     }
 
+    /// `browser_status`'s line about the access of the current tab's site
+    /// (as last seen), so the agent does not try what would be refused;
+    /// and its JSON (`null` without a current tab or a known page).
+    pub(crate) fn site_status(&self, current: Option<shared::protocol::TabId>) -> (String, serde_json::Value) {
+        let Some(url) = current.and_then(|t| self.actions().page(t).url) else {
+            return (String::new(), serde_json::Value::Null);
+        };
+        let Some(origin) = shared::url::origin(&url) else { return (String::new(), serde_json::Value::Null) };
+        let a = self.access_for(&url);
+        let meaning = match a.access {
+            SiteAccess::Act => "agents may act there (risky actions still follow the person's policy)",
+            SiteAccess::Read => {
+                "agents may navigate, read, scroll and hover there, but every click, typing, form, select, key \
+                 press, upload or flow step is refused"
+            }
+            SiteAccess::Deny => "agents may not use it at all",
+        };
+        let from = match a.source {
+            shared::policy::AccessSource::Default => "the default".to_string(),
+            shared::policy::AccessSource::Config => format!("config.toml rule {}", a.rule),
+            shared::policy::AccessSource::Popup => "the person's choice in the extension popup".to_string(),
+        };
+        let text = format!("Site access of the current tab ({origin}): {} — {meaning} (from {from})\n", a.access.label());
+        let json = serde_json::json!({
+            "origin": origin,
+            "access": a.access.as_str(),
+            "label": a.access.label(),
+            "source": a.source.as_str(),
+            "rule": a.rule,
+        });
+        (text, json)
+    }
+
     /// Tells the extension every access rule (`BridgeToExt::SiteRules`).
     pub(crate) fn push_site_rules(&self) {
         self.hub().notify(BridgeToExt::SiteRules { rules: self.site_rules() });
@@ -66,40 +98,35 @@ impl AppState {
 
     /// The person chose `access` for `origin` in the popup or the approval
     /// window (`ExtToBridge::SetSiteAccess`): checked with
-    /// `shared::policy::popup_choice`, stored, in force at once for every
-    /// session, and told back to the extension either way.
-    pub(crate) async fn set_site_access(&self, origin: String, access: SiteAccess) {
-        match shared::policy::popup_choice(&self.config().policy.sites, &origin, access) {
-            Err(why) => tracing::warn!(origin = %origin, access = access.as_str(), reason = %why, "site access not changed"),
-            Ok(stored) => {
-                let written = match self.config().site_rules.clone() {
-                    Some(store) => {
-                        let o = origin.clone();
-                        match tokio::task::spawn_blocking(move || store.set(&o, stored)).await {
-                            Ok(Ok(())) => true,
-                            Ok(Err(e)) => {
-                                tracing::error!(error = %e, "the site rule could not be stored");
-                                false
-                            }
-                            Err(e) => {
-                                tracing::error!(error = %e, "the site rule task failed");
-                                false
-                            }
-                        }
-                    }
-                    None => true,
-                };
-                if written {
-                    let mut rules = self.inner.popup_rules.lock().unwrap_or_else(|p| p.into_inner());
-                    rules.retain(|r| r.origin != origin);
-                    if let Some(a) = stored {
-                        rules.push(PopupRule { origin: origin.clone(), access: a });
-                    }
-                    drop(rules);
-                    tracing::info!(origin = %origin, access = access.as_str(), "the person set a site's access in the popup");
-                }
+    /// `shared::policy::popup_choice`, in force at once for every session
+    /// (before the next frame of the socket is read: an approval the
+    /// person denied with "Never on this site" comes after it), told back
+    /// to the extension either way, then stored.
+    pub(crate) fn set_site_access(&self, origin: String, access: SiteAccess) {
+        let stored = match shared::policy::popup_choice(&self.config().policy.sites, &origin, access) {
+            Ok(stored) => stored,
+            Err(why) => {
+                tracing::warn!(origin = %origin, access = access.as_str(), reason = %why, "site access not changed");
+                self.push_site_rules();
+                return;
+            }
+        };
+        {
+            let mut rules = self.inner.popup_rules.lock().unwrap_or_else(|p| p.into_inner());
+            rules.retain(|r| r.origin != origin);
+            if let Some(a) = stored {
+                rules.push(PopupRule { origin: origin.clone(), access: a });
             }
         }
+        tracing::info!(origin = %origin, access = access.as_str(), "the person set a site's access in the popup");
         self.push_site_rules();
+        let Some(store) = self.config().site_rules.clone() else { return };
+        self.inner.tracker.spawn(async move {
+            match tokio::task::spawn_blocking(move || store.set(&origin, stored)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::error!(error = %e, "the site rule could not be stored"),
+                Err(e) => tracing::error!(error = %e, "the site rule task failed"),
+            }
+        });
     }
 }

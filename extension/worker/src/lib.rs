@@ -21,8 +21,9 @@
 //! downloads  conn, tabs
 //! record     conn, tabs, messages, badge
 //! sessions   conn
+//! sites      handoff, tabs, conn, messages
 //! conn       refusals
-//! popup      ui, messages, refusals, handoff, sessions
+//! popup      ui, messages, refusals, handoff, sessions, sites
 //! approval   ui, messages
 //! ui         messages
 //! tabs       load_errors
@@ -56,6 +57,7 @@ mod record;
 mod refusals;
 mod secret;
 mod sessions;
+mod sites;
 mod tabs;
 mod ui;
 mod upload;
@@ -117,6 +119,7 @@ fn on_bridge_frame(generation: u64, frame: BridgeToExt) {
         BridgeToExt::UploadRefused { upload, error } => upload::refused(generation, upload, error),
         BridgeToExt::Download { id, verdict } => downloads::verdict(generation, id, verdict),
         BridgeToExt::Sessions { sessions } => sessions::update(sessions),
+        BridgeToExt::SiteRules { rules } => sites::update(rules),
         // `conn` answers these itself.
         BridgeToExt::Welcome { .. } | BridgeToExt::Pong { .. } => {}
     }
@@ -128,6 +131,7 @@ fn on_disconnected(generation: u64) {
     proceed::connection_closed(generation);
     upload::connection_closed(generation);
     downloads::connection_closed(generation);
+    sites::forget();
 }
 
 /// Popup entry point.
@@ -247,6 +251,20 @@ pub fn on_runtime_message(msg: JsValue, sender: JsValue) -> Promise {
         }),
         Message::TakeOver {} => {
             wasm_bindgen_futures::future_to_promise(async { Ok(ok_reply(handoff::take_over().await)) })
+        }
+        Message::ThisSite {} => {
+            wasm_bindgen_futures::future_to_promise(async { Ok(to_js(&sites::this_site().await)) })
+        }
+        Message::SetSiteAccess { origin, access } => Promise::resolve(&ok_reply(sites::set(origin, access))),
+        Message::NeverHere { request } => {
+            // Never for the origin of the page the request is about, then
+            // the request denied: the bridge has the rule before the
+            // denial reaches the agent (frames are read in order).
+            let origin = gate::pending_url(request).and_then(|u| shared::url::origin(&u));
+            if let Some(origin) = origin {
+                sites::set(origin, shared::policy::SiteAccess::Deny);
+            }
+            Promise::resolve(&ok_reply(gate::decide(request, false)))
         }
         Message::Record { on, name, keep_text } => wasm_bindgen_futures::future_to_promise(async move {
             if !on {
