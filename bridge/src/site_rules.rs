@@ -128,8 +128,7 @@ pub fn read_only_list(path: &Path) -> Result<Vec<StoredRule>, Error> {
 
 fn read_rows(conn: &Connection) -> Result<Vec<StoredRule>, rusqlite::Error> {
     let mut stmt = conn.prepare("SELECT origin, access, set_at FROM site_rules ORDER BY origin")?;
-    let rows =
-        stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)))?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)))?;
     let mut out = Vec::new();
     for row in rows {
         let (origin, access, set_at) = row?;
@@ -156,7 +155,8 @@ pub fn render(config: &[shared::policy::SiteRule], popup: &[StoredRule], json: b
             .collect();
         return serde_json::json!({"config": c, "popup": p}).to_string() + "\n";
     }
-    let mut out = String::from("Site access (the most restrictive matching rule wins; every other site: Agents may act)\n");
+    let mut out =
+        String::from("Site access (the most restrictive matching rule wins; every other site: Agents may act)\n");
     out.push_str("\nconfig.toml [[sites]]:\n");
     if config.is_empty() {
         out.push_str("  (none)\n");
@@ -220,9 +220,10 @@ mod tests {
 
     #[test]
     fn the_listing_names_both_sources() {
-        let config: Vec<shared::policy::SiteRule> =
-            serde_json::from_str(r#"[{"origin":"https://*.bank.example","access":"read"},{"origin":"http://127.0.0.1:*","high":"allow"}]"#)
-                .unwrap();
+        let config: Vec<shared::policy::SiteRule> = serde_json::from_str(
+            r#"[{"origin":"https://*.bank.example","access":"read"},{"origin":"http://127.0.0.1:*","high":"allow"}]"#,
+        )
+        .unwrap();
         let popup = [StoredRule {
             rule: PopupRule { origin: "https://mail.example:443".into(), access: SiteAccess::Deny },
             set_at: "2026-12-04T15:00:00Z".into(),

@@ -781,7 +781,10 @@ mod tests {
                         (Deny, AccessSource::Config) => assert!(why.contains("https://*.bank.example"), "{why}"),
                         (_, AccessSource::Config) => {
                             assert!(why.contains("https://online.bank.example:443"), "names the origin: {why}");
-                            assert!(why.contains("rule https://*.bank.example in config.toml"), "names the rule: {why}");
+                            assert!(
+                                why.contains("rule https://*.bank.example in config.toml"),
+                                "names the rule: {why}"
+                            );
                         }
                         _ => {
                             assert!(why.contains("https://online.bank.example:443"), "{why}");

@@ -80,7 +80,8 @@ impl AppState {
             shared::policy::AccessSource::Config => format!("config.toml rule {}", a.rule),
             shared::policy::AccessSource::Popup => "the person's choice in the extension popup".to_string(),
         };
-        let text = format!("Site access of the current tab ({origin}): {} — {meaning} (from {from})\n", a.access.label());
+        let text =
+            format!("Site access of the current tab ({origin}): {} — {meaning} (from {from})\n", a.access.label());
         let json = serde_json::json!({
             "origin": origin,
             "access": a.access.as_str(),

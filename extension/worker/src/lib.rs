@@ -252,9 +252,7 @@ pub fn on_runtime_message(msg: JsValue, sender: JsValue) -> Promise {
         Message::TakeOver {} => {
             wasm_bindgen_futures::future_to_promise(async { Ok(ok_reply(handoff::take_over().await)) })
         }
-        Message::ThisSite {} => {
-            wasm_bindgen_futures::future_to_promise(async { Ok(to_js(&sites::this_site().await)) })
-        }
+        Message::ThisSite {} => wasm_bindgen_futures::future_to_promise(async { Ok(to_js(&sites::this_site().await)) }),
         Message::SetSiteAccess { origin, access } => Promise::resolve(&ok_reply(sites::set(origin, access))),
         Message::NeverHere { request } => {
             // Never for the origin of the page the request is about, then
