@@ -97,7 +97,7 @@ async fn a_read_only_site_in_config_reads_but_refuses_every_action() {
     // ---- navigation on the read-only site still works
     let second = ro.url("/readonly/second.html");
     let r = s.mcp.ok("browser_navigate", json!({ "url": second, "tab": tab })).await.expect_untrusted();
-    assert_eq!(r.data()["url"], json!(second), "{}", r.raw);
+    assert_eq!(r.data()["tab"]["url"], json!(second), "{}", r.raw);
 
     // ---- control: the same page on another port (another site) acts
     let other = s.url(PAGE);
@@ -225,4 +225,24 @@ async fn the_person_makes_a_site_read_only_in_the_popup() {
     let out = s.daemon.cli(&["sites", "--json"], "").expect("chaperone sites");
     let listed: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(listed["popup"], json!([]), "{listed}");
+
+    // ---- "Never on this site" in the approval window: denied, and Never
+    let basic = s.url("/basic/index.html");
+    s.mcp.ok("browser_navigate", json!({ "url": basic })).await.expect_untrusted();
+    let snap = snapshot(&mut s.mcp, json!({})).await.snapshot();
+    let delete = ref_of(&snap, "button", "Delete account").unwrap_or_else(|| panic!("no Delete account:\n{snap}"));
+    let (r, _) = tokio::join!(s.mcp.call("browser_click", json!({ "ref": delete })), async {
+        let (win, req) = human.next_request(Duration::from_secs(20)).await.expect("the approval window asks");
+        win.click_selector(&format!("#never-{}", req.request)).await.expect("click Never on this site");
+    });
+    let r = r.expect("browser_click");
+    assert_eq!(code(&r), "APPROVAL_DENIED", "{}", r.raw);
+    let source = wait_site(&popup, &origin, "site-deny").await;
+    assert!(source.contains("popup"), "{source}");
+    let r = s.mcp.call("browser_snapshot", json!({})).await.unwrap();
+    assert_eq!(code(&r), "PERMISSION_DENIED", "Never refuses reading too: {}", r.raw);
+    let r = s.mcp.call("browser_navigate", json!({ "url": url })).await.unwrap();
+    assert_eq!(code(&r), "PERMISSION_DENIED", "and navigation: {}", r.raw);
+    let out = s.daemon.cli(&["sites"], "").expect("chaperone sites");
+    assert!(out.stdout.contains(&origin) && out.stdout.contains("Never"), "{}", out.stdout);
 }
