@@ -231,6 +231,18 @@ pub enum Cmd {
         #[command(subcommand)]
         command: crate::api_cli::ApiCmd,
     },
+    /// List the site access rules: `access = "read"` / `"deny"` in
+    /// config.toml's [[sites]] and the choices made in the extension's
+    /// popup ("Read only", "Never"; stored in HOME/chaperone.db). Read
+    /// only: popup choices are changed only in the popup, config rules in
+    /// config.toml. The most restrictive matching rule wins.
+    Sites {
+        #[command(flatten)]
+        home: HomeArg,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `chaperone profile …`.
@@ -390,7 +402,17 @@ pub async fn run(cli: Cli) -> Result<i32, Error> {
         Cmd::Profile { command } => profile(command),
         Cmd::Flow { command } => crate::flow_cli::run(command),
         Cmd::Api { command } => crate::api_cli::run(command),
+        Cmd::Sites { home, json } => sites(&Home::resolve(home.home)?, json),
     }
+}
+
+/// `chaperone sites`: config.toml's access rules and the popup's, read only.
+fn sites(home: &Home, json: bool) -> Result<i32, Error> {
+    let file = crate::config::FileConfig::load(&home.config_toml())?;
+    let policy = file.policy().map_err(|m| Error::Config(format!("{}: {m}", home.config_toml().display())))?;
+    let popup = crate::site_rules::read_only_list(&home.db())?;
+    print!("{}", crate::site_rules::render(&policy.sites, &popup, json));
+    Ok(0)
 }
 
 /// `chaperone profile …`. Bad names are refused by clap (exit 2); a

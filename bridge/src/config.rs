@@ -44,6 +44,9 @@ pub struct ServeConfig {
     /// `[model]`: the local model of `browser_act`/`browser_run_goal`
     /// (`None`: those tools say how to set one up).
     pub model: Option<Arc<crate::model::ModelTier>>,
+    /// The person's popup choices of site access (`None`: kept in memory
+    /// only, for tests).
+    pub site_rules: Option<crate::site_rules::SiteRuleStore>,
 }
 
 /// What the person allowed for files: upload folders (absolute; resolved
@@ -87,6 +90,7 @@ impl ServeConfig {
             exports_dir: None,
             allow_reveal: false,
             model: None,
+            site_rules: None,
         }
     }
 }
@@ -117,8 +121,8 @@ pub struct FileConfig {
     /// `[risk] low/medium/high = "allow" | "confirm" | "deny"`.
     #[serde(default)]
     pub risk: RiskDecisions,
-    /// `[[sites]] origin = "https://*.example.com"`, `access = "deny"` or
-    /// per-risk overrides.
+    /// `[[sites]] origin = "https://*.example.com"`, `access = "read"`,
+    /// `"deny"` (or `"act"`, the default) or per-risk overrides.
     #[serde(default)]
     pub sites: Vec<SiteRule>,
     /// Seconds the person has to answer an approval (default 120, max 600).

@@ -106,6 +106,7 @@ pub async fn serve_logging(
             .map_err(|m| Error::Config(format!("{}: {m}", home.config_toml().display())))?;
         config.model = Some(std::sync::Arc::new(tier));
     }
+    config.site_rules = Some(crate::site_rules::SiteRuleStore::open(&home.db())?);
     let pid = std::process::id();
     home.write_daemon_json(&DaemonInfo {
         pid,

@@ -75,6 +75,9 @@ pub enum Error {
     /// may not write, a credential it refused to write (never the value).
     #[error("{0}")]
     Api(String),
+    /// The popup's site rules could not be read or written.
+    #[error("site rules {path}: {message}")]
+    SiteRules { path: PathBuf, message: String },
 }
 
 impl Error {

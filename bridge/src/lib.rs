@@ -14,6 +14,7 @@
 //! - [`flow_cli`]: `chaperone flow …`; [`recorder`]: Chrome DevTools Recorder JSON.
 //! - [`api_cli`]: `chaperone api learn|client`, over the `forge` crate.
 //! - [`connect`]: what `chaperone up` prints to connect an agent.
+//! - [`site_rules`]: the person's popup choices of site access (SQLite) and `chaperone sites`.
 //! - [`time`]: the clock, RFC 3339 timestamps and calendar dates (a leaf).
 
 pub mod api_cli;
@@ -36,6 +37,7 @@ pub mod proxy;
 pub mod recorder;
 pub mod secrets;
 pub mod server;
+pub mod site_rules;
 pub mod time;
 
 pub use config::ServeConfig;

@@ -93,6 +93,24 @@ pub enum Action {
 }
 
 impl Action {
+    /// How this action uses a site (`crate::policy::SiteUse`: a site with
+    /// `access = "read"` takes only `Look`). Exhaustive: a new action must
+    /// say.
+    pub fn site_use(&self) -> crate::policy::SiteUse {
+        use crate::policy::SiteUse;
+        match self {
+            Action::Scroll { .. } | Action::Hover => SiteUse::Look,
+            Action::Click
+            | Action::Type { .. }
+            | Action::TypeSecret { .. }
+            | Action::SelectOption { .. }
+            | Action::PressKey { .. }
+            | Action::CloseTab
+            | Action::UploadFiles { .. }
+            | Action::KeepDownload { .. } => SiteUse::Change,
+        }
+    }
+
     /// Whether this action puts text into a field (a literal or a secret).
     pub fn types_text(&self) -> bool {
         matches!(self, Action::Type { .. } | Action::TypeSecret { .. })

@@ -42,7 +42,7 @@
 //! tools       protocol, network, names
 //! dashboard   url, audit
 //! model       snapshot, limits
-//! protocol    network, handoff, command, replay, action, files, sessions, record, flow, snapshot, tab, error, challenge, audit
+//! protocol    network, handoff, command, replay, action, files, sessions, record, flow, snapshot, tab, error, challenge, audit, policy
 //! handoff     command, tab, text, url, error, challenge
 //! command     action, flow, snapshot, tab
 //! gate        replay, action, policy, risk, redact, url, error, sensitive, audit, limits

@@ -80,6 +80,13 @@ pub enum ExtToBridge {
     /// One finished request of an agent tab (`crate::network`), observed
     /// with `webRequest`; the bridge keeps it for the tab's session.
     Network { request: Box<crate::network::Captured> },
+    /// The person chose `access` for `origin` (`scheme://host:port`) in
+    /// the popup's "This site" section, or "Never on this site" in the
+    /// approval window. Only the extension's popup and approval pages can
+    /// cause it; the bridge stores it after `crate::policy::popup_choice`
+    /// (the popup only tightens `config.toml`) and answers with
+    /// [`BridgeToExt::SiteRules`].
+    SetSiteAccess { origin: String, access: crate::policy::SiteAccess },
 }
 
 impl ExtToBridge {
@@ -333,6 +340,13 @@ pub enum BridgeToExt {
     /// grouped it).
     Sessions {
         sessions: Vec<crate::sessions::SessionInfo>,
+    },
+    /// Every rule that sets a site's access (`config.toml` and the
+    /// popup's), sent after the welcome and on every change: the popup's
+    /// "This site" section decides from it with
+    /// `crate::policy::SiteRules::access_for`, as the bridge does.
+    SiteRules {
+        rules: crate::policy::SiteRules,
     },
 }
 

@@ -34,9 +34,9 @@ mod human;
 pub mod leaks;
 pub mod libraryapi;
 mod mcp;
+pub mod model_server;
 pub mod netapp;
 mod replay;
-pub mod model_server;
 mod stack;
 mod stdio;
 

@@ -333,7 +333,13 @@ impl Plan {
 async fn prepare_with(state: &AppState, audit: &Audit<'_>, plan: Plan, step: &StepGate) -> Result<Prepared, WireError> {
     let control = state.hub().connections().first().map(|c| c.control).unwrap_or_default();
     let known = state.actions().page(plan.tab).url;
-    if let Err(e) = shared::gate::before_resolve(&plan.proposal(state, step), control, known.as_deref()) {
+    // The site's access (config and the person's popup choices, `read`
+    // refusing what changes a page: `shared::policy::refusal`), then the
+    // pure decision.
+    let site = known.as_deref().map_or(Ok(()), |u| state.check_action_site(u, &plan.action));
+    if let Err(e) =
+        site.and_then(|()| shared::gate::before_resolve(&plan.proposal(state, step), control, known.as_deref()))
+    {
         let url = if e.code == ErrorCode::Stopped { None } else { known.as_deref() };
         record_refusal(audit, &plan, &early_summary(&plan), url, None, &e).await;
         return Err(e);
@@ -387,6 +393,10 @@ async fn prepare_with(state: &AppState, audit: &Audit<'_>, plan: Plan, step: &St
     }
     let log_summary = summarize(&plan.action, target.as_ref(), sensitive, Literals::Masked);
 
+    if let Err(e) = state.check_action_site(&url, &plan.action) {
+        record_refusal(audit, &plan, &summary, Some(&url), None, &e).await;
+        return Err(e);
+    }
     let decided = shared::gate::before_dispatch(&plan.proposal(state, step), element.as_ref(), &url);
     let Dispatch { class, decision, person_must_answer } = match decided {
         Ok(d) => d,

@@ -570,6 +570,10 @@ async fn socket_task(state: AppState, mut socket: WebSocket, permit: OwnedSemaph
         if !state.registry().infos().is_empty() {
             state.push_sessions();
         }
+        let rules = state.site_rules();
+        if rules.config.iter().any(|r| r.access.is_some()) || !rules.popup.is_empty() {
+            state.push_site_rules();
+        }
         authenticated_loop(&state, &mut socket, number, &mut outgoing).await;
     }
     state.hub().unregister(number);
@@ -670,6 +674,10 @@ async fn authenticated_loop(
                     }
                     Ok(ExtToBridge::GiveTab { tab, session }) => {
                         state.give_tab(tab, session);
+                        true
+                    }
+                    Ok(ExtToBridge::SetSiteAccess { origin, access }) => {
+                        state.set_site_access(origin, access);
                         true
                     }
                     Ok(ExtToBridge::Hello { .. }) | Err(_) => false,

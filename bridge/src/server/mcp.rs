@@ -733,6 +733,8 @@ impl McpServer {
             }
         ));
         text.push_str(&format!("Current tab: {}\n", current.map_or("none".to_string(), |t| t.to_string())));
+        let (site_text, site_access) = self.state.site_status(current);
+        text.push_str(&site_text);
         let (waiting_text, waiting) = handoff::status_lines(&self.state, caller.key);
         text.push_str(&waiting_text);
         let controls = control.map(
@@ -745,6 +747,7 @@ impl McpServer {
                 "controls": controls,
                 "agentTabs": tabs,
                 "currentTab": current,
+                "siteAccess": site_access,
                 "waitingForPerson": waiting,
             }),
         ))

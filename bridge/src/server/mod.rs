@@ -38,6 +38,7 @@ mod network;
 mod record;
 mod results;
 mod sessions;
+mod sites;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -106,12 +107,15 @@ struct Inner {
     handoff_limits: Mutex<std::collections::HashMap<SessionKey, shared::handoff::HandoffLimiter>>,
     /// Each session's network capture, in memory only (`network/`).
     network: network::Network,
+    /// The person's popup choices of site access, as stored (`sites.rs`).
+    popup_rules: Mutex<Vec<shared::policy::PopupRule>>,
 }
 
 impl AppState {
     /// State for a bridge listening on `port` (used for the `Host` check).
     pub fn new(config: ServeConfig, port: u16) -> Self {
         let allowed_hosts = [format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("[::1]:{port}")];
+        let popup_rules = sites::load(&config);
         AppState {
             inner: Arc::new(Inner {
                 config,
@@ -133,6 +137,7 @@ impl AppState {
                 recorder: record::Recorder::default(),
                 handoff_limits: Mutex::default(),
                 network: network::Network::default(),
+                popup_rules: Mutex::new(popup_rules),
             }),
         }
     }
@@ -290,9 +295,6 @@ impl AppState {
         self.hub().notify(BridgeToExt::Sessions { sessions });
     }
 
-    /// The one site check: `PERMISSION_DENIED` naming the rule when a
-    /// `[[sites]]` rule with `access = "deny"` matches `url`'s origin
-    /// (`shared::gate::site_refusal`).
     /// A URL was seen on an agent tab (a snapshot, a resolved element, a
     /// tab listing, an action's report…): remembered as the tab's last URL
     /// (the next action's first site check), then checked against the site
@@ -302,8 +304,11 @@ impl AppState {
         self.check_site(url)
     }
 
+    /// The one site check: `PERMISSION_DENIED` naming the rule when the
+    /// site's access (`config.toml` and the popup, `sites.rs`) is `deny`
+    /// (compared in canonical form, `shared::policy::SiteRules`).
     pub(crate) fn check_site(&self, url: &str) -> Result<(), WireError> {
-        shared::gate::site_refusal(&self.config().policy, url).map_or(Ok(()), Err)
+        self.check_site_use(url, shared::policy::SiteUse::Look)
     }
 
     /// Answers the extension's request for the secret of the `Act` with

@@ -317,6 +317,11 @@ pub async fn set_settings(settings: Settings) {
     changed();
 }
 
+/// The page URL of the request `request` waits about, if it waits.
+pub fn pending_url(request: u64) -> Option<String> {
+    STATE.with(|s| s.borrow().pending.iter().find(|p| p.view.request == request).map(|p| p.view.url.clone()))
+}
+
 /// The person's answer for one request. False when no such request waits
 /// (unknown, already answered, timed out, stopped).
 pub fn decide(request: u64, approve: bool) -> bool {

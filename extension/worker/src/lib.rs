@@ -15,9 +15,10 @@
 //! commands       gate, handoff, tabs, load_errors
 //! gate           window, secret, upload, downloads, proceed, handoff, sessions, conn, tabs, messages, badge
 //! record         conn, tabs, messages, badge
-//! popup          ui, messages, refusals, handoff, sessions
+//! popup          ui, messages, refusals, handoff, sessions, sites
 //! approval       ui, messages
 //! ui             messages
+//! sites          handoff, tabs, conn, messages
 //! handoff        conn, tabs, badge
 //! window         tabs
 //! secret         conn, tabs
@@ -63,6 +64,7 @@ mod record;
 mod refusals;
 mod secret;
 mod sessions;
+mod sites;
 mod tabs;
 mod ui;
 mod upload;
@@ -130,6 +132,7 @@ fn on_bridge_frame(generation: u64, frame: BridgeToExt) {
             sessions::update(sessions);
             autodownloads::schedule();
         }
+        BridgeToExt::SiteRules { rules } => sites::update(rules),
         // `conn` answers these itself.
         BridgeToExt::Welcome { .. } | BridgeToExt::Pong { .. } => {}
     }
@@ -141,6 +144,7 @@ fn on_disconnected(generation: u64) {
     proceed::connection_closed(generation);
     upload::connection_closed(generation);
     downloads::connection_closed(generation);
+    sites::forget();
 }
 
 /// Popup entry point.
@@ -260,6 +264,18 @@ pub fn on_runtime_message(msg: JsValue, sender: JsValue) -> Promise {
         }),
         Message::TakeOver {} => {
             wasm_bindgen_futures::future_to_promise(async { Ok(ok_reply(handoff::take_over().await)) })
+        }
+        Message::ThisSite {} => wasm_bindgen_futures::future_to_promise(async { Ok(to_js(&sites::this_site().await)) }),
+        Message::SetSiteAccess { origin, access } => Promise::resolve(&ok_reply(sites::set(origin, access))),
+        Message::NeverHere { request } => {
+            // Never for the origin of the page the request is about, then
+            // the request denied: the bridge has the rule before the
+            // denial reaches the agent (frames are read in order).
+            let origin = gate::pending_url(request).and_then(|u| shared::url::Origin::of(&u).map(|o| o.to_string()));
+            if let Some(origin) = origin {
+                sites::set(origin, shared::policy::SiteAccess::Deny);
+            }
+            Promise::resolve(&ok_reply(gate::decide(request, false)))
         }
         Message::Record { on, name, keep_text } => wasm_bindgen_futures::future_to_promise(async move {
             if !on {

@@ -21,7 +21,10 @@
 //!   setting from the approval window and the popup; STOP, Pause, Resume,
 //!   YOLO, clearing the history, dismissing the second-browser notices,
 //!   the hand-off buttons (Done, Abort, Take over), "Let <client> use this
-//!   tab" and "Record me" only from the popup; the connection status from any of our pages.
+//!   tab" and "Record me" only from the popup; the connection status from any of our pages;
+//!   the "This site" section (reading it and choosing **Agents may act**, **Read only** or
+//!   **Never**, `crate::sites`) only from the popup, and "Never on this site" (deny one
+//!   request and set Never for its origin) from the approval window and the popup.
 //!   Anything else is refused with `"not allowed from this page"`.
 
 use serde::{Deserialize, Serialize};
@@ -85,6 +88,26 @@ pub enum Message {
         #[serde(default)]
         keep_text: bool,
     },
+    /// The popup's "This site": the web page in front and its access
+    /// (reply: [`SiteView`]).
+    ThisSite {},
+    /// The person's choice in "This site" for the origin the popup shows
+    /// (reply: [`Reply::Ok`], `done: false` when not connected or not an
+    /// origin; the bridge refuses loosening `config.toml`).
+    SetSiteAccess { origin: String, access: shared::policy::SiteAccess },
+    /// "Never on this site" on one request: Never for its page's origin,
+    /// and the request denied (reply: [`Reply::Ok`], `done: false` when no
+    /// such request waits).
+    NeverHere { request: u64 },
+}
+
+/// The reply to [`Message::ThisSite`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SiteView {
+    /// `scheme://host:port`; empty when no web page is in front.
+    pub origin: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<shared::policy::AccessIn>,
 }
 
 /// The two buttons of a hand-off card.
@@ -133,7 +156,10 @@ impl Message {
             | Message::HandBack { .. }
             | Message::TakeOver {}
             | Message::GiveTab { .. }
-            | Message::Record { .. } => page == Page::Popup,
+            | Message::Record { .. }
+            | Message::ThisSite {}
+            | Message::SetSiteAccess { .. } => page == Page::Popup,
+            Message::NeverHere { .. } => matches!(page, Page::Popup | Page::Approval),
         }
     }
 
@@ -307,6 +333,11 @@ mod tests {
             (r#"{"type":"take_over"}"#, &popup),
             (r#"{"type":"record","on":true,"name":"checkout","keep_text":false}"#, &popup),
             (r#"{"type":"record","on":false}"#, &popup),
+            (r#"{"type":"this_site"}"#, &popup),
+            (r#"{"type":"set_site_access","origin":"https://bank.example:443","access":"read"}"#, &popup),
+            (r#"{"type":"set_site_access","origin":"https://bank.example:443","access":"act"}"#, &popup),
+            (r#"{"type":"set_site_access","origin":"https://bank.example:443","access":"deny"}"#, &popup),
+            (r#"{"type":"never_here","request":7}"#, &ui_pages),
         ];
         for (json, allowed) in cases {
             let m = Message::parse(json).unwrap_or_else(|e| panic!("{json}: {e}"));
@@ -346,6 +377,12 @@ mod tests {
             r#"{"type":"hand_back","id":3}"#,
             r#"{"type":"hand_back","answer":"done"}"#,
             r#"{"type":"take_over","tab":5}"#,
+            r#"{"type":"set_site_access","origin":"https://bank.example:443"}"#,
+            r#"{"type":"set_site_access","origin":"https://bank.example:443","access":"allow"}"#,
+            r#"{"type":"set_site_access","origin":"https://bank.example:443","access":"read","config":true}"#,
+            r#"{"type":"this_site","origin":"https://bank.example:443"}"#,
+            r#"{"type":"never_here"}"#,
+            r#"{"type":"never_here","request":7,"origin":"https://evil.example:443"}"#,
         ] {
             let got = Message::parse(bad);
             assert!(got.is_err(), "{bad} was accepted as {got:?}");

@@ -8,7 +8,11 @@
 //! (`crate::refusals`; dismissed here). Above the hand-offs, the
 //! connected agents (`crate::sessions`): each one's name, its tab count and
 //! its approvals waiting, and "Let <client> use this tab" for the person's
-//! tab in front. STOP stops every agent.
+//! tab in front. STOP stops every agent. "This site" (`crate::sites`): the
+//! site of the web page in front of the window the person used last, its
+//! access (**Agents may act**, **Read only**, **Never**; the current one
+//! marked, with where it comes from) and the choice of another; a choice
+//! looser than `config.toml`'s is disabled.
 
 use std::cell::RefCell;
 
@@ -54,6 +58,9 @@ pub fn start() {
             if !agents.is_undefined() {
                 render_agents(Some(crate::sessions::parse(&get(&agents, "newValue"))), None);
             }
+            if !get(&changes, crate::sites::KEY).is_undefined() {
+                spawn_local(refresh_site());
+            }
             let record = get(&changes, RECORD_KEY);
             if !record.is_undefined() {
                 render_record(&from_js(&get(&record, "newValue")).unwrap_or_default());
@@ -67,6 +74,7 @@ pub fn start() {
     ON_CHANGED.with(|c| *c.borrow_mut() = Some(cb));
     wire_controls();
     wire_record();
+    wire_site();
     ui::on_gate_change(|state| render_gate(&state));
     spawn_local(async {
         refresh().await;
@@ -91,15 +99,93 @@ pub fn start() {
         if let Ok(items) = chrome::storage_session_get(&JsValue::from_str(RECORD_KEY)).await {
             render_record(&from_js(&get(&items, RECORD_KEY)).unwrap_or_default());
         }
-        // The "waiting for" times move on.
+        refresh_site().await;
+        // The "waiting for" times move on; the tab in front may change.
         loop {
             crate::util::sleep(1000).await;
+            refresh_site().await;
             let list = HANDOFFS.with(|h| h.borrow().list.clone());
             if !list.is_empty() {
                 draw_handoffs(&list);
             }
         }
     });
+}
+
+thread_local! {
+    /// The site "This site" shows now.
+    static SITE: RefCell<crate::messages::SiteView> = RefCell::new(crate::messages::SiteView::default());
+}
+
+/// The buttons of "This site", loosest first.
+const SITE_BUTTONS: [(&str, shared::policy::SiteAccess); 3] = [
+    ("site-act", shared::policy::SiteAccess::Act),
+    ("site-read", shared::policy::SiteAccess::Read),
+    ("site-deny", shared::policy::SiteAccess::Deny),
+];
+
+fn wire_site() {
+    for (id, access) in SITE_BUTTONS {
+        let Some(b) = by_id(id) else { continue };
+        on(&b, "click", move |_| {
+            // The choice is for the site shown when the person clicked.
+            let origin = SITE.with(|s| s.borrow().origin.clone());
+            if origin.is_empty() {
+                return;
+            }
+            spawn_local(async move {
+                let reply = send(&Message::SetSiteAccess { origin, access }).await;
+                if !get(&reply, "done").as_bool().unwrap_or(false) {
+                    set_text("site-source", "Not changed: the bridge is not connected.");
+                }
+            });
+        });
+    }
+}
+
+async fn refresh_site() {
+    let view: crate::messages::SiteView = from_js(&send(&Message::ThisSite {}).await).unwrap_or_default();
+    render_site(&view);
+    SITE.with(|s| *s.borrow_mut() = view);
+}
+
+fn render_site(view: &crate::messages::SiteView) {
+    use shared::policy::AccessSource;
+    let Some(access) = view.access.as_ref().filter(|_| !view.origin.is_empty()) else {
+        set_text("site-origin", "No web page in front.");
+        set_text("site-source", "");
+        for (id, _) in SITE_BUTTONS {
+            if let Some(b) = by_id(id) {
+                let _ = b.set_attribute("disabled", "");
+                let _ = b.set_attribute("aria-pressed", "false");
+                b.set_class_name("");
+            }
+        }
+        return;
+    };
+    if let Some(o) = by_id("site-origin") {
+        ui::clear(&o);
+        o.append_child(&ui::line("bdi", "origin", &view.origin)).ok();
+    }
+    for (id, a) in SITE_BUTTONS {
+        let Some(b) = by_id(id) else { continue };
+        let current = a == access.access;
+        b.set_class_name(if current { "current" } else { "" });
+        let _ = b.set_attribute("aria-pressed", if current { "true" } else { "false" });
+        if a < access.config_floor {
+            let _ = b.set_attribute("disabled", "");
+            let _ = b.set_attribute("title", "config.toml sets something stricter; the popup can only tighten it");
+        } else {
+            let _ = b.remove_attribute("disabled");
+            let _ = b.remove_attribute("title");
+        }
+    }
+    let from = match access.source {
+        AccessSource::Default => "the default".to_string(),
+        AccessSource::Config => format!("config.toml ({})", access.rule),
+        AccessSource::Popup => "your choice here in the popup".to_string(),
+    };
+    set_text("site-source", &format!("Now: {} — from {from}", access.access.label()));
 }
 
 /// The hand-offs shown, and the ids seen (for the chime).

@@ -123,7 +123,8 @@ pub fn decide(request: u64, approve: bool) {
 }
 
 /// One pending request with its Approve / Deny buttons
-/// (`#approve-<id>`, `#deny-<id>`, classes `approve` / `deny`).
+/// (`#approve-<id>`, `#deny-<id>`, classes `approve` / `deny`) and, for a
+/// web page, "Never on this site" (`#never-<id>`, class `never`).
 pub fn request_card(p: &PendingView) -> Element {
     let card = el("section", &format!("request risk-{}", p.risk), None);
     card.set_id(&format!("request-{}", p.request));
@@ -173,6 +174,17 @@ pub fn request_card(p: &PendingView) -> Element {
     on(&deny, "click", move |_| decide(id, false));
     buttons.append_child(&approve).ok();
     buttons.append_child(&deny).ok();
+    // "Never on this site": Never for the page's origin, and Deny.
+    if shared::url::Origin::of(&p.url).map(|o| o.to_string()).is_some() {
+        let never = el("button", "never", Some("Never on this site"));
+        never.set_id(&format!("never-{}", p.request));
+        on(&never, "click", move |_| {
+            wasm_bindgen_futures::spawn_local(async move {
+                send(&Message::NeverHere { request: id }).await;
+            });
+        });
+        buttons.append_child(&never).ok();
+    }
     card.append_child(&buttons).ok();
     card
 }

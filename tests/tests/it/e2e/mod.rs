@@ -30,6 +30,7 @@ mod page_errors;
 mod paint;
 mod popup;
 mod popup_controls;
+mod read_only;
 mod recorder_files;
 mod recording;
 mod risky_pages;
