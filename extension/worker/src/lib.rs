@@ -21,7 +21,7 @@
 //! sites          handoff, tabs, conn, messages
 //! handoff        conn, tabs, badge
 //! window         tabs
-//! secret         conn, tabs
+//! secret         network, conn, tabs
 //! upload         conn, tabs
 //! downloads      sessions, conn, tabs
 //! autodownloads  sessions

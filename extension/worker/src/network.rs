@@ -11,6 +11,11 @@
 //! and is sent to the bridge once it completed, failed or redirected
 //! (`ExtToBridge::Network`). At most `MAX_PENDING` requests are followed at
 //! once. Nothing is stored in the extension.
+//!
+//! A secret crosses the socket once, in the one fill message: once the
+//! agent typed a stored secret into a tab ([`secret_typed`]), that tab's
+//! requests are no longer captured at all (the page may send the value in
+//! a body, a URL or a header), for as long as the worker runs.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -24,6 +29,15 @@ use crate::util::get;
 
 thread_local! {
     static PENDING: RefCell<HashMap<String, Captured>> = RefCell::new(HashMap::new());
+    /// Tabs a stored secret was typed into: never captured again.
+    static SECRET_TABS: RefCell<std::collections::HashSet<TabId>> = RefCell::new(Default::default());
+}
+
+/// A stored secret is about to be typed into `tab`: its requests in flight
+/// are dropped and none of its later requests are captured.
+pub fn secret_typed(tab: TabId) {
+    SECRET_TABS.with(|t| t.borrow_mut().insert(tab));
+    PENDING.with(|p| p.borrow_mut().retain(|_, c| c.tab != tab));
 }
 
 fn request_id(details: &JsValue) -> Option<String> {
@@ -90,6 +104,10 @@ fn body(details: &JsValue) -> Option<RequestBody> {
 pub fn on_net_request(details: JsValue) {
     let Some(tab) = get(&details, "tabId").as_f64().filter(|t| *t >= 0.0).map(|t| t as TabId) else { return };
     let Some(id) = request_id(&details) else { return };
+    if SECRET_TABS.with(|t| t.borrow().contains(&tab)) {
+        PENDING.with(|p| p.borrow_mut().remove(&id));
+        return;
+    }
     // A redirect's next leg keeps the request id: followed as a new request.
     let followed = PENDING.with(|p| p.borrow().contains_key(&id));
     if !followed && crate::sessions::owner_of(tab).is_none() {

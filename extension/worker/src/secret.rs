@@ -69,7 +69,10 @@ pub async fn reveal(tab: TabId, request: u64, action: Action, decided_origin: &s
     let _ = with_timeout(promise, shared::limits::COMMAND_TIMEOUT_MS as u32).await;
     let waited = WAITING.with(|w| w.borrow_mut().remove(&request));
     match waited.and_then(|w| w.answer) {
-        Some(Ok(value)) => Ok(Action::Type { text: value.into_inner(), submit }),
+        Some(Ok(value)) => {
+            crate::network::secret_typed(tab);
+            Ok(Action::Type { text: value.into_inner(), submit })
+        }
         Some(Err(e)) => Err(e),
         None if crate::conn::connected_generation() != Some(generation) => Err(wire(
             ErrorCode::ExtensionDisconnected,

@@ -170,7 +170,9 @@ async fn the_agent_sees_the_traffic_of_its_tabs_and_never_a_credential() {
     outputs.extend_from_slice(r.raw.to_string().as_bytes());
     r.expect_error("PERMISSION_DENIED");
 
-    // ---- a stored secret, filled by the agent, sent by the page as `extra`
+    // ---- a stored secret, filled by the agent, sent by the page as `extra`:
+    // the secret crosses the socket only in the fill message, so the tab's
+    // requests are no longer captured once a secret was typed into it.
     let snap = snapshot(&mut s.mcp, json!({})).await;
     outputs.extend_from_slice(snap.raw.to_string().as_bytes());
     let field = ref_of(&snap.snapshot(), "textbox", "API token").expect("the API token field");
@@ -182,21 +184,17 @@ async fn the_agent_sees_the_traffic_of_its_tabs_and_never_a_credential() {
     let (r, _) = approving(&human, async { s.mcp.call("browser_click", json!({ "ref": save })).await.unwrap() }).await;
     outputs.extend_from_slice(r.raw.to_string().as_bytes());
     r.expect_ok("save the note");
-    let mut notes = Vec::new();
+    // Control: the site really got the secret, under a harmless name.
     for _ in 0..50 {
-        let (n, _) = list(&mut s, &mut outputs, json!({ "filter": "/notes", "method": "POST" })).await;
-        notes = n;
-        if !notes.is_empty() {
+        if netapp::notes().iter().any(|b| b.contains(&format!("\"extra\":\"{note}\""))) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    assert_eq!(notes.len(), 1, "the note's request is not listed");
-    // Control: the site really got the secret, under a harmless name.
     assert!(netapp::notes().iter().any(|b| b.contains(&format!("\"extra\":\"{note}\""))), "{:?}", netapp::notes());
-    let r = s.mcp.ok("browser_network_request", json!({ "id": notes[0]["id"], "part": "request-body" })).await;
-    outputs.extend_from_slice(r.raw.to_string().as_bytes());
-    assert!(r.text().contains(&format!("\"extra\":\"{{secret:{SECRET_NAME}}}\"")), "{}", r.text());
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (notes, _) = list(&mut s, &mut outputs, json!({ "filter": "/notes", "method": "POST" })).await;
+    assert!(notes.is_empty(), "a request of a tab a secret was typed into was captured: {notes:?}");
 
     // ---- before an export nothing of the capture is on disk
     let home = s.daemon.home().to_path_buf();
@@ -222,7 +220,6 @@ async fn the_agent_sees_the_traffic_of_its_tabs_and_never_a_credential() {
     let har: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     assert_eq!(har["log"]["entries"].as_array().unwrap().len() as u64, entries);
     netapp::validate_har(&path).unwrap_or_else(|e| panic!("the HAR is not valid HAR 1.2: {e}"));
-    assert!(std::fs::read_to_string(&path).unwrap().contains(&format!("{{secret:{SECRET_NAME}}}")));
     // Control for the check before the export: the marker is in it now.
     assert!(!marker.find("export", &std::fs::read(&path).unwrap()).is_empty(), "the marker is not in the export");
 

@@ -32,7 +32,7 @@ use tests::{CdpSession, Human, Stack, ref_of};
 
 use super::{code, new_tab, page_at, snapshot};
 
-const SHOW_WITHIN: Duration = Duration::from_secs(20);
+const SHOW_WITHIN: Duration = Duration::from_secs(45);
 
 /// The tricks: (element id, role, the name the agent reads, what the
 /// refusal or the approval window must say, what the page paints).
