@@ -134,9 +134,7 @@ fn read_rows(conn: &Connection) -> Result<Vec<StoredRule>, rusqlite::Error> {
         let (origin, access, set_at) = row?;
         let parsed = SiteAccess::parse(&access).filter(|a| *a != SiteAccess::Act);
         match parsed {
-            Some(access)
-                if shared::url::Origin::of(&origin).map(|o| o.to_string()).as_deref() == Some(origin.as_str()) =>
-            {
+            Some(access) if shared::url::Origin::is_exact(&origin) => {
                 out.push(StoredRule { rule: PopupRule { origin, access }, set_at })
             }
             _ => tracing::warn!(origin = %origin, access = %access, "a site rule row that does not parse is skipped"),

@@ -282,7 +282,7 @@ pub fn refusal(access: &AccessIn, url: &str, what: SiteUse) -> Option<String> {
 /// http(s) origin or `config.toml` says something stricter (the popup
 /// only tightens).
 pub fn popup_choice(config: &[SiteRule], origin: &str, wanted: SiteAccess) -> Result<Option<SiteAccess>, String> {
-    if crate::url::Origin::of(origin).map(|o| o.to_string()).as_deref() != Some(origin) {
+    if !crate::url::Origin::is_exact(origin) {
         return Err(format!("{origin:?} is not an origin like https://example.com:443"));
     }
     let floor = SiteRules { config: config.to_vec(), popup: Vec::new() }.access_for(origin);

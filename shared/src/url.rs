@@ -72,6 +72,13 @@ impl Origin {
         Some(Origin { scheme: u.scheme().to_string(), host, port: u.port_or_known_default()? })
     }
 
+    /// Whether `text` is exactly an origin as [`Display`](std::fmt::Display)
+    /// writes it (`https://example.com:443`), the only form a site rule
+    /// chosen in the popup is stored and sent in.
+    pub fn is_exact(text: &str) -> bool {
+        Origin::of(text).is_some_and(|o| o.to_string() == text)
+    }
+
     /// [`Origin::of`] as written on the wire: empty for a page that is not
     /// http(s) (`Gate::origin`).
     pub fn wire(url: &str) -> String {
@@ -310,5 +317,14 @@ mod tests {
     fn query_and_fragment_are_stripped() {
         assert_eq!(strip_query("https://a.example/p?token=1#x"), "https://a.example/p");
         assert_eq!(strip_query("https://a.example/p"), "https://a.example/p");
+    }
+
+    #[test]
+    fn an_exact_origin_is_written_with_its_port_and_nothing_else() {
+        assert!(Origin::is_exact("https://example.com:443"));
+        assert!(Origin::is_exact("http://127.0.0.1:8080"));
+        for not in ["https://example.com", "https://example.com:443/", "https://Example.com:443", "file:///x", ""] {
+            assert!(!Origin::is_exact(not), "{not:?}");
+        }
     }
 }

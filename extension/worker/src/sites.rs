@@ -62,7 +62,7 @@ pub async fn this_site() -> SiteView {
 /// The person's choice for `origin`; false when the bridge is not
 /// connected (nothing changed).
 pub fn set(origin: String, access: SiteAccess) -> bool {
-    if shared::url::Origin::of(&origin).map(|o| o.to_string()).as_deref() != Some(origin.as_str()) {
+    if !shared::url::Origin::is_exact(&origin) {
         return false;
     }
     crate::conn::send_current(&ExtToBridge::SetSiteAccess { origin, access });

@@ -175,7 +175,7 @@ pub fn request_card(p: &PendingView) -> Element {
     buttons.append_child(&approve).ok();
     buttons.append_child(&deny).ok();
     // "Never on this site": Never for the page's origin, and Deny.
-    if shared::url::Origin::of(&p.url).map(|o| o.to_string()).is_some() {
+    if shared::url::Origin::of(&p.url).is_some() {
         let never = el("button", "never", Some("Never on this site"));
         never.set_id(&format!("never-{}", p.request));
         on(&never, "click", move |_| {
