@@ -213,25 +213,31 @@ impl SiteRules {
     /// The access on `url`'s origin (see the module docs for the order).
     /// A URL that is not http(s) matches no rule.
     pub fn access_for(&self, url: &str) -> AccessIn {
-        let config = self
-            .config
-            .iter()
-            .filter_map(|s| s.access.filter(|_| origin_matches(&s.origin, url)).map(|a| (a, s.origin.as_str())));
-        // The first config rule of the strictest access (max_by_key keeps
-        // the last of equals: reversed).
-        let config_best = config.collect::<Vec<_>>().into_iter().rev().max_by_key(|(a, _)| *a);
-        let config_floor = config_best.map_or(SiteAccess::Act, |(a, _)| a);
-        let popup_best = self.popup.iter().filter(|p| p.matches(url)).max_by_key(|p| p.access);
-        match (config_best, popup_best) {
-            (Some((a, rule)), p) if p.is_none_or(|p| p.access <= a) => {
-                AccessIn { access: a, source: AccessSource::Config, rule: rule.to_string(), config_floor }
-            }
-            (_, Some(p)) => {
-                AccessIn { access: p.access, source: AccessSource::Popup, rule: p.origin.clone(), config_floor }
-            }
-            // (Some, None) is taken by the first arm.
-            _ => AccessIn { access: SiteAccess::Act, source: AccessSource::Default, rule: String::new(), config_floor },
+        access_in(&self.config, &self.popup, url)
+    }
+}
+
+/// [`SiteRules::access_for`] on borrowed rules: `config.toml`'s `[[sites]]`
+/// (`Policy::sites`) and the popup's choices, so that a decision holding
+/// the policy need not copy its rules (`crate::gate::site_refusal`).
+pub fn access_in(config: &[SiteRule], popup: &[PopupRule], url: &str) -> AccessIn {
+    let config = config
+        .iter()
+        .filter_map(|s| s.access.filter(|_| origin_matches(&s.origin, url)).map(|a| (a, s.origin.as_str())));
+    // The first config rule of the strictest access (max_by_key keeps
+    // the last of equals: reversed).
+    let config_best = config.collect::<Vec<_>>().into_iter().rev().max_by_key(|(a, _)| *a);
+    let config_floor = config_best.map_or(SiteAccess::Act, |(a, _)| a);
+    let popup_best = popup.iter().filter(|p| p.matches(url)).max_by_key(|p| p.access);
+    match (config_best, popup_best) {
+        (Some((a, rule)), p) if p.is_none_or(|p| p.access <= a) => {
+            AccessIn { access: a, source: AccessSource::Config, rule: rule.to_string(), config_floor }
         }
+        (_, Some(p)) => {
+            AccessIn { access: p.access, source: AccessSource::Popup, rule: p.origin.clone(), config_floor }
+        }
+        // (Some, None) is taken by the first arm.
+        _ => AccessIn { access: SiteAccess::Act, source: AccessSource::Default, rule: String::new(), config_floor },
     }
 }
 

@@ -11,11 +11,14 @@
 //!    - STOP or Pause, as the connected extension last reported them →
 //!      `STOPPED` ([`super::refused_by_controls`]: the extension's words
 //!      and `denied_by: stop`);
-//!    - on the last URL the bridge saw on the tab, if any: a `[[sites]]`
-//!      rule with `access = "deny"` → `PERMISSION_DENIED` ([`site_refusal`],
-//!      the one site check of every tool); a secret bound to sites, none
-//!      of them this URL's origin → `PERMISSION_DENIED`, whatever the
-//!      policy and YOLO say.
+//!    - on the last URL the bridge saw on the tab, if any: the site's
+//!      access ([`site_refusal`], the one site check of every tool:
+//!      `config.toml`'s `[[sites]]` and the person's popup choices, the
+//!      strictest wins) — `deny` refuses everything, `read` every action
+//!      that could change something ([`Action::site_use`]: a scroll or a
+//!      hover passes) → `PERMISSION_DENIED` naming the rule; a secret
+//!      bound to sites, none of them this URL's origin →
+//!      `PERMISSION_DENIED`, whatever the policy and YOLO say.
 //! 2. The bridge resolves the ref; the page URL is the element's (else
 //!    the last one seen).
 //! 3. [`before_dispatch`] on that element and URL:
@@ -44,7 +47,7 @@
 
 use crate::action::{Action, ControlState, ResolvedElement, Typing};
 use crate::error::{ErrorCode, WireError};
-use crate::policy::{Decision, Policy};
+use crate::policy::{Decision, Policy, PopupRule, SiteUse};
 use crate::replay::ChangedTarget;
 use crate::risk::{ActionKind, Classification, RiskLevel, classify};
 
@@ -62,7 +65,11 @@ pub struct SecretBinding<'a> {
 /// One action as a tool planned it, and what the decision needs beside it.
 #[derive(Debug, Clone, Copy)]
 pub struct Proposal<'a> {
+    /// `config.toml`'s policy: risk decisions and `[[sites]]`.
     pub policy: &'a Policy,
+    /// The person's popup choices of site access in force now (with
+    /// `policy.sites`, the rules [`site_refusal`] reads).
+    pub popup: &'a [PopupRule],
     pub action: &'a Action,
     /// `FormField` for a `browser_fill_form` field.
     pub typing: Typing,
@@ -158,16 +165,15 @@ pub fn before_dispatch(p: &Proposal<'_>, element: Option<&ResolvedElement>, url:
     Ok(Dispatch { class, decision, person_must_answer })
 }
 
-/// `PERMISSION_DENIED` naming the rule when a `[[sites]]` rule with
-/// `access = "deny"` matches `url`'s origin (compared in canonical form,
-/// [`crate::policy::denying_rule`]): the one site check of every tool.
-pub fn site_refusal(policy: &Policy, url: &str) -> Option<WireError> {
-    crate::policy::denying_rule(policy, url).map(|rule| {
-        WireError::new(
-            ErrorCode::PermissionDenied,
-            format!("the person's policy denies access to {} (config.toml, sites)", rule.origin),
-        )
-    })
+/// The one site check of every tool: `PERMISSION_DENIED` naming the rule
+/// and the origin when `what` is refused on `url` by the site's access
+/// (`policy.sites` and the popup's choices, the strictest wins:
+/// [`crate::policy::access_in`]; the words: [`crate::policy::refusal`]).
+/// Reading and navigating are [`SiteUse::Look`]; an action says what it
+/// is ([`Action::site_use`]).
+pub fn site_refusal(policy: &Policy, popup: &[PopupRule], url: &str, what: SiteUse) -> Option<WireError> {
+    let access = crate::policy::access_in(&policy.sites, popup, url);
+    crate::policy::refusal(&access, url, what).map(|why| WireError::new(ErrorCode::PermissionDenied, why))
 }
 
 /// Whether `sites` (a secret's binding, origin patterns) allow `url`.
@@ -177,7 +183,7 @@ pub fn binding_allows(sites: &[String], url: &str) -> bool {
 
 /// The site rule, then a secret bound to sites none of which is `url`'s.
 fn on_site(p: &Proposal<'_>, url: &str) -> Result<(), WireError> {
-    if let Some(e) = site_refusal(p.policy, url) {
+    if let Some(e) = site_refusal(p.policy, p.popup, url, p.action.site_use()) {
         return Err(e);
     }
     let Some(s) = p.secret.filter(|s| !s.sites.is_empty()) else { return Ok(()) };
@@ -233,6 +239,7 @@ mod tests {
     use super::*;
     use crate::action::Fingerprint;
     use crate::audit::DeniedBy;
+    use crate::action::ScrollDirection;
     use crate::policy::{RiskDecisions, SiteAccess, SiteRule};
     use crate::risk::{ElementFacts, OptionFacts};
     use crate::sensitive::SensitiveKind;
@@ -246,9 +253,36 @@ mod tests {
         Policy {
             sites: vec![
                 rule("https://blocked.example", Some(SiteAccess::Deny), None),
+                rule("https://docs.example", Some(SiteAccess::Read), None),
                 rule("https://strict.example", None, Some(Decision::Deny)),
             ],
             ..Policy::default()
+        }
+    }
+
+    /// The person's popup choices: one site read only, one Never, and an
+    /// attempt to loosen a `config.toml` deny (which cannot: the
+    /// strictest wins).
+    fn popup() -> Vec<PopupRule> {
+        let rule = |origin: &str, access| PopupRule { origin: origin.into(), access };
+        vec![
+            rule("https://wiki.example:443", SiteAccess::Read),
+            rule("https://never.example:443", SiteAccess::Deny),
+            rule("https://blocked.example:443", SiteAccess::Act),
+        ]
+    }
+
+    /// What every table starts from: a click on `e1`, no popup choice.
+    fn proposal<'a>(policy: &'a Policy, action: &'a Action) -> Proposal<'a> {
+        Proposal {
+            policy,
+            popup: &[],
+            action,
+            typing: Typing::Alone,
+            target: Some("e1"),
+            secret: None,
+            floor: None,
+            changed: None,
         }
     }
 
@@ -289,24 +323,18 @@ mod tests {
 
     #[test]
     fn before_resolve_table() {
-        let p = policy();
-        let click = Action::Click;
+        let (p, popup) = (policy(), popup());
+        let (click, scroll, hover) = (Action::Click, Action::Scroll { direction: ScrollDirection::Down }, Action::Hover);
         let bound = ["https://shop.example".to_string()];
-        let base = Proposal {
-            policy: &p,
-            action: &click,
-            typing: Typing::Alone,
-            target: Some("e1"),
-            secret: None,
-            floor: None,
-            changed: None,
-        };
+        let base = Proposal { popup: &popup, ..proposal(&p, &click) };
         let secret = Action::TypeSecret { name: "API".into(), submit: false };
         let typing_bound =
             Proposal { action: &secret, secret: Some(SecretBinding { name: "API", sites: &bound }), ..base };
+        let typing = Action::Type { text: "hi".into(), submit: false };
         let off = ControlState::default();
         let stopped = ControlState { stopped: true, ..off };
         let paused = ControlState { paused: true, ..off };
+        #[rustfmt::skip]
         let cases: Vec<(&str, Proposal<'_>, ControlState, Option<&str>, Refusal)> = vec![
             ("nothing known yet", base, off, None, None),
             ("an allowed site", base, off, Some(PAGE), None),
@@ -320,6 +348,17 @@ mod tests {
                 Some("https://blocked.example/x"),
                 Some((PermissionDenied, "denies access to https://blocked.example")),
             ),
+            // ---- site access: config.toml's and the popup's, the strictest wins
+            ("a config deny the popup tried to loosen", base, off, Some("https://blocked.example/"), Some((PermissionDenied, "denies access to https://blocked.example"))),
+            ("a config read-only site refuses a click", base, off, Some("https://docs.example/a"), Some((PermissionDenied, "https://docs.example:443 is read only for agents (rule https://docs.example in config.toml"))),
+            ("a config read-only site lets a scroll through", Proposal { action: &scroll, ..base }, off, Some("https://docs.example/a"), None),
+            ("a popup read-only site refuses typing", Proposal { action: &typing, ..base }, off, Some("https://wiki.example/p"), Some((PermissionDenied, "read only for agents (chosen in the extension popup)"))),
+            ("a popup read-only site refuses a bound secret on its site", Proposal { popup: &popup, ..typing_bound }, off, Some("https://wiki.example/p"), Some((PermissionDenied, "read only"))),
+            ("a popup read-only site lets a hover through", Proposal { action: &hover, ..base }, off, Some("https://wiki.example/p"), None),
+            ("a popup read-only site is that origin only", base, off, Some("http://wiki.example/p"), None),
+            ("a site the person set to Never refuses even a scroll", Proposal { action: &scroll, ..base }, off, Some("https://never.example/"), Some((PermissionDenied, "set https://never.example:443 to Never"))),
+            ("STOP before a read-only site", base, stopped, Some("https://wiki.example/"), Some((Stopped, "STOP"))),
+            // ---- a secret's binding
             ("a bound secret on its site", typing_bound, off, Some(PAGE), None),
             (
                 "a bound secret elsewhere",
@@ -382,15 +421,9 @@ mod tests {
             live: crate::replay::TargetSummary { role: "button".into(), name: "Save draft".into() },
             via: "id \"place\"".into(),
         };
-        let base = Proposal {
-            policy: &p,
-            action: &click,
-            typing: Typing::Alone,
-            target: Some("e1"),
-            secret: None,
-            floor: None,
-            changed: None,
-        };
+        let popup = popup();
+        let base = Proposal { popup: &popup, ..proposal(&p, &click) };
+        let hover = Action::Hover;
         let with_secret =
             |sites| Proposal { action: &secret, secret: Some(SecretBinding { name: "API", sites }), ..base };
         let save = element("button", "Save draft");
@@ -400,6 +433,9 @@ mod tests {
             ("a low-risk click runs", base, Some(save.clone()), PAGE, Pass(Decision::Allow, "")),
             ("a high-risk click confirms", base, Some(delete.clone()), PAGE, Pass(Decision::Confirm, "delete")),
             ("a denied site, seen only on the element's URL", base, Some(save.clone()), "https://blocked.example/", Refuse(PermissionDenied, "denies access")),
+            ("a popup read-only site, seen only on the element's URL", base, Some(save.clone()), "https://wiki.example/", Refuse(PermissionDenied, "read only for agents")),
+            ("a hover on a read-only site", Proposal { action: &hover, ..base }, Some(save.clone()), "https://docs.example/", Pass(Decision::Allow, "")),
+            ("a site set to Never, seen only on the element's URL", Proposal { action: &hover, ..base }, Some(save.clone()), "https://never.example/", Refuse(PermissionDenied, "to Never")),
             ("the policy denies high risk there", base, Some(delete.clone()), "https://strict.example/", Refuse(PermissionDenied, "refused by the person's policy")),
             ("the policy's deny is for its risk only", base, Some(save.clone()), "https://strict.example/", Pass(Decision::Allow, "")),
             ("a flow step's stored risk raises the live one", Proposal { floor: Some(RiskLevel::High), ..base }, Some(save.clone()), PAGE, Pass(Decision::Confirm, "stores this step as high")),
@@ -467,15 +503,7 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(e.sensitive, Some(SensitiveKind::Unknown));
-        let proposal = Proposal {
-            policy: &p,
-            action: &secret,
-            typing: Typing::Alone,
-            target: Some("e1"),
-            secret: Some(SecretBinding { name: "API", sites: &bound }),
-            floor: None,
-            changed: None,
-        };
+        let proposal = Proposal { secret: Some(SecretBinding { name: "API", sites: &bound }), ..proposal(&p, &secret) };
         let bridge = before_dispatch(&proposal, Some(&e), PAGE).unwrap_err().error;
         let gate = Gate {
             request: 1,
