@@ -771,7 +771,7 @@ impl McpServer {
             "browser_scroll" => then(parse::<ScrollArgs>(args), |a| actions::scroll(state, caller, a)).await,
             "browser_hover" => then(parse::<HoverArgs>(args), |a| actions::hover(state, caller, a)).await,
             "browser_screenshot" => {
-                then(parse::<ScreenshotArgs>(args), |a| actions::screenshot(state, caller, a)).await
+                then(parse::<ScreenshotArgs>(args), |a| super::screenshot::screenshot(state, caller, a)).await
             }
             "browser_wait_for" => then(parse::<WaitForArgs>(args), |a| self.browser_wait_for(a, caller)).await,
             "browser_tabs" => then(parse(args), |a| self.browser_tabs(a, caller)).await,

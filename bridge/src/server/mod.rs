@@ -37,6 +37,7 @@ mod navigate;
 mod network;
 mod record;
 mod results;
+mod screenshot;
 mod sessions;
 mod sites;
 

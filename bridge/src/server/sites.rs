@@ -2,16 +2,17 @@
 //! the person's popup choices kept in memory and in
 //! [`SiteRuleStore`](crate::site_rules::SiteRuleStore), the one check every
 //! tool passes ([`AppState::check_site_use`]: navigation and reading as
-//! [`SiteUse::Look`], every page action as [`SiteUse::Change`] from
-//! `actions.rs`), and the extension's `SetSiteAccess` frames.
+//! [`SiteUse::Look`]; every page action is judged by
+//! `shared::gate::before_resolve` / `before_dispatch` with the popup's
+//! rules from [`AppState::popup_rules`], the same `site_refusal`), and the
+//! extension's `SetSiteAccess` frames.
 //!
 //! A popup choice applies at once to every session: it changes the one
 //! list every check reads, then the extension is told
 //! (`BridgeToExt::SiteRules`) and the store is written (a failed write is
 //! logged; the choice holds until the daemon stops).
 
-use shared::action::Action;
-use shared::error::{ErrorCode, WireError};
+use shared::error::WireError;
 use shared::policy::{AccessIn, PopupRule, SiteAccess, SiteRules, SiteUse};
 use shared::protocol::BridgeToExt;
 
@@ -34,8 +35,12 @@ pub(super) fn load(config: &ServeConfig) -> Vec<PopupRule> {
 impl AppState {
     /// Every access rule now: `config.toml`'s and the popup's.
     pub(crate) fn site_rules(&self) -> SiteRules {
-        let popup = self.inner.popup_rules.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        SiteRules { config: self.config().policy.sites.clone(), popup }
+        SiteRules { config: self.config().policy.sites.clone(), popup: self.popup_rules() }
+    }
+
+    /// The person's popup choices in force now.
+    pub(crate) fn popup_rules(&self) -> Vec<PopupRule> {
+        self.inner.popup_rules.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// The access on `url`'s origin and the rule that set it.
@@ -44,18 +49,11 @@ impl AppState {
     }
 
     /// `PERMISSION_DENIED` naming the rule and the origin when `what` is
-    /// refused on `url` (`shared::policy::refusal`).
+    /// refused on `url` (`shared::gate::site_refusal`, the check the
+    /// action pipeline's pure decision makes too).
     pub(crate) fn check_site_use(&self, url: &str, what: SiteUse) -> Result<(), WireError> {
-        match shared::policy::refusal(&self.access_for(url), url, what) {
-            Some(why) => Err(WireError::new(ErrorCode::PermissionDenied, why)),
-            None => Ok(()),
-        }
-    }
-
-    /// The site check of a page action: every acting tool, flow step and
-    /// future action passes here (`actions::prepare_with`).
-    pub(crate) fn check_action_site(&self, url: &str, action: &Action) -> Result<(), WireError> {
-        self.check_site_use(url, action.site_use())
+        let popup = self.popup_rules();
+        shared::gate::site_refusal(&self.config().policy, &popup, url, what).map_or(Ok(()), Err)
     }
 
     /// `browser_status`'s line about the access of the current tab's site

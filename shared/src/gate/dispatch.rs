@@ -238,8 +238,8 @@ fn options(p: &Proposal<'_>, element: Option<&ResolvedElement>) -> Result<(), Wi
 mod tests {
     use super::*;
     use crate::action::Fingerprint;
-    use crate::audit::DeniedBy;
     use crate::action::ScrollDirection;
+    use crate::audit::DeniedBy;
     use crate::policy::{RiskDecisions, SiteAccess, SiteRule};
     use crate::risk::{ElementFacts, OptionFacts};
     use crate::sensitive::SensitiveKind;
@@ -324,7 +324,8 @@ mod tests {
     #[test]
     fn before_resolve_table() {
         let (p, popup) = (policy(), popup());
-        let (click, scroll, hover) = (Action::Click, Action::Scroll { direction: ScrollDirection::Down }, Action::Hover);
+        let (click, scroll, hover) =
+            (Action::Click, Action::Scroll { direction: ScrollDirection::Down }, Action::Hover);
         let bound = ["https://shop.example".to_string()];
         let base = Proposal { popup: &popup, ..proposal(&p, &click) };
         let secret = Action::TypeSecret { name: "API".into(), submit: false };
