@@ -3,6 +3,7 @@
 //! (`chrome-extension://<id>/approval.html`, a page target in headless
 //! Chromium) and the popup opened in a tab.
 
+use std::future::Future;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
@@ -153,6 +154,36 @@ impl Human {
 
     pub async fn deny(&self, page: &CdpSession, request: u64) -> Result<()> {
         page.click_selector(&format!("#deny-{request}")).await
+    }
+
+    /// Runs `call` (an MCP call), approving in the extension's window every
+    /// request it shows until the call returns. Returns its output and the
+    /// requests shown, in order.
+    pub async fn approving<F: Future>(&self, call: F) -> (F::Output, Vec<ShownRequest>) {
+        let mut call = std::pin::pin!(call);
+        let mut shown = Vec::new();
+        loop {
+            let approve = async {
+                match self.next_request(Duration::from_secs(60)).await {
+                    Ok((win, req)) => {
+                        self.approve(&win, req.request).await.expect("click Approve");
+                        Some(req)
+                    }
+                    Err(_) => None,
+                }
+            };
+            tokio::select! {
+                r = &mut call => return (r, shown),
+                req = approve => {
+                    if let Some(req) = req {
+                        // The window drops an answered request; wait for that so the
+                        // same card is not clicked twice.
+                        tokio::time::sleep(Duration::from_millis(300)).await;
+                        shown.push(req);
+                    }
+                }
+            }
+        }
     }
 
     /// The popup in a tab (opened once).

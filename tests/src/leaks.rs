@@ -108,6 +108,14 @@ fn url_encode(s: &str) -> String {
     out
 }
 
+/// Unpadded URL-safe base64 (RFC 4648 §5), as JWTs write it; also what
+/// the net app's fixture tokens are made of (`crate::netapp`).
+pub fn base64url(bytes: &[u8]) -> String {
+    base64(bytes).replace('+', "-").replace('/', "_")
+}
+
+/// Unpadded base64, written here rather than taken from the code under
+/// test: a sink is searched with an encoder of its own.
 fn base64(bytes: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
@@ -146,6 +154,7 @@ mod tests {
         assert_eq!(base64(b"Man"), "TWFu");
         assert_eq!(base64(b"Ma"), "TWE");
         assert_eq!(base64(b"hello world"), "aGVsbG8gd29ybGQ");
+        assert_eq!(base64url(&[0xfb, 0xff]), "-_8", "the URL-safe letters for + and /");
     }
 
     #[test]

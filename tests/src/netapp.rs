@@ -57,9 +57,9 @@ pub fn creds() -> &'static Creds {
     static CREDS: OnceLock<Creds> = OnceLock::new();
     CREDS.get_or_init(|| {
         let jwt_claim = canary();
-        let head = b64url(br#"{"alg":"HS256","typ":"JWT"}"#);
-        let body = b64url(format!(r#"{{"sub":"ann","sid":"{jwt_claim}"}}"#).as_bytes());
-        let sig = b64url(canary().as_bytes());
+        let head = crate::leaks::base64url(br#"{"alg":"HS256","typ":"JWT"}"#);
+        let body = crate::leaks::base64url(format!(r#"{{"sub":"ann","sid":"{jwt_claim}"}}"#).as_bytes());
+        let sig = crate::leaks::base64url(canary().as_bytes());
         Creds {
             password: canary(),
             session: canary(),
@@ -71,18 +71,6 @@ pub fn creds() -> &'static Creds {
             jwt_claim,
         }
     })
-}
-
-fn b64url(bytes: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
-        for i in 0..=chunk.len() {
-            out.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
-        }
-    }
-    out
 }
 
 static SEEN: Mutex<Vec<String>> = Mutex::new(Vec::new());

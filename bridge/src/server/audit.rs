@@ -1,6 +1,6 @@
 //! The one audit writer of the agent's tools (docs/design.md, "Policy,
 //! approvals and audit"; which rows an action leaves: the header of
-//! `actions.rs`; navigation and tab rows: `mcp.rs`).
+//! `actions/mod.rs`; navigation and tab rows: `mcp.rs`).
 //!
 //! Every row names its caller ([`Caller`]): `mcp:` and the first 8
 //! characters of the MCP session id, or `mcp` for a request without a

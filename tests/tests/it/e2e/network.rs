@@ -10,43 +10,15 @@
 //! tool output, the export, the daemon's logs and every file of the home
 //! are searched for each of them in every encoding (`tests::leaks`).
 
-use std::future::Future;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tests::leaks::{Hit, Needles, canary};
-use tests::{Human, ShownRequest, Stack, ToolResult, netapp, ref_of};
+use tests::{Human, Stack, netapp, ref_of};
 
 use super::snapshot;
 
 const SECRET_NAME: &str = "NET_NOTE_TOKEN";
-
-/// Runs `call`, approving every request the extension's window shows
-/// until the call returns.
-async fn approving<F: Future<Output = ToolResult>>(human: &Human, call: F) -> (ToolResult, Vec<ShownRequest>) {
-    let mut call = std::pin::pin!(call);
-    let mut shown = Vec::new();
-    loop {
-        let approve = async {
-            match human.next_request(Duration::from_secs(60)).await {
-                Ok((win, req)) => {
-                    human.approve(&win, req.request).await.expect("click Approve");
-                    Some(req)
-                }
-                Err(_) => None,
-            }
-        };
-        tokio::select! {
-            r = &mut call => return (r, shown),
-            req = approve => {
-                if let Some(req) = req {
-                    tokio::time::sleep(Duration::from_millis(300)).await;
-                    shown.push(req);
-                }
-            }
-        }
-    }
-}
 
 /// Every listed request (all pages) of `args`.
 async fn list(s: &mut Stack, outputs: &mut Vec<u8>, args: Value) -> (Vec<Value>, Value) {
@@ -178,10 +150,10 @@ async fn the_agent_sees_the_traffic_of_its_tabs_and_never_a_credential() {
     let field = ref_of(&snap.snapshot(), "textbox", "API token").expect("the API token field");
     let save = ref_of(&snap.snapshot(), "button", "Save note").expect("the Save note button");
     let fill = json!({ "fields": [ { "ref": field, "value": { "secret": SECRET_NAME } } ] });
-    let (r, _) = approving(&human, async { s.mcp.call("browser_fill_form", fill).await.unwrap() }).await;
+    let (r, _) = human.approving(async { s.mcp.call("browser_fill_form", fill).await.unwrap() }).await;
     outputs.extend_from_slice(r.raw.to_string().as_bytes());
     r.expect_ok("fill the secret");
-    let (r, _) = approving(&human, async { s.mcp.call("browser_click", json!({ "ref": save })).await.unwrap() }).await;
+    let (r, _) = human.approving(async { s.mcp.call("browser_click", json!({ "ref": save })).await.unwrap() }).await;
     outputs.extend_from_slice(r.raw.to_string().as_bytes());
     r.expect_ok("save the note");
     // Control: the site really got the secret, under a harmless name.

@@ -16,47 +16,15 @@
 //! Recording a person's own actions (flows) is not built yet; when it is,
 //! its flow files join the scan.
 
-use std::future::Future;
-use std::time::Duration;
-
 use serde_json::{Value, json};
 use tests::ext_socket::{TO_BRIDGE, TO_EXTENSION};
 use tests::leaks::{Hit, Needles, canary};
-use tests::{CdpSession, ExtFrames, Human, ShownRequest, Stack, ToolResult, ref_of};
+use tests::{CdpSession, ExtFrames, Human, Stack, ToolResult, ref_of};
 
 use super::{new_tab, page_at, snapshot};
 
 const SECRET_NAME: &str = "REPORTS_API_TOKEN";
 const MASK: &str = "••••";
-
-/// Runs `call`, approving in the extension's window every request it shows
-/// until the call returns. Returns the result and the requests shown.
-async fn approving<F: Future<Output = ToolResult>>(human: &Human, call: F) -> (ToolResult, Vec<ShownRequest>) {
-    let mut call = std::pin::pin!(call);
-    let mut shown = Vec::new();
-    loop {
-        let approve = async {
-            match human.next_request(Duration::from_secs(60)).await {
-                Ok((win, req)) => {
-                    human.approve(&win, req.request).await.expect("click Approve");
-                    Some(req)
-                }
-                Err(_) => None,
-            }
-        };
-        tokio::select! {
-            r = &mut call => return (r, shown),
-            req = approve => {
-                if let Some(req) = req {
-                    // The window drops an answered request; wait for that so the
-                    // same card is not clicked twice.
-                    tokio::time::sleep(Duration::from_millis(300)).await;
-                    shown.push(req);
-                }
-            }
-        }
-    }
-}
 
 async fn call(s: &mut Stack, tool: &str, args: Value) -> ToolResult {
     s.mcp.call(tool, args).await.unwrap_or_else(|e| panic!("{tool}: {e:#}"))
@@ -114,7 +82,7 @@ async fn a_stored_secret_is_filled_and_appears_in_no_sink() {
 
     // ---- the agent fills the secret, then submits through the window
     let fill = json!({ "fields": [ { "ref": token, "value": { "secret": SECRET_NAME } } ] });
-    let (r, mut shown) = approving(&human, async { s.mcp.call("browser_fill_form", fill).await.unwrap() }).await;
+    let (r, mut shown) = human.approving(async { s.mcp.call("browser_fill_form", fill).await.unwrap() }).await;
     let r = r.expect_ok("fill_form with a secret").expect_untrusted();
     assert_eq!(r.data()["fields"][0]["effect"], json!("value_changed"), "{}", r.raw);
     assert!(r.text().contains(&format!("{{secret:{SECRET_NAME}}}")), "{}", r.raw);
@@ -126,7 +94,7 @@ async fn a_stored_secret_is_filled_and_appears_in_no_sink() {
     s.mcp.ok("browser_extract_text", json!({})).await;
     let save = ref_of(&snap, "button", "Save settings").expect("the Save settings button");
     let click = json!({ "ref": save });
-    let (r, more) = approving(&human, async { s.mcp.call("browser_click", click).await.unwrap() }).await;
+    let (r, more) = human.approving(async { s.mcp.call("browser_click", click).await.unwrap() }).await;
     shown.extend(more);
     let r = r.expect_ok("submit").expect_untrusted();
     assert_eq!(r.data()["effect"], json!("navigated"), "{}", r.raw);
