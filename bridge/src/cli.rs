@@ -409,7 +409,7 @@ pub async fn run(cli: Cli) -> Result<i32, Error> {
 /// `chaperone sites`: config.toml's access rules and the popup's, read only.
 fn sites(home: &Home, json: bool) -> Result<i32, Error> {
     let file = crate::config::FileConfig::load(&home.config_toml())?;
-    let policy = file.policy().map_err(|m| Error::Config(format!("{}: {m}", home.config_toml().display())))?;
+    let policy = file.policy().map_err(|message| Error::ConfigFile { path: home.config_toml(), message })?;
     let popup = crate::site_rules::read_only_list(&home.db())?;
     print!("{}", crate::site_rules::render(&policy.sites, &popup, json));
     Ok(0)
@@ -436,7 +436,7 @@ fn profile(cmd: ProfileCmd) -> Result<i32, Error> {
         ProfileCmd::List { home, json } => {
             let rows = profiles::list(&Home::resolve(home.home)?)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&rows).map_err(|e| Error::Server(e.to_string()))?);
+                println!("{}", serde_json::to_string_pretty(&rows)?);
             } else if rows.is_empty() {
                 println!("no profiles (create one with `chaperone profile create NAME`)");
             } else {
@@ -549,7 +549,7 @@ async fn secret(cmd: SecretCmd) -> Result<i32, Error> {
         SecretCmd::List { home, json } => {
             let rows = SecretStore::open(&Home::resolve(home.home)?)?.list()?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&rows).map_err(|e| Error::Server(e.to_string()))?);
+                println!("{}", serde_json::to_string_pretty(&rows)?);
             } else if rows.is_empty() {
                 println!("no secrets");
             } else {
@@ -585,7 +585,7 @@ fn audit(home: &Home, since: Option<&str>, json: bool) -> Result<i32, Error> {
     }
     let rows = crate::audit::AuditStore::open(&home.db())?.list(since)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&rows).map_err(|e| Error::Server(e.to_string()))?);
+        println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(0);
     }
     if rows.is_empty() {
@@ -615,7 +615,7 @@ fn audit(home: &Home, since: Option<&str>, json: bool) -> Result<i32, Error> {
 
 /// `30m`, `12h`, `7d`, `45s` ago, or a `YYYY-MM-DD` date (UTC), as Unix seconds.
 fn parse_since(s: &str) -> Result<i64, Error> {
-    let bad = || Error::Config(format!("--since {s:?}: use 30m, 12h, 7d or YYYY-MM-DD"));
+    let bad = || Error::Usage(format!("--since {s:?}: use 30m, 12h, 7d or YYYY-MM-DD"));
     let now = crate::time::unix_now() as i64;
     if let Some((num, unit)) = s.len().checked_sub(1).map(|i| s.split_at(i))
         && let Ok(n) = num.parse::<i64>()
@@ -661,10 +661,12 @@ pub async fn fetch_status(info: &DaemonInfo, token: &str) -> Result<BridgeStatus
         .timeout(Duration::from_secs(5))
         .build()
         .map_err(|e| Error::Server(e.to_string()))?;
-    let resp =
-        client.get(format!("http://127.0.0.1:{}/status", info.port)).bearer_auth(token).send().await.map_err(|_| {
-            Error::Server(format!("the daemon (pid {}) does not answer on port {}", info.pid, info.port))
-        })?;
+    let resp = client
+        .get(format!("http://127.0.0.1:{}/status", info.port))
+        .bearer_auth(token)
+        .send()
+        .await
+        .map_err(|_| Error::DaemonUnreachable { pid: info.pid, port: info.port })?;
     if !resp.status().is_success() {
         return Err(Error::Server(format!("the daemon answered HTTP {}", resp.status().as_u16())));
     }
@@ -747,7 +749,7 @@ async fn up(a: UpArgs) -> Result<i32, Error> {
         .as_deref()
         .map(shared::url::validate_navigation_url)
         .transpose()
-        .map_err(|e| Error::Config(format!("--url: {}", e.message)))?;
+        .map_err(|e| Error::Usage(format!("--url: {}", e.message)))?;
     let browser = launcher::find_browser(a.browser.as_deref())?;
     let extension_dir = launcher::find_extension(a.extension_dir.as_deref())?;
     launcher::validate_profile_name(&a.profile)?;
@@ -803,7 +805,7 @@ async fn up(a: UpArgs) -> Result<i32, Error> {
     let connected = loop {
         if let Ok(Some(code)) = child.try_wait() {
             stop_own_daemon(&cancel, own_daemon).await;
-            return Err(Error::Config(format!(
+            return Err(Error::BrowserStart(format!(
                 "the browser exited before the extension connected ({code}); its last output:\n{}",
                 launcher::tail(&log, 15)
             )));
@@ -843,7 +845,10 @@ async fn up(a: UpArgs) -> Result<i32, Error> {
         };
         stop_browser(&mut child);
         stop_own_daemon(&cancel, own_daemon).await;
-        return Err(Error::Config(format!("the extension did not connect within {} s: {why}", a.connect_timeout)));
+        return Err(Error::BrowserStart(format!(
+            "the extension did not connect within {} s: {why}",
+            a.connect_timeout
+        )));
     }
 
     println!("Chaperone is up: the browser (profile {}) is connected to the bridge.", a.profile);
@@ -892,11 +897,11 @@ async fn wait_for_own_daemon(
         if task.is_finished() {
             return match task.await {
                 Ok(Err(e)) => Err(e),
-                _ => Err(Error::Server("the daemon stopped at start".into())),
+                _ => Err(Error::DaemonStart("the daemon stopped at start".into())),
             };
         }
         if Instant::now() > deadline {
-            return Err(Error::Server("the daemon did not start within 10 s".into()));
+            return Err(Error::DaemonStart("the daemon did not start within 10 s".into()));
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

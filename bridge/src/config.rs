@@ -191,7 +191,7 @@ impl FileConfig {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
             Err(e) => return Err(Error::io(path, e)),
         };
-        Self::parse(&text).map_err(|msg| Error::Config(format!("{}: {msg}", path.display())))
+        Self::parse(&text).map_err(|message| Error::ConfigFile { path: path.to_path_buf(), message })
     }
 
     pub fn parse(text: &str) -> Result<Self, String> {

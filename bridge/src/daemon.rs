@@ -57,15 +57,13 @@ pub async fn serve_logging(
     let addr = SocketAddr::new(ip, port);
     let listener = TcpListener::bind(addr).await.map_err(|e| {
         if e.kind() == std::io::ErrorKind::AddrInUse {
-            Error::Config(format!(
-                "port {port} is already in use on {ip}; pick another with --port (0 picks a free one)"
-            ))
+            Error::PortInUse { ip, port }
         } else {
-            Error::Server(format!("cannot listen on {addr}: {e}"))
+            Error::Listen { addr, source: e }
         }
     })?;
     let local = listener.local_addr().map_err(|e| Error::Server(e.to_string()))?;
-    let policy = file.policy().map_err(|m| Error::Config(format!("{}: {m}", home.config_toml().display())))?;
+    let policy = file.policy().map_err(|message| Error::ConfigFile { path: home.config_toml(), message })?;
     let audit = crate::audit::AuditStore::open(&home.db())?;
     let retention = file.retention_days();
     prune(&audit, retention);
@@ -103,7 +101,7 @@ pub async fn serve_logging(
     if let Some(section) = file.model.clone() {
         let traces = (!crate::model::traces_off()).then(|| home.root().join("knowledge").join("traces.jsonl"));
         let tier = crate::model::ModelTier::new(section, traces)
-            .map_err(|m| Error::Config(format!("{}: {m}", home.config_toml().display())))?;
+            .map_err(|message| Error::ConfigFile { path: home.config_toml(), message })?;
         config.model = Some(std::sync::Arc::new(tier));
     }
     config.site_rules = Some(crate::site_rules::SiteRuleStore::open(&home.db())?);
@@ -154,7 +152,7 @@ pub fn ensure_running(home: &Home) -> Result<DaemonInfo, Error> {
         .stderr(Stdio::piped())
         .process_group(0)
         .spawn()
-        .map_err(|e| Error::Server(format!("cannot start the daemon: {e}")))?;
+        .map_err(|e| Error::DaemonStart(format!("cannot start the daemon: {e}")))?;
     let output = StartupOutput::read(child.stderr.take());
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
@@ -162,10 +160,10 @@ pub fn ensure_running(home: &Home) -> Result<DaemonInfo, Error> {
             return Ok(info);
         }
         if let Ok(Some(status)) = child.try_wait() {
-            return Err(Error::Server(format!("the daemon exited at start ({status}){}", output.tail())));
+            return Err(Error::DaemonStart(format!("the daemon exited at start ({status}){}", output.tail())));
         }
         if Instant::now() > deadline {
-            return Err(Error::Server(format!(
+            return Err(Error::DaemonStart(format!(
                 "the daemon (pid {}) did not start within 15 s; its log is in {}{}",
                 child.id(),
                 home.logs().display(),

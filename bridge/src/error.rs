@@ -13,10 +13,54 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// Settings that cannot be used (a profile folder that is a file, a
+    /// browser that is not there…); see the precise variants below.
     #[error("{0}")]
     Config(String),
+    /// `config.toml` that cannot be used: fix the file (the message names
+    /// the line).
+    #[error("{}: {message}", path.display())]
+    ConfigFile { path: PathBuf, message: String },
+    /// A command-line value that cannot be used (`--since`, `--url`…):
+    /// run the command again with another.
+    #[error("{0}")]
+    Usage(String),
+    /// The home directory cannot be found or used (not a directory, a
+    /// damaged token, its lock).
+    #[error("{0}")]
+    Home(String),
+    /// The port asked for is taken: pick another (`--port`, 0 picks a free
+    /// one).
+    #[error("port {port} is already in use on {ip}; pick another with --port (0 picks a free one)")]
+    PortInUse { ip: std::net::IpAddr, port: u16 },
+    /// Listening failed for another reason.
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: std::net::SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The daemon did not start (it exited, or did not write
+    /// `daemon.json` in time); the message has its last output.
+    #[error("{0}")]
+    DaemonStart(String),
+    /// A daemon is recorded for this home but does not answer: it may
+    /// have died (`chaperone status`, `up`).
+    #[error("the daemon (pid {pid}) does not answer on port {port}")]
+    DaemonUnreachable { pid: u32, port: u16 },
+    /// The browser `up` started exited, or its extension never connected.
+    #[error("{0}")]
+    BrowserStart(String),
+    /// The system's random generator failed: no token, key or nonce was
+    /// made, nothing was written.
+    #[error("the system random generator failed")]
+    Random,
+    /// Encoding a value as JSON failed (a bug, never the person's input).
+    #[error("JSON encoding: {0}")]
+    Json(#[from] serde_json::Error),
     #[error("a daemon for {home} is already running (pid {pid}, port {port})")]
     AlreadyRunning { home: PathBuf, pid: u32, port: u16 },
+    /// Anything else the daemon could not do (details in the message).
     #[error("server error: {0}")]
     Server(String),
     /// A secret name outside `[A-Za-z0-9_.-]{1,64}`.
@@ -83,5 +127,30 @@ pub enum Error {
 impl Error {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { path: path.into(), source }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The variants a caller can act on say what to do, without the
+    /// "server error" of the catch-all.
+    #[test]
+    fn precise_variants_say_what_to_do() {
+        let cases: Vec<(Error, &str)> = vec![
+            (Error::PortInUse { ip: [127, 0, 0, 1].into(), port: 8765 }, "pick another with --port"),
+            (Error::DaemonUnreachable { pid: 42, port: 8765 }, "(pid 42) does not answer on port 8765"),
+            (
+                Error::ConfigFile { path: "/h/config.toml".into(), message: "line 3: bad".into() },
+                "/h/config.toml: line 3",
+            ),
+            (Error::Random, "random generator failed"),
+        ];
+        for (e, want) in cases {
+            let text = e.to_string();
+            assert!(text.contains(want), "{text}");
+            assert!(!text.starts_with("server error"), "{text}");
+        }
     }
 }

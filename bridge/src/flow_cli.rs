@@ -165,7 +165,7 @@ fn open(home: HomeArg) -> Result<FlowStore, Error> {
 }
 
 fn to_json<T: serde::Serialize>(v: &T) -> Result<String, Error> {
-    serde_json::to_string_pretty(v).map_err(|e| Error::Server(format!("json: {e}")))
+    Ok(serde_json::to_string_pretty(v)?)
 }
 
 /// Reads a flow file (either format), renamed to `name` when given, with

@@ -111,7 +111,7 @@ impl FlowStore {
     /// is replaced only when `replace`; otherwise [`Error::FlowExists`].
     pub fn save(&self, flow: &Flow, replace: bool) -> Result<(), Error> {
         shared::record::check_flow(flow).map_err(|p| Error::FlowInvalid(p.to_string()))?;
-        let json = serde_json::to_string(flow).map_err(|e| Error::Server(format!("flow encode: {e}")))?;
+        let json = serde_json::to_string(flow)?;
         let sql = if replace {
             "INSERT OR REPLACE INTO flows (name, created, steps, params, flow) VALUES (?1, ?2, ?3, ?4, ?5)"
         } else {

@@ -28,7 +28,7 @@ pub struct Token(String);
 impl Token {
     pub fn generate() -> Result<Self, Error> {
         let mut bytes = [0u8; 32];
-        SystemRandom::new().fill(&mut bytes).map_err(|_| Error::Server("the system random generator failed".into()))?;
+        SystemRandom::new().fill(&mut bytes).map_err(|_| Error::Random)?;
         Ok(Token(bytes.iter().map(|b| format!("{b:02x}")).collect()))
     }
 
@@ -90,7 +90,7 @@ impl Home {
             .filter(|p| !p.is_empty())
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
-            .ok_or_else(|| Error::Config("cannot find a home directory: set CHAPERONE_HOME or pass --home".into()))?;
+            .ok_or_else(|| Error::Home("cannot find a home directory: set CHAPERONE_HOME or pass --home".into()))?;
         Ok(Home::at(base.join("chaperone")))
     }
 
@@ -136,7 +136,7 @@ impl Home {
         }
         let meta = fs::metadata(&self.root).map_err(|e| Error::io(&self.root, e))?;
         if !meta.is_dir() {
-            return Err(Error::Config(format!("{} is not a directory", self.root.display())));
+            return Err(Error::Home(format!("{} is not a directory", self.root.display())));
         }
         // Probe that we can write here, so a read-only home fails now with
         // its path rather than later with a confusing error.
@@ -162,7 +162,7 @@ impl Home {
                 return Ok(Token(s.trim().to_string()));
             }
             Ok(_) => {
-                return Err(Error::Config(format!(
+                return Err(Error::Home(format!(
                     "{} is not a 64-digit hex token; delete it to have a new one generated",
                     path.display()
                 )));
@@ -184,7 +184,7 @@ impl Home {
     }
 
     pub fn write_daemon_json(&self, info: &DaemonInfo) -> Result<(), Error> {
-        let json = serde_json::to_vec_pretty(info).map_err(|e| Error::Server(e.to_string()))?;
+        let json = serde_json::to_vec_pretty(info)?;
         let tmp = self.root.join("daemon.json.tmp");
         write_private(&tmp, &json)?;
         fs::rename(&tmp, self.daemon_json()).map_err(|e| Error::io(self.daemon_json(), e))
@@ -229,7 +229,7 @@ impl Home {
                 Err(e) => return Err(Error::io(&path, e)),
             }
         }
-        Err(Error::Config(format!("could not take the lock {}", path.display())))
+        Err(Error::Home(format!("could not take the lock {}", path.display())))
     }
 }
 

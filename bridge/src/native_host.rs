@@ -38,7 +38,7 @@ pub fn run(origin: &str, home: &Home) -> Result<(), Error> {
         NativeReply::Error { message } => format!("error: {message}"),
     };
     note(home, &outcome);
-    let json = serde_json::to_vec(&reply).map_err(|e| Error::Server(e.to_string()))?;
+    let json = serde_json::to_vec(&reply)?;
     let mut out = std::io::stdout().lock();
     let len = u32::try_from(json.len()).map_err(|_| Error::Server("reply too large".into()))?;
     out.write_all(&len.to_ne_bytes())
@@ -116,7 +116,7 @@ pub fn default_hosts_dir(browser: BrowserFamily) -> Result<PathBuf, Error> {
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
-        .ok_or_else(|| Error::Config("HOME is not set".into()))?;
+        .ok_or_else(|| Error::Home("HOME is not set".into()))?;
     let sub = match browser {
         BrowserFamily::Chromium => "chromium",
         BrowserFamily::Chrome => "google-chrome",
@@ -150,7 +150,7 @@ pub fn install(hosts_dir: &Path, home: &Home) -> Result<PathBuf, Error> {
         "allowed_origins": [format!("{}/", extension_origin(shared::EXTENSION_ID))],
     });
     let path = hosts_dir.join(format!("{}.json", shared::NATIVE_HOST_NAME));
-    let text = serde_json::to_vec_pretty(&manifest).map_err(|e| Error::Server(e.to_string()))?;
+    let text = serde_json::to_vec_pretty(&manifest)?;
     write_file_mode(&path, &text, 0o644)?;
     Ok(path)
 }

@@ -226,14 +226,14 @@ impl SecretStore {
         check_name(name)?;
         check_value(value.expose())?;
         let sites = normalize_sites(sites)?;
-        let sites_json = serde_json::to_string(&sites).map_err(|e| Error::Server(e.to_string()))?;
+        let sites_json = serde_json::to_string(&sites)?;
         self.home.ensure()?;
         let guard = self.conn(true)?;
         let conn = guard.as_ref().ok_or_else(|| self.db_error("the database could not be created"))?;
         let key = self.key_for_sealing(conn)?;
 
         let mut nonce = [0u8; NONCE_LEN];
-        self.rng.fill(&mut nonce).map_err(|_| Error::Server("the system random generator failed".into()))?;
+        self.rng.fill(&mut nonce).map_err(|_| Error::Random)?;
         let tag_len = AES_256_GCM.tag_len();
         // Room for the tag up front, so the plaintext is never reallocated
         // (and so never left behind in freed memory).
@@ -510,7 +510,7 @@ fn wrong_size(path: &Path, len: u64) -> Error {
 /// another process made one first, that one is used.
 fn create_key(rng: &SystemRandom, path: &Path) -> Result<Zeroizing<Vec<u8>>, Error> {
     let mut bytes = Zeroizing::new(vec![0u8; KEY_LEN]);
-    rng.fill(&mut bytes[..]).map_err(|_| Error::Server("the system random generator failed".into()))?;
+    rng.fill(&mut bytes[..]).map_err(|_| Error::Random)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = dir.join(format!(".secret.key.{}.tmp", std::process::id()));
     let _ = fs::remove_file(&tmp);
