@@ -57,12 +57,8 @@ const SETUP: &str = "no local model is set up: add a [model] section to HOME/con
     (provider = \"ollama\" or \"openai\", url = \"http://127.0.0.1:11434\", name = \"qwen2.5:3b\") \
     and restart the daemon; or act by ref with browser_click and the others";
 
-fn err(code: ErrorCode, message: impl Into<String>) -> WireError {
-    WireError::new(code, message)
-}
-
 fn tier(state: &AppState) -> Result<std::sync::Arc<ModelTier>, WireError> {
-    state.config().model.clone().ok_or_else(|| err(ErrorCode::InvalidRequest, SETUP))
+    state.config().model.clone().ok_or_else(|| WireError::new(ErrorCode::InvalidRequest, SETUP))
 }
 
 /// The tab's actionable elements, its URL checked.
@@ -72,13 +68,13 @@ async fn page_candidates(state: &AppState, tab: TabId) -> Result<Vec<Candidate>,
         state.hub().call(Command::Snapshot { tab, request }, Duration::from_millis(COMMAND_TIMEOUT_MS)).await?
     else {
         tracing::error!("unexpected answer kind from the extension");
-        return Err(err(ErrorCode::Internal, "unexpected answer from the browser extension"));
+        return Err(WireError::new(ErrorCode::Internal, "unexpected answer from the browser extension"));
     };
     state.actions().remember_url(tab, &snapshot.url);
     state.actions().remember_challenge(tab, snapshot.challenge.is_some());
     state.check_site(&snapshot.url)?;
     if snapshot.challenge.is_some() {
-        return Err(err(
+        return Err(WireError::new(
             ErrorCode::SecurityChallenge,
             "the page shows a security challenge; hand it to the person with browser_handoff",
         ));
@@ -103,7 +99,9 @@ fn closest(cands: &[Candidate]) -> String {
 
 /// Checks that `args` carry what `action` needs, and nothing it does not.
 fn check_act_args(args: &ActArgs) -> Result<(), WireError> {
-    let need = |ok: bool, what: &str| if ok { Ok(()) } else { Err(err(ErrorCode::InvalidRequest, what.to_string())) };
+    let need = |ok: bool, what: &str| {
+        if ok { Ok(()) } else { Err(WireError::new(ErrorCode::InvalidRequest, what.to_string())) }
+    };
     need(!args.intent.trim().is_empty(), "intent must say which element you mean")?;
     match args.action {
         ActAction::Type => need(args.text.is_some(), "type needs text (a string or {\"secret\": NAME})")?,
@@ -126,7 +124,7 @@ pub(crate) async fn browser_act(state: &AppState, caller: &Caller, args: ActArgs
     let kind = kind_of(args.action);
     let ranked = rank(&args.intent, kind, page_candidates(state, tab).await?);
     if ranked.is_empty() {
-        return Err(err(ErrorCode::NotFound, "the page has no element to act on"));
+        return Err(WireError::new(ErrorCode::NotFound, "the page has no element to act on"));
     }
     let refs: Vec<String> = ranked.iter().map(|c| c.element_ref.clone()).collect();
     let request = act_request(kind, &args.intent, &ranked);
@@ -141,7 +139,7 @@ pub(crate) async fn browser_act(state: &AppState, caller: &Caller, args: ActArgs
                 break;
             }
             Ok(Pick::None) => {
-                return Err(err(
+                return Err(WireError::new(
                     ErrorCode::NotFound,
                     format!("the model found no element for that intent; closest: {}", closest(&ranked)),
                 ));
@@ -153,7 +151,7 @@ pub(crate) async fn browser_act(state: &AppState, caller: &Caller, args: ActArgs
         }
     }
     let Some((r, millis)) = picked else {
-        return Err(err(
+        return Err(WireError::new(
             ErrorCode::NotFound,
             format!("no decision: {}; nothing was done. Closest: {}", last_bad.describe(), closest(&ranked)),
         ));
@@ -213,16 +211,19 @@ pub(crate) async fn browser_run_goal(
 ) -> Result<CallToolResult, WireError> {
     let tier = tier(state)?;
     if args.goal.trim().is_empty() {
-        return Err(err(ErrorCode::InvalidRequest, "goal must say what to do"));
+        return Err(WireError::new(ErrorCode::InvalidRequest, "goal must say what to do"));
     }
     for key in args.inputs.keys() {
         if !shared::names::is_valid_secret_name(key) {
-            return Err(err(ErrorCode::InvalidRequest, "input keys must match [A-Za-z0-9_.-]{1,64}"));
+            return Err(WireError::new(ErrorCode::InvalidRequest, "input keys must match [A-Za-z0-9_.-]{1,64}"));
         }
     }
     let max_steps = args.max_steps.unwrap_or(DEFAULT_GOAL_STEPS);
     if !(1..=MAX_GOAL_STEPS).contains(&max_steps) {
-        return Err(err(ErrorCode::InvalidRequest, format!("max_steps must be between 1 and {MAX_GOAL_STEPS}")));
+        return Err(WireError::new(
+            ErrorCode::InvalidRequest,
+            format!("max_steps must be between 1 and {MAX_GOAL_STEPS}"),
+        ));
     }
     let keys: Vec<String> = args.inputs.keys().cloned().collect();
     let tab = state.require_agent_tab(caller.key, args.tab)?;
@@ -237,11 +238,13 @@ pub(crate) async fn browser_run_goal(
             }
             Ok(Some(step)) => done.push(step),
             Err(e) => {
-                return Err(err(e.code, format!("{} (steps done: {})", e.message, so_far(&done))).with_denied(e));
+                return Err(
+                    WireError::new(e.code, format!("{} (steps done: {})", e.message, so_far(&done))).with_denied(e)
+                );
             }
         }
     }
-    Err(err(
+    Err(WireError::new(
         ErrorCode::BudgetExceeded,
         format!("the goal was not done after {max_steps} steps (steps done: {})", so_far(&done)),
     ))
@@ -298,7 +301,10 @@ async fn goal_step(
         Ok(s) => s,
         Err(bad) => {
             trace("none", None, None, "NO_DECISION");
-            return Err(err(ErrorCode::NotFound, format!("no decision: {}; nothing more was done", bad.describe())));
+            return Err(WireError::new(
+                ErrorCode::NotFound,
+                format!("no decision: {}; nothing more was done", bad.describe()),
+            ));
         }
     };
     let value = |key: &str| args.inputs.get(key).cloned().unwrap_or(ValueSource::Literal(String::new()));
@@ -325,9 +331,10 @@ async fn goal_step(
                     let a = SelectOptionArgs { element_ref: element_ref.clone(), values: vec![v], tab: t };
                     actions::select_option(state, caller, a).await
                 }
-                ValueSource::Secret(_) => {
-                    Err(err(ErrorCode::InvalidRequest, "a secret input cannot choose an option; use a literal"))
-                }
+                ValueSource::Secret(_) => Err(WireError::new(
+                    ErrorCode::InvalidRequest,
+                    "a secret input cannot choose an option; use a literal",
+                )),
             };
             ("select_option", element_ref, Some(key.as_str()), result)
         }

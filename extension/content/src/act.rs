@@ -62,10 +62,6 @@ extern "C" {
 const SETTLE_TICK_MS: f64 = 2.0;
 const SETTLE_MAX_MS: f64 = 12.0;
 
-fn err(code: ErrorCode, msg: impl Into<String>) -> WireError {
-    WireError::new(code, msg)
-}
-
 fn encode(outcome: &Outcome) -> JsValue {
     JsValue::from_str(
         &serde_json::to_string(outcome)
@@ -78,7 +74,7 @@ fn encode(outcome: &Outcome) -> JsValue {
 pub fn resolve(target: Option<&str>) -> Outcome {
     let el = match target {
         Some(t) => facts::element(t),
-        None => facts::focused().ok_or_else(|| err(ErrorCode::NotFound, "no element has the focus")),
+        None => facts::focused().ok_or_else(|| WireError::new(ErrorCode::NotFound, "no element has the focus")),
     };
     match el.and_then(|el| facts::resolve(&el)) {
         Ok(element) => Outcome::Ok(CommandResult::Element { element }),
@@ -151,7 +147,7 @@ fn start(target: Option<&str>, action: &Action, verify: Option<&ResolvedElement>
         let live = facts::resolve(el)?;
         if live != *want {
             let fp = &live.fingerprint;
-            return Err(err(
+            return Err(WireError::new(
                 ErrorCode::StaleRef,
                 format!(
                     "{} changed while the action was being decided (now {} \"{}\"); take a new browser_snapshot",
@@ -167,27 +163,36 @@ fn start(target: Option<&str>, action: &Action, verify: Option<&ResolvedElement>
         if matches!(action, Action::Type { .. } | Action::SelectOption { .. })
             && shared::gate::field_kind(Some(&live)).is_some_and(shared::sensitive::SensitiveKind::agent_may_never_fill)
         {
-            return Err(err(
+            return Err(WireError::new(
                 ErrorCode::PermissionDenied,
                 "Chaperone never fills password, card or bank fields: the person enters those themselves",
             ));
         }
     } else if target.is_some() {
-        return Err(err(ErrorCode::InvalidRequest, "an action on a ref needs the facts it was classified on"));
+        return Err(WireError::new(
+            ErrorCode::InvalidRequest,
+            "an action on a ref needs the facts it was classified on",
+        ));
     } else if el.is_some() {
-        return Err(err(ErrorCode::StaleRef, "the focus moved while the action was being decided; try again"));
+        return Err(WireError::new(
+            ErrorCode::StaleRef,
+            "the focus moved while the action was being decided; try again",
+        ));
     } else if verify.is_some() {
-        return Err(err(ErrorCode::StaleRef, "the element that was classified has lost the focus; try again"));
+        return Err(WireError::new(
+            ErrorCode::StaleRef,
+            "the element that was classified has lost the focus; try again",
+        ));
     }
     if matches!(
         action,
         Action::Click | Action::Type { .. } | Action::SelectOption { .. } | Action::Hover | Action::UploadFiles { .. }
     ) && el.is_none()
     {
-        return Err(err(ErrorCode::InvalidRequest, "this action needs a ref"));
+        return Err(WireError::new(ErrorCode::InvalidRequest, "this action needs a ref"));
     }
 
-    let win = web_sys::window().ok_or_else(|| err(ErrorCode::Internal, "no window"))?;
+    let win = web_sys::window().ok_or_else(|| WireError::new(ErrorCode::Internal, "no window"))?;
     let unloading = Rc::new(Cell::new(false));
     let flag = unloading.clone();
     let listener = Closure::<dyn FnMut(JsValue)>::new(move |_: JsValue| flag.set(true)).into_js_value();
@@ -354,12 +359,16 @@ fn perform(el: Option<&Element>, action: &Action) -> Result<(), WireError> {
             hover(el.expect("checked above"));
             Ok(())
         }
-        Action::CloseTab => Err(err(ErrorCode::InvalidRequest, "closing a tab is not a page action")),
+        Action::CloseTab => Err(WireError::new(ErrorCode::InvalidRequest, "closing a tab is not a page action")),
         // The service worker turns it into a `Type` once the bridge released
         // the value; a name alone is never typed.
-        Action::TypeSecret { .. } => Err(err(ErrorCode::InvalidRequest, "a secret reaches the page only as its value")),
+        Action::TypeSecret { .. } => {
+            Err(WireError::new(ErrorCode::InvalidRequest, "a secret reaches the page only as its value"))
+        }
         Action::UploadFiles { files, .. } => crate::upload::set_files(el.expect("checked above"), files),
-        Action::KeepDownload { .. } => Err(err(ErrorCode::InvalidRequest, "keeping a download is not a page action")),
+        Action::KeepDownload { .. } => {
+            Err(WireError::new(ErrorCode::InvalidRequest, "keeping a download is not a page action"))
+        }
     }
 }
 
@@ -426,14 +435,17 @@ fn set_value(el: &Element, value: &str) -> Result<(), WireError> {
         "input" => "HTMLInputElement",
         "textarea" => "HTMLTextAreaElement",
         "select" => "HTMLSelectElement",
-        _ => return Err(err(ErrorCode::InvalidRequest, "this element has no value to set")),
+        _ => return Err(WireError::new(ErrorCode::InvalidRequest, "this element has no value to set")),
     };
     let ctor = global_ctor(proto_name)?;
     let proto = Reflect::get(&ctor, &JsValue::from_str("prototype")).unwrap_or(JsValue::UNDEFINED);
     let desc = Object::get_own_property_descriptor(proto.unchecked_ref::<Object>(), &JsValue::from_str("value"));
-    let setter =
-        dom::prop(&desc, "set").dyn_into::<Function>().map_err(|_| err(ErrorCode::Internal, "no value setter"))?;
-    setter.call1(el, &JsValue::from_str(value)).map_err(|_| err(ErrorCode::Internal, "the value could not be set"))?;
+    let setter = dom::prop(&desc, "set")
+        .dyn_into::<Function>()
+        .map_err(|_| WireError::new(ErrorCode::Internal, "no value setter"))?;
+    setter
+        .call1(el, &JsValue::from_str(value))
+        .map_err(|_| WireError::new(ErrorCode::Internal, "the value could not be set"))?;
     Ok(())
 }
 
@@ -454,7 +466,7 @@ fn type_text(el: &Element, text: &str) -> Result<(), WireError> {
     scroll_into_view(el, "nearest");
     focus(el);
     if dom::prop_bool(el, "disabled") || dom::prop_bool(el, "readOnly") {
-        return Err(err(ErrorCode::InvalidRequest, "the field is disabled or read-only"));
+        return Err(WireError::new(ErrorCode::InvalidRequest, "the field is disabled or read-only"));
     }
     match el.local_name().as_str() {
         "input" | "textarea" => {
@@ -485,20 +497,20 @@ fn type_text(el: &Element, text: &str) -> Result<(), WireError> {
             }
             Ok(())
         }
-        _ => Err(err(ErrorCode::InvalidRequest, "this element does not take typed text")),
+        _ => Err(WireError::new(ErrorCode::InvalidRequest, "this element does not take typed text")),
     }
 }
 
 fn select(el: &Element, values: &[String]) -> Result<(), WireError> {
     if el.local_name() != "select" {
-        return Err(err(ErrorCode::InvalidRequest, "browser_select_option works on <select> elements"));
+        return Err(WireError::new(ErrorCode::InvalidRequest, "browser_select_option works on <select> elements"));
     }
     if dom::prop_bool(el, "disabled") {
-        return Err(err(ErrorCode::InvalidRequest, "the list is disabled"));
+        return Err(WireError::new(ErrorCode::InvalidRequest, "the list is disabled"));
     }
     let multiple = dom::prop_bool(el, "multiple");
     if !multiple && values.len() > 1 {
-        return Err(err(ErrorCode::InvalidRequest, "this list takes one option"));
+        return Err(WireError::new(ErrorCode::InvalidRequest, "this list takes one option"));
     }
     let opts = dom::prop(el, "options");
     let n = dom::prop_f64(&opts, "length").unwrap_or(0.0) as u32;
@@ -512,7 +524,7 @@ fn select(el: &Element, values: &[String]) -> Result<(), WireError> {
             Some(i) => chosen.push(indexed[i].0),
             None => {
                 let msg = shared::action::missing_option_message(&seen, want, Some(&crate::refs::ref_for(el)));
-                return Err(err(ErrorCode::InvalidRequest, msg));
+                return Err(WireError::new(ErrorCode::InvalidRequest, msg));
             }
         }
     }
@@ -568,7 +580,7 @@ fn key_code(key: &str) -> String {
 fn press_key(el: Option<&Element>, combo: &str) -> Result<(), WireError> {
     let (key, shift, ctrl, alt, meta) = parse_combo(combo);
     if key.is_empty() {
-        return Err(err(ErrorCode::InvalidRequest, "no key given"));
+        return Err(WireError::new(ErrorCode::InvalidRequest, "no key given"));
     }
     let doc = facts::document()?;
     let target: Element = match el {
@@ -578,7 +590,7 @@ fn press_key(el: Option<&Element>, combo: &str) -> Result<(), WireError> {
         }
         None => facts::focused()
             .or_else(|| doc.body().map(Into::into))
-            .ok_or_else(|| err(ErrorCode::NotFound, "no element to type into"))?,
+            .ok_or_else(|| WireError::new(ErrorCode::NotFound, "no element to type into"))?,
     };
     let key_init = || {
         let o = bubbling();
@@ -695,12 +707,12 @@ fn implicit_submit(input: &Element) {
 }
 
 fn scroll(el: Option<&Element>, direction: ScrollDirection) -> Result<(), WireError> {
-    let win = web_sys::window().ok_or_else(|| err(ErrorCode::Internal, "no window"))?;
+    let win = web_sys::window().ok_or_else(|| WireError::new(ErrorCode::Internal, "no window"))?;
     let step = win.inner_height().ok().and_then(|h| h.as_f64()).unwrap_or(600.0) * 0.8;
     match (direction, el) {
         (ScrollDirection::IntoView, Some(el)) => scroll_into_view(el, "center"),
         (ScrollDirection::IntoView, None) => {
-            return Err(err(ErrorCode::InvalidRequest, "scrolling into view needs a ref"));
+            return Err(WireError::new(ErrorCode::InvalidRequest, "scrolling into view needs a ref"));
         }
         (d, target) => {
             let dy = if d == ScrollDirection::Up { -step } else { step };

@@ -21,16 +21,13 @@ thread_local! {
     static STAGED: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
 }
 
-fn err(code: ErrorCode, m: impl Into<String>) -> WireError {
-    WireError::new(code, m)
-}
-
 /// Stages part of file `file` (`first`: the file starts over).
 pub fn part(file: u32, data: &str, first: bool) -> Result<(), WireError> {
-    let bytes = shared::files::base64_decode(data).ok_or_else(|| err(ErrorCode::InvalidRequest, "bad upload data"))?;
+    let bytes = shared::files::base64_decode(data)
+        .ok_or_else(|| WireError::new(ErrorCode::InvalidRequest, "bad upload data"))?;
     let i = file as usize;
     if i >= shared::files::MAX_UPLOAD_FILES {
-        return Err(err(ErrorCode::InvalidRequest, "too many upload files"));
+        return Err(WireError::new(ErrorCode::InvalidRequest, "too many upload files"));
     }
     STAGED.with(|s| {
         let mut s = s.borrow_mut();
@@ -41,7 +38,7 @@ pub fn part(file: u32, data: &str, first: bool) -> Result<(), WireError> {
             s[i].clear();
         }
         if (s[i].len() + bytes.len()) as u64 > shared::files::MAX_UPLOAD_FILE_BYTES {
-            return Err(err(ErrorCode::InvalidRequest, "an upload file is larger than allowed"));
+            return Err(WireError::new(ErrorCode::InvalidRequest, "an upload file is larger than allowed"));
         }
         s[i].extend_from_slice(&bytes);
         Ok(())
@@ -59,33 +56,36 @@ pub fn set_files(el: &Element, files: &[UploadFile]) -> Result<(), WireError> {
     let is_file_input =
         el.local_name() == "input" && dom::attr(el, "type").is_some_and(|t| t.eq_ignore_ascii_case("file"));
     if !is_file_input {
-        return Err(err(ErrorCode::InvalidRequest, "files go only into a file input (<input type=file>)"));
+        return Err(WireError::new(ErrorCode::InvalidRequest, "files go only into a file input (<input type=file>)"));
     }
     if files.len() > 1 && !dom::prop_bool(el, "multiple") {
-        return Err(err(
+        return Err(WireError::new(
             ErrorCode::InvalidRequest,
             format!("this file input takes one file, not {}; nothing set", files.len()),
         ));
     }
     if dom::prop_bool(el, "disabled") {
-        return Err(err(ErrorCode::InvalidRequest, "this file input is disabled; nothing set"));
+        return Err(WireError::new(ErrorCode::InvalidRequest, "this file input is disabled; nothing set"));
     }
     if staged.len() != files.len() || staged.iter().zip(files).any(|(b, f)| b.len() as u64 != f.size) {
-        return Err(err(ErrorCode::Internal, "the staged files do not match the action; nothing set"));
+        return Err(WireError::new(ErrorCode::Internal, "the staged files do not match the action; nothing set"));
     }
     let dt = Reflect::construct(&global_ctor("DataTransfer")?, &Array::new())
-        .map_err(|_| err(ErrorCode::Internal, "no DataTransfer here"))?;
-    let items = Reflect::get(&dt, &JsValue::from_str("items")).map_err(|_| err(ErrorCode::Internal, "no items"))?;
+        .map_err(|_| WireError::new(ErrorCode::Internal, "no DataTransfer here"))?;
+    let items =
+        Reflect::get(&dt, &JsValue::from_str("items")).map_err(|_| WireError::new(ErrorCode::Internal, "no items"))?;
     let file_ctor = global_ctor("File")?;
     for (bytes, f) in staged.iter().zip(files) {
         let parts = Array::of1(&Uint8Array::from(&bytes[..]));
         let file = Reflect::construct(&file_ctor, &Array::of2(&parts, &JsValue::from_str(&f.name)))
-            .map_err(|_| err(ErrorCode::Internal, "a File could not be made"))?;
-        crate::dom::call(&items, "add", &[file]).map_err(|_| err(ErrorCode::Internal, "a file could not be added"))?;
+            .map_err(|_| WireError::new(ErrorCode::Internal, "a File could not be made"))?;
+        crate::dom::call(&items, "add", &[file])
+            .map_err(|_| WireError::new(ErrorCode::Internal, "a file could not be added"))?;
     }
-    let list = Reflect::get(&dt, &JsValue::from_str("files")).map_err(|_| err(ErrorCode::Internal, "no files"))?;
+    let list =
+        Reflect::get(&dt, &JsValue::from_str("files")).map_err(|_| WireError::new(ErrorCode::Internal, "no files"))?;
     Reflect::set(el, &JsValue::from_str("files"), &list)
-        .map_err(|_| err(ErrorCode::Internal, "the files could not be set"))?;
+        .map_err(|_| WireError::new(ErrorCode::Internal, "the files could not be set"))?;
     let t: &JsValue = el.as_ref();
     dispatch(t, "Event", "input", &bubbling());
     dispatch(t, "Event", "change", &bubbling());

@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::chrome::{self, Tab};
 use crate::tabs::{LoadWaiter, ask_page, ask_page_value, get_tab, info, is_web_url, tab_error, tab_id, tab_url};
-use crate::util::{js_error_text, obj, to_js, wire};
+use crate::util::{js_error_text, obj, to_js};
 
 /// What a command answers: an [`Outcome`], or a snapshot whose nodes
 /// pass through unread.
@@ -78,9 +78,11 @@ async fn tabs_list(tabs: &[TabId]) -> CmdResult {
 async fn tab_new(url: Option<String>) -> CmdResult {
     let target = url.clone().unwrap_or_else(|| "about:blank".into());
     let props = obj(&[("url", JsValue::from_str(&target)), ("active", JsValue::TRUE)]);
-    let created: Tab =
-        chrome::tabs_create(&props).await.map_err(|e| wire(ErrorCode::Internal, js_error_text(&e)))?.unchecked_into();
-    let id = created.id().ok_or_else(|| wire(ErrorCode::Internal, "the new tab has no id"))? as TabId;
+    let created: Tab = chrome::tabs_create(&props)
+        .await
+        .map_err(|e| WireError::new(ErrorCode::Internal, js_error_text(&e)))?
+        .unchecked_into();
+    let id = created.id().ok_or_else(|| WireError::new(ErrorCode::Internal, "the new tab has no id"))? as TabId;
     if url.is_some() {
         let waiter = LoadWaiter::register(id, true);
         if created.status().as_deref() == Some("complete") {
@@ -117,7 +119,7 @@ async fn tab_close(tab: TabId) -> CmdResult {
 async fn navigate(tab: TabId, url: &str) -> CmdResult {
     // The bridge has validated the URL already; refuse anything but http(s) anyway.
     if !is_web_url(url) {
-        return Err(wire(ErrorCode::InvalidRequest, "only http(s) URLs can be opened"));
+        return Err(WireError::new(ErrorCode::InvalidRequest, "only http(s) URLs can be opened"));
     }
     let id = tab_id(tab)?;
     get_tab(tab).await?;
@@ -159,7 +161,7 @@ async fn locate(tab: TabId, target: shared::flow::Descriptor) -> CmdResult {
     crate::handoff::clear_for_agent(tab).await?;
     match ask_page(tab, &to_js(&PageRequest::Locate { target })).await? {
         r @ CommandResult::Located { .. } => Ok(r),
-        _ => Err(wire(ErrorCode::Internal, "the page sent an invalid answer")),
+        _ => Err(WireError::new(ErrorCode::Internal, "the page sent an invalid answer")),
     }
 }
 
@@ -187,7 +189,7 @@ async fn history(tab: TabId, step: HistoryStep) -> CmdResult {
                 waiter.cancel();
                 // The browser's error page runs no script of ours.
                 if e.code == ErrorCode::PageNotLoaded {
-                    return Err(wire(
+                    return Err(WireError::new(
                         ErrorCode::InvalidRequest,
                         "the tab shows the browser's error page, and Chrome has no history entry to go to from \
                          there (it skips pages opened without a click); navigate to the URL instead",
@@ -221,18 +223,18 @@ async fn page_snapshot(tab: TabId, request: SnapshotRequest) -> Result<Snapshot,
     let (text, nodes) = match (reply.as_string(), part("head"), part("nodes")) {
         (Some(text), _, _) => (text, None),
         (None, Some(head), Some(nodes)) => (head.as_string().unwrap_or_default(), Some(nodes)),
-        _ => return Err(wire(ErrorCode::Internal, "the page gave no answer")),
+        _ => return Err(WireError::new(ErrorCode::Internal, "the page gave no answer")),
     };
     match shared::protocol::passed_snapshot_from_json(&text) {
         Ok(Ok(mut head)) => {
             head.decide_challenge();
             let Some(nodes) = nodes else {
-                return Err(wire(ErrorCode::Internal, "the page sent an invalid snapshot"));
+                return Err(WireError::new(ErrorCode::Internal, "the page sent an invalid snapshot"));
             };
             Ok(Snapshot { head, nodes: nodes.unchecked_into() })
         }
         Ok(Err(e)) => Err(e),
-        Err(_) => Err(wire(ErrorCode::Internal, "the page sent an invalid snapshot")),
+        Err(_) => Err(WireError::new(ErrorCode::Internal, "the page sent an invalid snapshot")),
     }
 }
 
@@ -240,7 +242,7 @@ async fn extract_text(tab: TabId, request: TextRequest) -> CmdResult {
     let msg = to_js(&PageRequest::ExtractText { request });
     match ask_page(tab, &msg).await? {
         r @ CommandResult::Text { .. } => Ok(r),
-        _ => Err(wire(ErrorCode::Internal, "the page sent invalid text")),
+        _ => Err(WireError::new(ErrorCode::Internal, "the page sent invalid text")),
     }
 }
 
@@ -251,7 +253,7 @@ async fn screenshot(tab: TabId) -> CmdResult {
     let request = SnapshotRequest { interactive_only: true, ..SnapshotRequest::default() };
     let snapshot = page_snapshot(tab, request).await?;
     if snapshot.head.challenge.is_some() {
-        return Err(wire(
+        return Err(WireError::new(
             ErrorCode::SecurityChallenge,
             "the page shows a security challenge (CAPTCHA or similar); no screenshot is taken. Ask the person to \
              solve it by hand",
@@ -259,22 +261,25 @@ async fn screenshot(tab: TabId) -> CmdResult {
     }
     let url = snapshot.head.url;
     let page = get_tab(tab).await?;
-    let window = page.window_id().ok_or_else(|| wire(ErrorCode::Internal, "the tab has no window"))?;
+    let window = page.window_id().ok_or_else(|| WireError::new(ErrorCode::Internal, "the tab has no window"))?;
     if page.active() != Some(true) {
         chrome::tabs_update(tab_id(tab)?, &obj(&[("active", JsValue::TRUE)])).await.map_err(|e| tab_error(tab, &e))?;
     }
     // The tab may have navigated since the check: capture only the same page.
     let now = info(&get_tab(tab).await?).url;
     if now != url {
-        return Err(wire(ErrorCode::StaleRef, "the page changed while the screenshot was prepared; try again"));
+        return Err(WireError::new(
+            ErrorCode::StaleRef,
+            "the page changed while the screenshot was prepared; try again",
+        ));
     }
     let data = chrome::tabs_capture_visible_tab(window, &obj(&[("format", JsValue::from_str("png"))]))
         .await
-        .map_err(|e| wire(ErrorCode::Internal, format!("cannot capture the tab: {}", js_error_text(&e))))?;
+        .map_err(|e| WireError::new(ErrorCode::Internal, format!("cannot capture the tab: {}", js_error_text(&e))))?;
     let data = data.as_string().unwrap_or_default();
     let png_base64 = data
         .strip_prefix("data:image/png;base64,")
-        .ok_or_else(|| wire(ErrorCode::Internal, "the capture is not a PNG"))?
+        .ok_or_else(|| WireError::new(ErrorCode::Internal, "the capture is not a PNG"))?
         .to_string();
     Ok(CommandResult::Image { png_base64, url })
 }

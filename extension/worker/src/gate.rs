@@ -54,7 +54,7 @@ use wasm_bindgen_futures::spawn_local;
 use crate::chrome;
 use crate::messages::{HistoryEntry, PageState, PendingView, Settings};
 use crate::tabs::{self, LoadWaiter};
-use crate::util::{from_js, get, js_error_text, now_ms, obj, to_js, wire, with_timeout};
+use crate::util::{from_js, get, js_error_text, now_ms, obj, to_js, with_timeout};
 use crate::window;
 
 /// Approval history kept in `chrome.storage.local`.
@@ -357,7 +357,7 @@ async fn ask_person(
     };
     let answer = wait_for_person(view, timeout_secs, place, on.map(|(tab, _)| tab)).await;
     match (answer, on) {
-        (None, Some((tab, _))) => Err(wire(
+        (None, Some((tab, _))) => Err(WireError::new(
             ErrorCode::NotFound,
             format!("no tab {tab}: it was closed while the person was asked; the action did not run"),
         )),
@@ -455,7 +455,7 @@ async fn resolve_live(tab: TabId, target: Option<&str>) -> Result<Option<Resolve
     let msg = to_js(&PageRequest::Resolve { target: target.map(str::to_string) });
     match tabs::ask_page(tab, &msg).await {
         Ok(CommandResult::Element { element }) => Ok(Some(element)),
-        Ok(_) => Err(wire(ErrorCode::Internal, "the page sent an invalid element")),
+        Ok(_) => Err(WireError::new(ErrorCode::Internal, "the page sent an invalid element")),
         Err(e) if target.is_none() && e.code == ErrorCode::NotFound => Ok(None),
         Err(e) => Err(e),
     }
@@ -466,7 +466,7 @@ async fn resolve_live(tab: TabId, target: Option<&str>) -> Result<Option<Resolve
 /// too, so no extra tab lookup is needed.)
 pub async fn resolve(tab: TabId, target: &str) -> CmdResult {
     let Some(element) = resolve_live(tab, Some(target)).await? else {
-        return Err(wire(ErrorCode::NotFound, "no such element"));
+        return Err(WireError::new(ErrorCode::NotFound, "no such element"));
     };
     if !tabs::is_web_url(&element.url) {
         return Err(tabs::not_a_web_page());
@@ -622,9 +622,9 @@ async fn close(tab: TabId, url: &str) -> Result<ActReport, WireError> {
     chrome::tabs_remove(id).await.map_err(|e| {
         let text = js_error_text(&e);
         if text.contains("No tab") {
-            wire(ErrorCode::NotFound, format!("no tab {tab}"))
+            WireError::new(ErrorCode::NotFound, format!("no tab {tab}"))
         } else {
-            wire(ErrorCode::Internal, text)
+            WireError::new(ErrorCode::Internal, text)
         }
     })?;
     Ok(ActReport {
@@ -661,7 +661,7 @@ async fn perform(
         Ok(CommandResult::Acted { report }) => report,
         Ok(_) => {
             waiter.cancel();
-            return Err(wire(ErrorCode::Internal, "the page sent an invalid report"));
+            return Err(WireError::new(ErrorCode::Internal, "the page sent an invalid report"));
         }
         Err(e) if e.code == ErrorCode::Internal || e.code == ErrorCode::Timeout => {
             // The page went away (or hung) after it got the action: what

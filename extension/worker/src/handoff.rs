@@ -48,7 +48,7 @@ use wasm_bindgen_futures::spawn_local;
 
 use crate::chrome::{self, Tab};
 use crate::tabs;
-use crate::util::{from_js, get, now_ms, obj, to_js, wire};
+use crate::util::{from_js, get, now_ms, obj, to_js};
 
 /// The `chrome.storage.session` key the popup reads.
 pub const KEY: &str = "handoffs";
@@ -176,7 +176,7 @@ pub async fn clear_for_agent(tab: TabId) -> Result<bool, WireError> {
             return Err(shared::handoff::headless_error(&challenge));
         }
         if rounds >= MAX_HANDOFFS_PER_ACTION {
-            return Err(wire(
+            return Err(WireError::new(
                 ErrorCode::HumanRequired,
                 format!(
                     "the page shows a {} challenge again after the person handed it back {rounds} times",
@@ -289,7 +289,7 @@ async fn wait_for(id: u64) -> Result<(), WireError> {
 }
 
 fn lost() -> WireError {
-    wire(ErrorCode::HumanRequired, "the hand-off ended before this call could learn how; look at the page")
+    WireError::new(ErrorCode::HumanRequired, "the hand-off ended before this call could learn how; look at the page")
 }
 
 /// Ends hand-off `id` with `outcome` (nothing when it is already over):

@@ -19,7 +19,7 @@ use shared::error::{ErrorCode, WireError};
 use shared::protocol::ExtToBridge;
 use wasm_bindgen::prelude::*;
 
-use crate::util::{wire, with_timeout};
+use crate::util::with_timeout;
 
 struct Waiting {
     generation: u64,
@@ -42,14 +42,14 @@ pub fn asking(request: u64) {
 /// Ok once the bridge said `request` may run now.
 pub async fn go_ahead(request: u64) -> Result<(), WireError> {
     let lost = || {
-        wire(
+        WireError::new(
             ErrorCode::ExtensionDisconnected,
             "the connection to the bridge was lost after the approval; the action did not run",
         )
     };
     let Some(generation) = crate::conn::connected_generation() else { return Err(lost()) };
     if WAITING.with(|w| w.borrow().contains_key(&request)) {
-        return Err(wire(ErrorCode::InvalidRequest, "this request already waits to proceed"));
+        return Err(WireError::new(ErrorCode::InvalidRequest, "this request already waits to proceed"));
     }
     let promise = Promise::new(&mut |resolve, _reject| {
         WAITING.with(|w| w.borrow_mut().insert(request, Waiting { generation, resolve, go: None }));
@@ -58,7 +58,7 @@ pub async fn go_ahead(request: u64) -> Result<(), WireError> {
     let _ = with_timeout(promise, shared::limits::COMMAND_TIMEOUT_MS as u32).await;
     match WAITING.with(|w| w.borrow_mut().remove(&request)).and_then(|w| w.go) {
         Some(true) => Ok(()),
-        Some(false) => Err(wire(
+        Some(false) => Err(WireError::new(
             ErrorCode::Timeout,
             "the bridge no longer waits for this action (it was approved too late); it did not run",
         )),

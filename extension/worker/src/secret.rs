@@ -24,7 +24,7 @@ use shared::error::{ErrorCode, WireError};
 use shared::protocol::{ExtToBridge, TabId};
 use wasm_bindgen::prelude::*;
 
-use crate::util::{wire, with_timeout};
+use crate::util::with_timeout;
 
 struct Waiting {
     /// The connection the request went out on.
@@ -47,20 +47,20 @@ pub async fn reveal(tab: TabId, request: u64, action: Action, decided_origin: &s
     // Compared as origins (`shared::url::Origin`), only between web pages.
     let live = shared::url::Origin::of(&url);
     let Some(origin) = live.filter(|o| Some(o) == shared::url::Origin::of(decided_origin).as_ref()) else {
-        return Err(wire(
+        return Err(WireError::new(
             ErrorCode::StaleRef,
             "the tab is no longer on the page the action was decided for; take a new browser_snapshot",
         ));
     };
     let origin = origin.to_string();
     let Some(generation) = crate::conn::connected_generation() else {
-        return Err(wire(
+        return Err(WireError::new(
             ErrorCode::ExtensionDisconnected,
             format!("the extension lost the bridge before the secret {name} was typed; nothing was typed"),
         ));
     };
     if WAITING.with(|w| w.borrow().contains_key(&request)) {
-        return Err(wire(ErrorCode::InvalidRequest, "this request id already waits for a secret"));
+        return Err(WireError::new(ErrorCode::InvalidRequest, "this request id already waits for a secret"));
     }
     let promise = Promise::new(&mut |resolve, _reject| {
         WAITING.with(|w| w.borrow_mut().insert(request, Waiting { generation, resolve, answer: None }));
@@ -74,11 +74,11 @@ pub async fn reveal(tab: TabId, request: u64, action: Action, decided_origin: &s
             Ok(Action::Type { text: value.into_inner(), submit })
         }
         Some(Err(e)) => Err(e),
-        None if crate::conn::connected_generation() != Some(generation) => Err(wire(
+        None if crate::conn::connected_generation() != Some(generation) => Err(WireError::new(
             ErrorCode::ExtensionDisconnected,
             format!("the connection to the bridge closed before the secret {name} arrived; nothing was typed"),
         )),
-        None => Err(wire(
+        None => Err(WireError::new(
             ErrorCode::Timeout,
             format!("the bridge did not send the secret {name} in time; nothing was typed"),
         )),

@@ -15,13 +15,13 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
 use crate::chrome::{self, Tab};
-use crate::util::{get, js_error_text, obj, wire, with_timeout};
+use crate::util::{get, js_error_text, obj, with_timeout};
 
 pub fn tab_id(tab: TabId) -> Result<f64, WireError> {
     if (0..=i32::MAX as i64).contains(&tab) {
         Ok(tab as f64)
     } else {
-        Err(wire(ErrorCode::NotFound, format!("no tab {tab}")))
+        Err(WireError::new(ErrorCode::NotFound, format!("no tab {tab}")))
     }
 }
 
@@ -38,9 +38,9 @@ pub fn info(tab: &Tab) -> TabInfo {
 pub fn tab_error(tab: TabId, e: &JsValue) -> WireError {
     let text = js_error_text(e);
     if text.contains("No tab with id") || text.contains("No tab") {
-        wire(ErrorCode::NotFound, format!("no tab {tab}"))
+        WireError::new(ErrorCode::NotFound, format!("no tab {tab}"))
     } else {
-        wire(ErrorCode::Internal, text)
+        WireError::new(ErrorCode::Internal, text)
     }
 }
 
@@ -67,7 +67,7 @@ pub fn is_web_url(url: &str) -> bool {
 }
 
 pub fn not_a_web_page() -> WireError {
-    wire(ErrorCode::InvalidRequest, "only http(s) pages can be read")
+    WireError::new(ErrorCode::InvalidRequest, "only http(s) pages can be read")
 }
 
 /// Sends `msg` to the content script of `tab` (injecting it once if the
@@ -77,7 +77,7 @@ pub async fn ask_page(tab: TabId, msg: &JsValue) -> Result<CommandResult, WireEr
     match serde_json::from_str::<Outcome>(&text) {
         Ok(Outcome::Ok(r)) => Ok(r),
         Ok(Outcome::Err(e)) => Err(e),
-        Err(_) => Err(wire(ErrorCode::Internal, "the page sent an invalid answer")),
+        Err(_) => Err(WireError::new(ErrorCode::Internal, "the page sent an invalid answer")),
     }
 }
 
@@ -87,7 +87,7 @@ pub async fn ask_page(tab: TabId, msg: &JsValue) -> Result<CommandResult, WireEr
 /// here, once, if it is an http(s) page (`INVALID_REQUEST` otherwise).
 pub async fn ask_page_text(tab: TabId, msg: &JsValue) -> Result<String, WireError> {
     let reply = ask_page_value(tab, msg).await?;
-    reply.as_string().ok_or_else(|| wire(ErrorCode::Internal, "the page gave no answer"))
+    reply.as_string().ok_or_else(|| WireError::new(ErrorCode::Internal, "the page gave no answer"))
 }
 
 /// [`ask_page_text`]'s answer as it came (a snapshot comes in two parts).
@@ -107,14 +107,14 @@ pub async fn ask_page_value(tab: TabId, msg: &JsValue) -> Result<JsValue, WireEr
                 if crate::load_errors::is_error_page(&text) {
                     return Err(crate::load_errors::error_page(tab, &tab_url(tab).await.unwrap_or_default()));
                 }
-                return Err(wire(ErrorCode::Internal, format!("cannot reach the page: {text}")));
+                return Err(WireError::new(ErrorCode::Internal, format!("cannot reach the page: {text}")));
             }
             ask_content(id, msg).await
         }
         other => other,
     };
     reply.map_err(|e| match e {
-        AskError::Timeout => wire(ErrorCode::Timeout, "the page did not answer in time"),
+        AskError::Timeout => WireError::new(ErrorCode::Timeout, "the page did not answer in time"),
         AskError::Js(e) => tab_error(tab, &e),
     })
 }
@@ -280,7 +280,7 @@ impl LoadWaiter {
                 // tab that has finished loading by now.
                 match get_tab(tab).await {
                     Ok(t) if t.status().as_deref() == Some("complete") => Ok(()),
-                    Ok(_) => Err(wire(ErrorCode::Timeout, "the page did not finish loading in time")),
+                    Ok(_) => Err(WireError::new(ErrorCode::Timeout, "the page did not finish loading in time")),
                     Err(e) => Err(e),
                 }
             }

@@ -24,7 +24,7 @@ use shared::error::{ErrorCode, WireError};
 use shared::protocol::{ExtToBridge, PageRequest, TabId};
 use wasm_bindgen::prelude::*;
 
-use crate::util::{to_js, wire, with_timeout};
+use crate::util::{to_js, with_timeout};
 
 struct Incoming {
     generation: u64,
@@ -45,13 +45,13 @@ pub async fn stage(tab: TabId, action: &Action) -> Result<(), WireError> {
     let Action::UploadFiles { upload, files } = action else { return Ok(()) };
     let upload = *upload;
     let Some(generation) = crate::conn::connected_generation() else {
-        return Err(wire(
+        return Err(WireError::new(
             ErrorCode::ExtensionDisconnected,
             "the extension lost the bridge before the upload; nothing set",
         ));
     };
     if INCOMING.with(|w| w.borrow().contains_key(&upload)) {
-        return Err(wire(ErrorCode::InvalidRequest, "this upload is already being fetched"));
+        return Err(WireError::new(ErrorCode::InvalidRequest, "this upload is already being fetched"));
     }
     let promise = Promise::new(&mut |resolve, _reject| {
         INCOMING
@@ -64,21 +64,24 @@ pub async fn stage(tab: TabId, action: &Action) -> Result<(), WireError> {
         Some(Incoming { done: Some(Ok(())), chunks, .. }) => chunks,
         Some(Incoming { done: Some(Err(e)), .. }) => return Err(e),
         _ if crate::conn::connected_generation() != Some(generation) => {
-            return Err(wire(ErrorCode::ExtensionDisconnected, "the bridge went away during the upload; nothing set"));
+            return Err(WireError::new(
+                ErrorCode::ExtensionDisconnected,
+                "the bridge went away during the upload; nothing set",
+            ));
         }
-        _ => return Err(wire(ErrorCode::Timeout, "the bridge did not send the files in time; nothing set")),
+        _ => return Err(WireError::new(ErrorCode::Timeout, "the bridge did not send the files in time; nothing set")),
     };
     // Sizes as announced: decoded length of each file's chunks.
     let mut sizes = vec![0u64; files.len()];
     for (file, data) in &chunks {
         let Some(size) = sizes.get_mut(*file as usize) else {
-            return Err(wire(ErrorCode::Internal, "the bridge sent a file the action does not name"));
+            return Err(WireError::new(ErrorCode::Internal, "the bridge sent a file the action does not name"));
         };
         let pad = data.bytes().rev().take_while(|&b| b == b'=').count() as u64;
         *size += (data.len() as u64 / 4) * 3 - pad;
     }
     if sizes.iter().zip(files).any(|(got, f)| *got != f.size) {
-        return Err(wire(
+        return Err(WireError::new(
             ErrorCode::Internal,
             "the files the bridge sent do not have the announced sizes; nothing set",
         ));

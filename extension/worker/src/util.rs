@@ -1,7 +1,6 @@
 //! Small helpers: JS objects, timers, error text.
 
 use js_sys::{Array, Object, Promise, Reflect};
-use shared::error::{ErrorCode, WireError};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
@@ -66,10 +65,6 @@ pub fn js_error_text(e: &JsValue) -> String {
         return m;
     }
     "unknown error".to_string()
-}
-
-pub fn wire(code: ErrorCode, msg: impl Into<String>) -> WireError {
-    WireError::new(code, msg)
 }
 
 /// Parses a JS value into a serde type through JSON.
