@@ -356,6 +356,8 @@ mod tests {
             ("a popup read-only site refuses typing", Proposal { action: &typing, ..base }, off, Some("https://wiki.example/p"), Some((PermissionDenied, "read only for agents (chosen in the extension popup)"))),
             ("a popup read-only site refuses a bound secret on its site", Proposal { popup: &popup, ..typing_bound }, off, Some("https://wiki.example/p"), Some((PermissionDenied, "read only"))),
             ("a popup read-only site lets a hover through", Proposal { action: &hover, ..base }, off, Some("https://wiki.example/p"), None),
+            ("a popup read-only site spelled otherwise (case, trailing dot, default port)", base, off, Some("https://WIKI.Example.:443/p"), Some((PermissionDenied, "read only"))),
+            ("a popup read-only site behind userinfo", base, off, Some("https://evil.example@wiki.example/p"), Some((PermissionDenied, "read only"))),
             ("a popup read-only site is that origin only", base, off, Some("http://wiki.example/p"), None),
             ("a site the person set to Never refuses even a scroll", Proposal { action: &scroll, ..base }, off, Some("https://never.example/"), Some((PermissionDenied, "set https://never.example:443 to Never"))),
             ("STOP before a read-only site", base, stopped, Some("https://wiki.example/"), Some((Stopped, "STOP"))),

@@ -1,28 +1,31 @@
-//! The action pipeline (docs/design.md, "Policy, approvals and audit"): every page-changing tool goes through
-//! [`run`] (or [`fill_form`]), in this order:
+//! The action pipeline (docs/design.md, "Policy, approvals and audit"):
+//! every page-changing tool goes through `pipeline::run` (or
+//! [`fill_form`]), in this order:
 //!
 //! 1. arguments validated (unknown fields were refused by `shared::tools`);
 //! 2. the tab: one the agent opened (`PERMISSION_DENIED` otherwise,
-//!    [`AppState::agent_tab`], the rule every tool follows), then its
+//!    [`AppState::agent_tab`](crate::server::AppState::agent_tab), the rule every tool follows), then its
 //!    per-tab lock, so actions on one page run one at a time while
 //!    other tabs go on concurrently;
 //! 3. (to 7.) the decision before dispatch, pure and table-tested in
 //!    `shared::gate::dispatch` (its module docs are the spec of each
 //!    refusal): `before_resolve` on the person's controls as the connected
 //!    extension last reported them (STOP or Pause → `STOPPED`) and the last
-//!    URL seen on that tab (a site with `access = "deny"`, a secret bound
-//!    elsewhere → `PERMISSION_DENIED`); then `Command::Resolve` of the ref
+//!    URL seen on that tab (the site's access, `config.toml`'s and the
+//!    person's popup choices: `deny` refuses everything, `read` every
+//!    action but a scroll or a hover; a secret bound elsewhere →
+//!    `PERMISSION_DENIED`); then `Command::Resolve` of the ref
 //!    (`STALE_REF` comes back with a hint to take a new snapshot); then
 //!    `before_dispatch` on the element and its page URL: the site and the
 //!    secret's binding again, the sensitive-field rule the extension
 //!    applies too (`shared::gate::fields`), file inputs, options, the
 //!    classification and the policy (`deny` → `PERMISSION_DENIED`, nothing
-//!    dispatched; `allow`/`confirm` → `Command::Act` with a [`Gate`]: fresh
+//!    dispatched; `allow`/`confirm` → `Command::Act` with a [`Gate`](shared::action::Gate): fresh
 //!    request id, risk, reasons, decision, the per-risk decisions in force
 //!    for this origin, the masked summary, the approval timeout, and the
 //!    element's fingerprint as `expect`). The extension re-classifies live
 //!    and asks the person when either side says confirm; the bridge waits
-//!    the approval timeout plus [`COMMAND_TIMEOUT_MS`];
+//!    the approval timeout plus [`COMMAND_TIMEOUT_MS`](shared::limits::COMMAND_TIMEOUT_MS);
 //! 8. the report: `effect`, new URL (a denied site is not shown), live risk
 //!    and reasons, who decided, what changed — wrapped as untrusted data.
 //!
@@ -40,7 +43,7 @@
 //! that the secret exists and reads its site binding
 //! ([`SecretStore::sites`](crate::secrets::SecretStore::sites), nothing is
 //! decrypted). A secret bound to no site makes the action `confirm` (a
-//! `deny` stays) with [`Gate::person_must_answer`] set and the reason "the
+//! `deny` stays) with [`Gate::person_must_answer`](shared::action::Gate::person_must_answer) set and the reason "the
 //! secret NAME is not bound to a site": the extension asks the person even
 //! under YOLO. The `Act` is sent with a grant (`ExtHub::call_granting`);
 //! the extension asks for the value (`SecretRequest`) once its gate let
@@ -68,7 +71,7 @@
 //! # Who denied an approval
 //!
 //! An error the extension returns for an `Act` says who denied it in its
-//! typed [`WireError::denied_by`] (`shared::gate`, steps 1, 4 and 5):
+//! typed [`WireError::denied_by`](shared::error::WireError::denied_by) (`shared::gate`, steps 1, 4 and 5):
 //! `human` (the person's Deny), `timeout` (nobody answered in time) or
 //! `stop` (STOP or Pause, before the approval, while it waited or before
 //! the action ran); that is the decision row's `decided_by`. An error

@@ -116,6 +116,30 @@ pub(super) struct Prepared {
     pub(super) log_summary: String,
 }
 
+impl Prepared {
+    /// An audit row of this action: `risk` and `reasons` as the bridge
+    /// classified it or as the extension reported them live.
+    fn row<'a>(
+        &'a self,
+        (risk, reasons): (RiskLevel, &'a [String]),
+        decision: &'a str,
+        decided_by: Option<DecidedBy>,
+        outcome: &'a str,
+    ) -> Row<'a> {
+        Row {
+            tool: self.plan.tool,
+            tab: Some(self.plan.tab),
+            summary: &self.summary,
+            url: Some(&self.url),
+            risk: Some(risk),
+            reasons,
+            decision: Some(decision),
+            decided_by,
+            outcome,
+        }
+    }
+}
+
 /// The audit row of a refusal before anything was dispatched.
 async fn record_refusal(
     audit: &Audit<'_>,
@@ -276,17 +300,8 @@ pub(super) async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -
         person_must_answer: p.person_must_answer,
         changed: p.changed.clone(),
     };
-    let action_row = |outcome| Row {
-        tool: p.plan.tool,
-        tab: Some(p.plan.tab),
-        summary: &p.summary,
-        url: Some(&p.url),
-        risk: Some(p.class.risk),
-        reasons: &p.class.reasons,
-        decision: Some(p.decision.as_str()),
-        decided_by: (p.decision == Decision::Allow).then_some(DecidedBy::Policy),
-        outcome,
-    };
+    let decided_by = (p.decision == Decision::Allow).then_some(DecidedBy::Policy);
+    let action_row = |outcome| p.row((p.class.risk, &p.class.reasons), p.decision.as_str(), decided_by, outcome);
     // A consequential action is on record before it is dispatched; an
     // allowed one is written once, with its outcome (one fsync less on the
     // fast path).
@@ -362,19 +377,8 @@ pub(super) async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -
             let effect = effect_str(report.effect);
             finish(effect).await;
             if report.decided_by != DecidedBy::Policy {
-                audit
-                    .record(Row {
-                        tool: p.plan.tool,
-                        tab: Some(p.plan.tab),
-                        summary: &p.summary,
-                        url: Some(&p.url),
-                        risk: Some(report.risk),
-                        reasons: &report.reasons,
-                        decision: Some("approved"),
-                        decided_by: Some(report.decided_by),
-                        outcome: effect,
-                    })
-                    .await;
+                let live = (report.risk, &report.reasons[..]);
+                audit.record(p.row(live, "approved", Some(report.decided_by), effect)).await;
             }
             tracing::info!(
                 tool = p.plan.tool,
@@ -387,19 +391,8 @@ pub(super) async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -
         Err(e) => {
             finish(e.code.as_str()).await;
             if let Some(by) = denied_by(e) {
-                audit
-                    .record(Row {
-                        tool: p.plan.tool,
-                        tab: Some(p.plan.tab),
-                        summary: &p.summary,
-                        url: Some(&p.url),
-                        risk: Some(p.class.risk),
-                        reasons: &p.class.reasons,
-                        decision: Some("denied"),
-                        decided_by: Some(by),
-                        outcome: e.code.as_str(),
-                    })
-                    .await;
+                let row = p.row((p.class.risk, &p.class.reasons), "denied", Some(by), e.code.as_str());
+                audit.record(row).await;
             }
             tracing::info!(tool = p.plan.tool, tab = p.plan.tab, code = e.code.as_str(), "action failed");
         }
