@@ -15,7 +15,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::policy::Decision;
 use crate::risk::RiskLevel;
 
 /// Who decided whether an action could run.
@@ -128,24 +127,10 @@ impl AuditDecision {
         AuditDecision::ALL.into_iter().find(|d| d.as_str() == s)
     }
 
-    /// The policy's decision this row records, if it is one.
-    pub fn policy(self) -> Option<Decision> {
-        match self {
-            AuditDecision::Allow => Some(Decision::Allow),
-            AuditDecision::Confirm => Some(Decision::Confirm),
-            AuditDecision::Deny => Some(Decision::Deny),
-            AuditDecision::Approved | AuditDecision::Denied => None,
-        }
-    }
-}
-
-impl From<Decision> for AuditDecision {
-    fn from(d: Decision) -> AuditDecision {
-        match d {
-            Decision::Allow => AuditDecision::Allow,
-            Decision::Confirm => AuditDecision::Confirm,
-            Decision::Deny => AuditDecision::Deny,
-        }
+    /// Whether this is the policy's decision (`allow | confirm | deny`,
+    /// the words of `shared::policy::Decision`), not the person's answer.
+    pub fn is_policys(self) -> bool {
+        matches!(self, AuditDecision::Allow | AuditDecision::Confirm | AuditDecision::Deny)
     }
 }
 
@@ -156,8 +141,8 @@ pub struct SiteSays {
     /// from `config.toml` or the popup).
     pub restricted: bool,
     /// The first matching `[[sites]]` rule's override for the row's risk
-    /// (`shared::policy::site_override`).
-    pub overrides: Option<Decision>,
+    /// (`shared::policy::site_override`), as the row would record it.
+    pub overrides: Option<AuditDecision>,
 }
 
 /// Who decided a row the caller marks `decided_by`: a row marked
@@ -168,8 +153,8 @@ pub struct SiteSays {
 /// the override does not explain, e.g. raised to `confirm` by an unbound
 /// secret, stays the policy's).
 pub fn attribute(marked: Option<DecidedBy>, decision: Option<AuditDecision>, site: SiteSays) -> Option<DecidedBy> {
-    let by_site = match decision.and_then(AuditDecision::policy) {
-        Some(Decision::Deny) if site.restricted => true,
+    let by_site = match decision.filter(|d| d.is_policys()) {
+        Some(AuditDecision::Deny) if site.restricted => true,
         Some(d) => site.overrides == Some(d),
         None => false,
     };
@@ -232,9 +217,16 @@ mod tests {
             assert_eq!(AuditDecision::parse(d.as_str()), Some(d));
             assert_eq!(serde_json::to_value(d).unwrap(), serde_json::json!(d.as_str()));
         }
+        use crate::policy::Decision;
+        let policys: Vec<&str> =
+            AuditDecision::ALL.into_iter().filter(|d| d.is_policys()).map(|d| d.as_str()).collect();
+        assert_eq!(
+            policys,
+            [Decision::Allow, Decision::Confirm, Decision::Deny].map(|d| d.as_str()),
+            "the policy's words"
+        );
         for d in [Decision::Allow, Decision::Confirm, Decision::Deny] {
             assert_eq!(AuditDecision::from(d).as_str(), d.as_str());
-            assert_eq!(AuditDecision::from(d).policy(), Some(d));
         }
         assert_eq!(AuditDecision::parse("Allow"), None);
         for by in [
@@ -256,8 +248,8 @@ mod tests {
         use DecidedBy as By;
         let none = SiteSays::default();
         let restricted = SiteSays { restricted: true, overrides: None };
-        let deny_high = SiteSays { restricted: false, overrides: Some(Decision::Deny) };
-        let allow_high = SiteSays { restricted: false, overrides: Some(Decision::Allow) };
+        let deny_high = SiteSays { restricted: false, overrides: Some(D::Deny) };
+        let allow_high = SiteSays { restricted: false, overrides: Some(D::Allow) };
         #[allow(clippy::type_complexity)]
         let cases: &[(&str, Option<By>, Option<D>, SiteSays, Option<By>)] = &[
             ("the [risk] defaults allow", Some(By::Policy), Some(D::Allow), none, Some(By::Policy)),

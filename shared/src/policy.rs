@@ -82,6 +82,18 @@ impl Decision {
     }
 }
 
+/// The row of the audit records the policy's decision as its word.
+impl From<Decision> for crate::audit::AuditDecision {
+    fn from(d: Decision) -> Self {
+        use crate::audit::AuditDecision;
+        match d {
+            Decision::Allow => AuditDecision::Allow,
+            Decision::Confirm => AuditDecision::Confirm,
+            Decision::Deny => AuditDecision::Deny,
+        }
+    }
+}
+
 /// `[risk]`: the decision per risk level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

@@ -164,8 +164,9 @@ impl<'a> Audit<'a> {
     /// What the site rules in force say about `url` for a row of `risk`.
     fn site_says(&self, url: &str, risk: Option<RiskLevel>) -> SiteSays {
         let restricted = self.state.access_for(url).access != SiteAccess::Act;
-        let overrides =
-            risk.and_then(|r| shared::policy::site_override(&self.state.config().policy, url, r)).map(|(_, d)| d);
+        let overrides = risk
+            .and_then(|r| shared::policy::site_override(&self.state.config().policy, url, r))
+            .map(|(_, d)| AuditDecision::from(d));
         SiteSays { restricted, overrides }
     }
 
