@@ -324,12 +324,17 @@ impl AppState {
     }
 
     /// A page was seen on an agent tab with its title (a snapshot,
-    /// extracted text, a navigation, a tab selection): the title is kept
-    /// for that tab's audit rows at that URL (`audit.rs`), then
-    /// [`Self::url_seen`].
+    /// extracted text, a navigation, a tab selection): [`Self::url_seen`],
+    /// and the title is kept for that tab's audit rows at that URL
+    /// (`audit.rs`) — unless the site is denied: nothing of a page the
+    /// person said never to is kept.
     pub(crate) fn page_seen(&self, tab: TabId, url: &str, title: &str) -> Result<(), WireError> {
-        self.page_titles().seen(tab, url, title);
-        self.url_seen(tab, url)
+        let seen = self.url_seen(tab, url);
+        match &seen {
+            Ok(()) => self.page_titles().seen(tab, url, title),
+            Err(_) => self.page_titles().forget(tab),
+        }
+        seen
     }
 
     /// The title last seen on each tab (`audit.rs`).
