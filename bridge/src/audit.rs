@@ -3,13 +3,25 @@
 //! approvals and audit"). Every text field passes through `shared::redact`
 //! and URLs lose their query string here, as a last line of defence behind
 //! the masking done by callers.
+//!
+//! The row is one typed shape, `shared::audit::AuditEntry`: what
+//! [`AuditStore::list`] reads, `chaperone audit --json` prints and the
+//! dashboard serves. [`SELECT`] and [`entry_of`] are the one mapping from
+//! the table to it (the dashboard's reads use them too); [`NewEntry`] is
+//! the same row before the store gives it an id and a time.
+//!
+//! # Upgrades
+//!
+//! A database written by an older version opens as it is: the columns it
+//! lacks ([`ADDED_COLUMNS`]) are added, and its rows keep `NULL` there.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, OptionalExtension, params};
-use shared::audit::{AuditEntry, DecidedBy};
+use shared::audit::{AuditDecision, AuditEntry, DecidedBy};
 use shared::redact::redact_text;
+use shared::risk::RiskLevel;
 
 use crate::error::Error;
 
@@ -34,7 +46,41 @@ CREATE INDEX IF NOT EXISTS audit_time ON audit(time_unix);
 
 /// Columns added after the first schema, with their type: added to an
 /// older table when it opens (rows already there keep `NULL`).
-const ADDED_COLUMNS: &[(&str, &str)] = &[("client", "TEXT")];
+pub(crate) const ADDED_COLUMNS: &[(&str, &str)] = &[("client", "TEXT"), ("title", "TEXT"), ("duration_ms", "INTEGER")];
+
+/// The columns of an [`AuditEntry`], in [`entry_of`]'s order; a query
+/// appends its `WHERE`/`ORDER BY`.
+pub(crate) const SELECT: &str = "SELECT id, time, session, client, tab, tool, summary, url, title, risk, reasons, \
+                                 decision, decided_by, outcome, duration_ms FROM audit";
+
+/// One row of [`SELECT`] as the typed entry. A stored word this version
+/// does not know (a risk, decision or decider written by a newer one)
+/// reads as absent.
+pub(crate) fn entry_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<AuditEntry> {
+    let word = |i: usize| r.get::<_, Option<String>>(i);
+    let reasons = word(10)?.unwrap_or_default();
+    Ok(AuditEntry {
+        id: r.get(0)?,
+        time: r.get(1)?,
+        session: r.get(2)?,
+        client: r.get(3)?,
+        tab: r.get(4)?,
+        tool: r.get(5)?,
+        summary: r.get(6)?,
+        url: r.get(7)?,
+        title: r.get(8)?,
+        risk: word(9)?.as_deref().and_then(risk_of),
+        reasons: serde_json::from_str(&reasons).unwrap_or_default(),
+        decision: word(11)?.as_deref().and_then(AuditDecision::parse),
+        decided_by: word(12)?.as_deref().and_then(DecidedBy::parse),
+        outcome: r.get(13)?,
+        duration_ms: r.get::<_, Option<i64>>(14)?.and_then(|d| u64::try_from(d).ok()),
+    })
+}
+
+fn risk_of(s: &str) -> Option<RiskLevel> {
+    [RiskLevel::Low, RiskLevel::Medium, RiskLevel::High].into_iter().find(|r| r.as_str() == s)
+}
 
 /// Adds the [`ADDED_COLUMNS`] an older `audit` table lacks.
 fn migrate(conn: &Connection) -> rusqlite::Result<()> {
@@ -48,7 +94,8 @@ fn migrate(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// What a caller records; `id` and `time` are assigned by the store.
+/// An [`AuditEntry`] before it is stored: the store assigns `id` and
+/// `time` (the fields mean what they mean there).
 #[derive(Debug, Clone, Default)]
 pub struct NewEntry {
     pub session: String,
@@ -58,11 +105,13 @@ pub struct NewEntry {
     pub tool: String,
     pub summary: String,
     pub url: Option<String>,
-    pub risk: Option<String>,
+    pub title: Option<String>,
+    pub risk: Option<RiskLevel>,
     pub reasons: Vec<String>,
-    pub decision: Option<String>,
+    pub decision: Option<AuditDecision>,
     pub decided_by: Option<DecidedBy>,
     pub outcome: Option<String>,
+    pub duration_ms: Option<u64>,
 }
 
 /// A cheap, clonable handle; calls run on the blocking pool.
@@ -100,8 +149,9 @@ impl AuditStore {
         let reasons = serde_json::to_string(&reasons).unwrap_or_else(|_| "[]".into());
         let conn = self.lock()?;
         conn.execute(
-            "INSERT INTO audit (time, time_unix, session, tab, tool, summary, url, risk, reasons, decision, decided_by, outcome, client)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            "INSERT INTO audit (time, time_unix, session, tab, tool, summary, url, risk, reasons, decision, decided_by, \
+             outcome, client, title, duration_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
             params![
                 crate::time::rfc3339(now),
                 now as i64,
@@ -110,22 +160,28 @@ impl AuditStore {
                 e.tool,
                 redact_text(&e.summary),
                 url,
-                e.risk,
+                e.risk.map(RiskLevel::as_str),
                 reasons,
-                e.decision.as_deref().map(redact_text),
+                e.decision.map(AuditDecision::as_str),
                 e.decided_by.map(DecidedBy::as_str),
                 e.outcome.as_deref().map(redact_text),
                 e.client.as_deref().map(redact_text),
+                e.title.as_deref().map(redact_text),
+                e.duration_ms.map(|d| i64::try_from(d).unwrap_or(i64::MAX)),
             ],
         )
         .map_err(|e| Error::Server(format!("audit write: {e}")))?;
         Ok(conn.last_insert_rowid())
     }
 
-    /// Sets the outcome of a recorded action.
-    pub fn set_outcome(&self, id: i64, outcome: &str) -> Result<(), Error> {
+    /// Sets the outcome of a recorded action, and its duration when known.
+    pub fn set_outcome(&self, id: i64, outcome: &str, duration_ms: Option<u64>) -> Result<(), Error> {
+        let duration = duration_ms.map(|d| i64::try_from(d).unwrap_or(i64::MAX));
         self.lock()?
-            .execute("UPDATE audit SET outcome = ?1 WHERE id = ?2", params![redact_text(outcome), id])
+            .execute(
+                "UPDATE audit SET outcome = ?1, duration_ms = coalesce(?2, duration_ms) WHERE id = ?3",
+                params![redact_text(outcome), duration, id],
+            )
             .map(|_| ())
             .map_err(|e| Error::Server(format!("audit write: {e}")))
     }
@@ -134,31 +190,10 @@ impl AuditStore {
     pub fn list(&self, since_unix: Option<i64>) -> Result<Vec<AuditEntry>, Error> {
         let conn = self.lock()?;
         let mut stmt = conn
-            .prepare(
-                "SELECT id, time, session, tab, tool, summary, url, risk, reasons, decision, decided_by, outcome, client
-                 FROM audit WHERE time_unix >= ?1 ORDER BY id",
-            )
+            .prepare(&format!("{SELECT} WHERE time_unix >= ?1 ORDER BY id"))
             .map_err(|e| Error::Server(format!("audit read: {e}")))?;
         let rows = stmt
-            .query_map(params![since_unix.unwrap_or(i64::MIN)], |r| {
-                let reasons: String = r.get(8)?;
-                let decided_by: Option<String> = r.get(10)?;
-                Ok(AuditEntry {
-                    id: r.get(0)?,
-                    time: r.get(1)?,
-                    session: r.get(2)?,
-                    tab: r.get(3)?,
-                    tool: r.get(4)?,
-                    summary: r.get(5)?,
-                    url: r.get(6)?,
-                    risk: r.get(7)?,
-                    reasons: serde_json::from_str(&reasons).unwrap_or_default(),
-                    decision: r.get(9)?,
-                    decided_by: decided_by.as_deref().and_then(DecidedBy::parse),
-                    outcome: r.get(11)?,
-                    client: r.get(12)?,
-                })
-            })
+            .query_map(params![since_unix.unwrap_or(i64::MIN)], entry_of)
             .map_err(|e| Error::Server(format!("audit read: {e}")))?;
         rows.collect::<Result<Vec<_>, _>>().map_err(|e| Error::Server(format!("audit read: {e}")))
     }
@@ -211,14 +246,16 @@ mod tests {
                 tool: "browser_click".into(),
                 summary: "click button \"Pay\" with Bearer abc.def.ghi".into(),
                 url: Some("https://shop.example/checkout?token=SECRET123#x".into()),
-                risk: Some("high".into()),
+                title: Some("Checkout <b>now</b> Bearer abc.def.ghi".into()),
+                risk: Some(RiskLevel::High),
                 reasons: vec!["name matches \"pay\"".into()],
-                decision: Some("confirm".into()),
+                decision: Some(AuditDecision::Confirm),
                 decided_by: Some(DecidedBy::Human),
-                outcome: None,
+                outcome: Some("pending".into()),
+                duration_ms: Some(12),
             })
             .unwrap();
-        store.set_outcome(id, "navigated").unwrap();
+        store.set_outcome(id, "navigated", Some(1_234)).unwrap();
         let rows = store.list(None).unwrap();
         assert_eq!(rows.len(), 1);
         let r = &rows[0];
@@ -226,6 +263,12 @@ mod tests {
         assert!(!r.summary.contains("abc.def.ghi"), "{}", r.summary);
         assert_eq!(r.decided_by, Some(DecidedBy::Human));
         assert_eq!(r.outcome.as_deref(), Some("navigated"));
+        assert_eq!(r.duration_ms, Some(1_234), "the outcome's time replaces the pending row's");
+        assert_eq!((r.risk, r.decision), (Some(RiskLevel::High), Some(AuditDecision::Confirm)));
+        let title = r.title.as_deref().unwrap_or_default();
+        assert!(title.starts_with("Checkout <b>now</b>") && !title.contains("abc.def.ghi"), "{title}");
+        store.set_outcome(id, "navigated", None).unwrap();
+        assert_eq!(store.list(None).unwrap()[0].duration_ms, Some(1_234), "an unknown duration keeps the known one");
         assert_eq!(r.reasons, vec!["name matches \"pay\"".to_string()]);
         assert_eq!(r.client.as_deref(), Some("claude\u{202E}code"), "stored as given; labels are sanitised before");
         drop(store);
@@ -258,42 +301,91 @@ mod tests {
     }
 
     #[test]
-    fn an_old_table_gets_the_client_column_and_keeps_its_rows() {
-        let dir = std::env::temp_dir().join(format!("chaperone-audit-migrate-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("old.db");
-        {
-            // The table as it was before `client` existed.
-            let old = Connection::open(&path).unwrap();
-            old.execute_batch(&SCHEMA.replace("CREATE TABLE IF NOT EXISTS", "CREATE TABLE")).unwrap();
-            old.execute(
-                "INSERT INTO audit (time, time_unix, session, tool, summary) VALUES ('t', 1, 'mcp:old', 'browser_click', 'x')",
+    fn older_tables_get_the_new_columns_and_keep_their_rows() {
+        let dir = tempfile::Builder::new().prefix("chaperone-audit-migrate").tempdir().unwrap();
+        // The first schema, and the one with `client` but neither `title`
+        // nor `duration_ms` (the dashboard's first version).
+        let first = SCHEMA.replace("CREATE TABLE IF NOT EXISTS", "CREATE TABLE");
+        let with_client = format!("{first}\nALTER TABLE audit ADD COLUMN client TEXT;");
+        for (name, schema) in [("first.db", first.as_str()), ("client.db", with_client.as_str())] {
+            let path = dir.path().join(name);
+            {
+                let old = Connection::open(&path).unwrap();
+                old.execute_batch(schema).unwrap();
+                old.execute(
+                    "INSERT INTO audit (time, time_unix, session, tool, summary, risk, decision, decided_by, outcome) \
+                     VALUES ('t', 1, 'mcp:old', 'browser_click', 'x', 'high', 'deny', 'policy', 'PERMISSION_DENIED')",
+                    [],
+                )
+                .unwrap();
+            }
+            for _ in 0..2 {
+                // Opening twice: the migration runs once.
+                drop(AuditStore::open(&path).unwrap());
+            }
+            let store = AuditStore::open(&path).unwrap();
+            store
+                .record(&NewEntry {
+                    session: "mcp:new".into(),
+                    client: Some("cursor".into()),
+                    tool: "t".into(),
+                    summary: "y".into(),
+                    title: Some("A page".into()),
+                    duration_ms: Some(7),
+                    ..Default::default()
+                })
+                .unwrap();
+            let rows = store.list(None).unwrap();
+            assert_eq!(rows.len(), 2, "{name}");
+            let (old, new) = (&rows[0], &rows[1]);
+            assert_eq!(
+                (old.session.as_str(), old.client.as_deref(), old.title.as_deref(), old.duration_ms),
+                ("mcp:old", None, None, None),
+                "{name}"
+            );
+            assert_eq!(
+                (old.risk, old.decision, old.decided_by),
+                (Some(RiskLevel::High), Some(AuditDecision::Deny), Some(DecidedBy::Policy)),
+                "{name}"
+            );
+            assert_eq!(
+                (new.client.as_deref(), new.title.as_deref(), new.duration_ms),
+                (Some("cursor"), Some("A page"), Some(7)),
+                "{name}"
+            );
+            let json = serde_json::to_value(old).unwrap();
+            assert!(
+                json.get("client").is_none() && json.get("title").is_none() && json.get("duration_ms").is_none(),
+                "{json}"
+            );
+            let cols: Vec<String> = store
+                .lock()
+                .unwrap()
+                .prepare("SELECT name FROM pragma_table_info('audit')")
+                .unwrap()
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            for (col, _) in ADDED_COLUMNS {
+                assert_eq!(cols.iter().filter(|c| c == col).count(), 1, "{name}: {col} once");
+            }
+        }
+    }
+
+    #[test]
+    fn words_this_version_does_not_know_read_as_absent() {
+        let dir = tempfile::Builder::new().prefix("chaperone-audit-words").tempdir().unwrap();
+        let store = AuditStore::open(&dir.path().join("a.db")).unwrap();
+        store.lock().unwrap()
+            .execute(
+                "INSERT INTO audit (time, time_unix, session, tool, summary, risk, decision, decided_by, reasons, duration_ms) \
+                 VALUES ('t', 1, 's', 't', 'x', 'extreme', 'perhaps', 'oracle', 'not json', -5)",
                 [],
             )
             .unwrap();
-        }
-        for _ in 0..2 {
-            // Opening twice: the migration runs once.
-            let store = AuditStore::open(&path).unwrap();
-            drop(store);
-        }
-        let store = AuditStore::open(&path).unwrap();
-        store
-            .record(&NewEntry {
-                session: "mcp:new".into(),
-                client: Some("cursor".into()),
-                tool: "t".into(),
-                summary: "y".into(),
-                ..Default::default()
-            })
-            .unwrap();
-        let rows = store.list(None).unwrap();
-        assert_eq!(rows.len(), 2);
-        assert_eq!((rows[0].session.as_str(), rows[0].client.as_deref()), ("mcp:old", None));
-        assert_eq!((rows[1].session.as_str(), rows[1].client.as_deref()), ("mcp:new", Some("cursor")));
-        let json = serde_json::to_value(&rows[0]).unwrap();
-        assert!(json.get("client").is_none(), "{json}");
-        let _ = std::fs::remove_dir_all(&dir);
+        let r = &store.list(None).unwrap()[0];
+        assert_eq!((r.risk, r.decision, r.decided_by, r.duration_ms), (None, None, None, None));
+        assert!(r.reasons.is_empty());
     }
 }

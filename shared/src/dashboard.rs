@@ -16,14 +16,19 @@
 //!
 //! # What it shows
 //!
-//! Rows exactly as the audit store keeps them (every field redacted, URLs
-//! without query strings); [`page_of`] drops a query or fragment again and
-//! [`site_of`] gives the origin the counts are grouped by. Secrets appear
-//! only as `{secret:NAME}` because that is all the store ever holds.
+//! Rows exactly as the audit store keeps them, in its one typed shape
+//! ([`AuditEntry`]: every field redacted, URLs without query strings, page
+//! titles and element names as untrusted text); [`site_of`] gives the
+//! origin the counts are grouped by. Secrets appear only as
+//! `{secret:NAME}` because that is all the store ever holds. An agent's
+//! start and end are its own `session` rows
+//! ([`crate::audit::SESSION_TOOL`]); [`SessionSummary::ended`] is absent
+//! while it runs.
 
 use serde::{Deserialize, Serialize};
 
-use crate::audit::DecidedBy;
+use crate::audit::{AuditDecision, AuditEntry};
+use crate::risk::RiskLevel;
 
 /// The `Content-Security-Policy` of every dashboard response.
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; \
@@ -65,11 +70,6 @@ pub fn dashboard_url(port: u16, token: &str) -> String {
     format!("{}/dashboard/#t={token}", dashboard_origin(port))
 }
 
-/// The page a row happened on: origin and path, no query or fragment.
-pub fn page_of(url: &str) -> String {
-    crate::url::strip_query(url).to_string()
-}
-
 /// The site of a stored URL, as the per-site counts and the site filter
 /// group it: the URL up to the first `/` after `scheme://` (the origin as
 /// the browser wrote it, `https://shop.example`, `http://127.0.0.1:8080`),
@@ -99,12 +99,17 @@ pub struct SessionSummary {
     pub session: String,
     /// The client's label, when recorded.
     pub client: Option<String>,
-    /// The first and last row's time (RFC 3339).
+    /// When it connected: its `session` start row's time (the first
+    /// row's, for sessions recorded before those rows existed); RFC 3339.
     pub started: String,
-    pub ended: String,
+    /// When it ended (its `session` end row); absent while it runs, or
+    /// when the daemon stopped before it could say so.
+    pub ended: Option<String>,
+    /// Its newest row's time.
+    pub last: String,
     pub tabs: u64,
     /// Rows that are actions (not a person's decision about one, not a
-    /// hand-off).
+    /// hand-off, not the session's start or end).
     pub actions: u64,
     /// Actions the person was asked about (`confirm`).
     pub asked: u64,
@@ -112,31 +117,6 @@ pub struct SessionSummary {
     pub denied: u64,
     pub timed_out: u64,
     pub handoffs: u64,
-}
-
-/// One timeline row.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Row {
-    pub id: i64,
-    pub time: String,
-    pub session: String,
-    pub client: Option<String>,
-    pub tab: Option<i64>,
-    pub tool: String,
-    /// Origin and path ([`page_of`]).
-    pub page: Option<String>,
-    /// The masked summary: the element (role and name), typed text masked,
-    /// secrets by name, a download's name, size and hash, a hand-off's
-    /// wait.
-    pub summary: String,
-    pub risk: Option<String>,
-    pub reasons: Vec<String>,
-    /// `allow | confirm | deny`, or a person's `approved | denied`.
-    pub decision: Option<String>,
-    pub decided_by: Option<DecidedBy>,
-    /// `ok`, an effect, or an error code.
-    pub outcome: Option<String>,
 }
 
 /// A count per site or per day.
@@ -155,7 +135,7 @@ pub struct Data {
     pub sessions: Vec<SessionSummary>,
     /// The newest rows matching the filters, oldest first (at most
     /// [`MAX_ROWS`]).
-    pub rows: Vec<Row>,
+    pub rows: Vec<AuditEntry>,
     /// More rows matched than were returned.
     pub more: bool,
     /// Rows matching the filters per site and per day (UTC).
@@ -173,10 +153,11 @@ pub struct Filters {
     pub session: Option<String>,
     /// One site (`http://127.0.0.1:8080`).
     pub site: Option<String>,
-    pub decision: Option<String>,
-    pub risk: Option<String>,
-    /// Words searched in the summary, page, tool, client, reasons and
-    /// outcome.
+    /// One decision (an unknown word is refused, like an unknown filter).
+    pub decision: Option<AuditDecision>,
+    pub risk: Option<RiskLevel>,
+    /// Words searched in the summary, page, title, tool, client, session,
+    /// reasons and outcome.
     pub q: Option<String>,
 }
 
@@ -196,8 +177,8 @@ impl Filters {
         Ok(Filters {
             session: clean("session", self.session)?,
             site: clean("site", self.site)?,
-            decision: clean("decision", self.decision)?,
-            risk: clean("risk", self.risk)?,
+            decision: self.decision,
+            risk: self.risk,
             q: clean("q", self.q)?,
         })
     }
@@ -235,8 +216,7 @@ mod tests {
     }
 
     #[test]
-    fn pages_and_sites_lose_queries_and_fragments() {
-        assert_eq!(page_of("https://shop.example/cart?id=1#x"), "https://shop.example/cart");
+    fn sites_lose_paths_queries_and_fragments() {
         assert_eq!(site_of("https://shop.example/cart?id=1"), "https://shop.example");
         assert_eq!(site_of("https://shop.example"), "https://shop.example");
         assert_eq!(site_of("http://127.0.0.1:8080/a/b"), "http://127.0.0.1:8080");
@@ -246,12 +226,17 @@ mod tests {
 
     #[test]
     fn filters_drop_empty_values_and_refuse_long_ones() {
-        let f = Filters { q: Some("  ".into()), risk: Some("high".into()), ..Default::default() }.checked().unwrap();
-        assert_eq!((f.q, f.risk.as_deref()), (None, Some("high")));
+        let f = Filters { q: Some("  ".into()), risk: Some(RiskLevel::High), ..Default::default() }.checked().unwrap();
+        assert_eq!((f.q, f.risk), (None, Some(RiskLevel::High)));
         let long = Filters { site: Some("x".repeat(MAX_FILTER_CHARS + 1)), ..Default::default() };
         assert!(long.checked().unwrap_err().contains("site"));
         let json = serde_json::json!({"session": "mcp:1", "t": "token"});
         assert!(serde_json::from_value::<Filters>(json).is_err(), "unknown parameters are refused");
+        let json = serde_json::json!({"decision": "maybe"});
+        assert!(serde_json::from_value::<Filters>(json).is_err(), "an unknown decision is refused");
+        let json = serde_json::json!({"decision": "denied", "risk": "medium"});
+        let f = serde_json::from_value::<Filters>(json).unwrap();
+        assert_eq!((f.decision, f.risk), (Some(AuditDecision::Denied), Some(RiskLevel::Medium)));
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! - `tools`: the agent's MCP tool arguments; `error`: stable error codes;
 //!   `limits`: sizes and counts both sides bound;
 //! - `action`: page actions, the facts of their element and the gate that
-//!   goes with them; `audit`: audit rows as exported.
+//!   goes with them; `audit`: the one typed audit row.
 //!
 //! Pages as the agent sees them:
 //! - `snapshot`: the snapshot model and its text rendering; `untrusted`:
@@ -40,7 +40,7 @@
 //!
 //! ```text
 //! tools       protocol, network, names
-//! dashboard   url, audit
+//! dashboard   url, audit, risk
 //! model       snapshot, limits
 //! protocol    network, handoff, command, replay, action, files, sessions, record, flow, snapshot, tab, error, challenge, audit, policy
 //! handoff     command, tab, text, url, error, challenge
@@ -56,16 +56,17 @@
 //! sessions    tab, text, error
 //! record      flow, url, sensitive, limits
 //! flow        risk
-//! policy      risk, url, limits
+//! policy      risk, url, audit, limits
+//! url         error, limits
+//! error       challenge, audit, limits
+//! audit       risk
 //! risk        text, sensitive, input, limits
 //! snapshot    redact, text, challenge, limits
 //! redact      network, names, sensitive
 //! network     tab
-//! url         error, limits
-//! error       challenge, audit, limits
 //! challenge   sensitive, input, limits
 //! sensitive   confusable
-//! names, tab, text, untrusted, audit, confusable, input, limits    (none)
+//! names, tab, text, untrusted, confusable, input, limits    (none)
 //! ```
 
 /// One `#[test]` per language table (`name => "code"`), each calling the

@@ -82,6 +82,18 @@ impl Decision {
     }
 }
 
+/// The row of the audit records the policy's decision as its word.
+impl From<Decision> for crate::audit::AuditDecision {
+    fn from(d: Decision) -> Self {
+        use crate::audit::AuditDecision;
+        match d {
+            Decision::Allow => AuditDecision::Allow,
+            Decision::Confirm => AuditDecision::Confirm,
+            Decision::Deny => AuditDecision::Deny,
+        }
+    }
+}
+
 /// `[risk]`: the decision per risk level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -416,16 +428,23 @@ pub fn decide(policy: &Policy, url: &str, risk: RiskLevel) -> (Decision, String)
     if let Some(s) = denying_rule(policy, url) {
         return (Decision::Deny, format!("site {:?} has access = \"deny\"", s.origin));
     }
-    if let Some(s) = policy
-        .sites
-        .iter()
-        .find(|s| s.access.is_none_or(|a| a == SiteAccess::Act) && s.overrides() && origin_matches(&s.origin, url))
-        && let Some(d) = s.override_for(risk)
-    {
+    if let Some((s, d)) = site_override(policy, url, risk) {
         return (d, format!("site {:?}: {} risk → {}", s.origin, risk.as_str(), d.as_str()));
     }
     let d = policy.risk.get(risk);
     (d, format!("policy: {} risk → {}", risk.as_str(), d.as_str()))
+}
+
+/// The `[[sites]]` rule whose per-risk override decides an action of
+/// `risk` on `url` in [`decide`] (the first matching rule with overrides,
+/// if it names that risk), and its decision. The audit names such a
+/// decision's maker a site rule (`crate::audit::attribute`).
+pub fn site_override<'p>(policy: &'p Policy, url: &str, risk: RiskLevel) -> Option<(&'p SiteRule, Decision)> {
+    let s = policy
+        .sites
+        .iter()
+        .find(|s| s.access.is_none_or(|a| a == SiteAccess::Act) && s.overrides() && origin_matches(&s.origin, url))?;
+    s.override_for(risk).map(|d| (s, d))
 }
 
 /// The rule that denies all access to `url`'s origin, if any (for

@@ -122,9 +122,12 @@ pub(crate) async fn audit(state: &AppState, record: &Record) {
     // The row names the session whose tab it was, if any.
     let owner = state.registry().owner_of(record.tab);
     let caller = match owner {
-        Some((key, s)) => Caller { session: s.short, key, client: Some(s.client) },
+        Some((key, s)) => Caller::session(key, s.short, s.client),
         None => Caller::internal("extension"),
     };
+    // Its duration is the hand-off's own.
+    let since = std::time::Instant::now().checked_sub(std::time::Duration::from_millis(record.duration_ms));
+    let caller = Caller { started: since.unwrap_or(caller.started), ..caller };
     let summary = format!("hand-off: {} ({})", record.kind, record.trigger.as_str());
     let reasons = [format!("trigger: {}", record.trigger.as_str()), format!("duration_ms: {}", record.duration_ms)];
     let decided_by = match record.outcome {

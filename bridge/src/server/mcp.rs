@@ -401,7 +401,7 @@ impl McpServer {
                 };
                 // Where it landed (after redirects) may be a denied site: the
                 // tab stays the agent's (to close), its page is not shown.
-                match self.state.url_seen(tab.id, &tab.url) {
+                match self.state.page_seen(tab.id, &tab.url, &tab.title) {
                     Ok(()) => Ok(tab),
                     Err(e) => Err(WireError::new(
                         e.code,
@@ -468,7 +468,7 @@ impl McpServer {
                     return Err(super::unexpected_answer());
                 };
                 self.state.own_tab(caller.key, tab);
-                self.state.url_seen(tab, &info.url)?;
+                self.state.page_seen(tab, &info.url, &info.title)?;
                 Ok(tab_result(&info, Some(tab)))
             }
             TabsAction::Close => {
@@ -550,7 +550,7 @@ impl McpServer {
             }
         };
         // Back/forward may land on a denied site: the agent learns nothing of it.
-        let landed = self.state.url_seen(tab, &info.url);
+        let landed = self.state.page_seen(tab, &info.url, &info.title);
         self.audit(caller, "browser_navigate", Some(tab), &summary, Some(&info.url), &landed).await;
         landed?;
         let (_, current) = self.state.session_tabs(caller.key);
@@ -586,7 +586,7 @@ impl McpServer {
             return Err(super::unexpected_answer());
         };
         self.state.actions().remember_challenge(tab, snapshot.challenge.is_some());
-        self.state.url_seen(tab, &snapshot.url)?;
+        self.state.page_seen(tab, &snapshot.url, &snapshot.title)?;
         let rendered = render(&snapshot, RenderOptions { max_chars, page });
         // The header fields only: the text goes once, in the content
         // (a 2,000-row page's answer was twice the bytes it needs).
@@ -623,7 +623,7 @@ impl McpServer {
         else {
             return Err(super::unexpected_answer());
         };
-        self.state.url_seen(tab, &page.url)?;
+        self.state.page_seen(tab, &page.url, &page.title)?;
         let (text, cut) = render_text(&page, max_chars);
         let data = json!({
             "url": redact::redact_url(&page.url),

@@ -110,6 +110,8 @@ struct Inner {
     network: network::Network,
     /// The person's popup choices of site access, as stored (`sites.rs`).
     popup_rules: Mutex<Vec<shared::policy::PopupRule>>,
+    /// The title last seen on each tab, for the audit rows (`audit.rs`).
+    page_titles: audit::PageTitles,
 }
 
 impl AppState {
@@ -139,6 +141,7 @@ impl AppState {
                 handoff_limits: Mutex::default(),
                 network: network::Network::default(),
                 popup_rules: Mutex::new(popup_rules),
+                page_titles: audit::PageTitles::default(),
             }),
         }
     }
@@ -248,6 +251,7 @@ impl AppState {
     pub(crate) fn tab_closed(&self, tab: TabId) {
         self.registry().remove(tab);
         self.actions().forget(tab);
+        self.page_titles().forget(tab);
         self.push_sessions();
     }
 
@@ -256,6 +260,8 @@ impl AppState {
         if self.registry().open(me, client, short) {
             tracing::info!(session = %short, client = %client, "agent session started");
             self.push_sessions();
+            let caller = audit::Caller::session(me, short.to_string(), client.to_string());
+            self.spawn_audit(audit::session_started(self.clone(), caller));
         }
     }
 
@@ -264,10 +270,10 @@ impl AppState {
     pub(crate) fn end_session(&self, me: SessionKey) {
         // Its network capture goes with it.
         self.inner.network.end(me);
-        let (was_open, short, released) = {
+        let (was_open, entry, released) = {
             let mut registry = self.registry();
-            let short = registry.of(me).short;
-            (registry.is_open(me), short, registry.end(me))
+            let entry = registry.of(me);
+            (registry.is_open(me), entry, registry.end(me))
         };
         if !was_open {
             return;
@@ -275,8 +281,10 @@ impl AppState {
         for tab in &released {
             self.actions().forget(*tab);
         }
-        tracing::info!(session = %short, released = released.len(), "agent session ended");
+        tracing::info!(session = %entry.short, released = released.len(), "agent session ended");
         self.push_sessions();
+        let caller = audit::Caller::session(me, entry.short, entry.client);
+        self.spawn_audit(audit::session_ended(self.clone(), caller, released.len()));
     }
 
     /// The person gives their tab `tab` to session `to` (the popup's "Let
@@ -303,6 +311,36 @@ impl AppState {
     pub(crate) fn url_seen(&self, tab: TabId, url: &str) -> Result<(), WireError> {
         self.actions().remember_url(tab, url);
         self.check_site(url)
+    }
+
+    /// Writes an audit row from a task of its own (a session's start and
+    /// end happen in synchronous code; the end maybe in a `Drop` outside
+    /// the runtime, where the row is skipped and logged).
+    fn spawn_audit(&self, write: impl Future<Output = ()> + Send + 'static) {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            self.inner.tracker.spawn(write);
+        } else {
+            tracing::warn!("audit row of a session skipped: no runtime");
+        }
+    }
+
+    /// A page was seen on an agent tab with its title (a snapshot,
+    /// extracted text, a navigation, a tab selection): [`Self::url_seen`],
+    /// and the title is kept for that tab's audit rows at that URL
+    /// (`audit.rs`) — unless the site is denied: nothing of a page the
+    /// person said never to is kept.
+    pub(crate) fn page_seen(&self, tab: TabId, url: &str, title: &str) -> Result<(), WireError> {
+        let seen = self.url_seen(tab, url);
+        match &seen {
+            Ok(()) => self.page_titles().seen(tab, url, title),
+            Err(_) => self.page_titles().forget(tab),
+        }
+        seen
+    }
+
+    /// The title last seen on each tab (`audit.rs`).
+    pub(crate) fn page_titles(&self) -> &audit::PageTitles {
+        &self.inner.page_titles
     }
 
     /// The one site check: `PERMISSION_DENIED` naming the rule when the

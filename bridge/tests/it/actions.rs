@@ -132,7 +132,7 @@ async fn a_low_risk_click_runs_under_policy_and_reports_what_changed() {
 
     let rows = rows_of(&s, "browser_click");
     assert_eq!(rows.len(), 2, "{rows:?}");
-    assert_eq!(rows[0].decision.as_deref(), Some("allow"));
+    assert_eq!(rows[0].decision.map(|d| d.as_str()), Some("allow"));
     assert_eq!(rows[0].decided_by, Some(DecidedBy::Policy));
     assert_eq!(rows[0].outcome.as_deref(), Some("navigated"));
     assert_eq!(rows[0].url.as_deref(), Some("https://shop.example/products"), "no query string");
@@ -148,10 +148,10 @@ async fn a_low_risk_click_runs_under_policy_and_reports_what_changed() {
         let nav = rows_of(&s, tool);
         assert_eq!(nav.len(), 1, "{nav:?}");
         assert_eq!(nav[0].session, rows[0].session, "{tool}");
-        assert_eq!(nav[0].decision.as_deref(), Some("allow"), "{tool}");
+        assert_eq!(nav[0].decision.map(|d| d.as_str()), Some("allow"), "{tool}");
         assert_eq!(nav[0].decided_by, Some(DecidedBy::Policy), "{tool}");
         assert_eq!(nav[0].outcome.as_deref(), Some("ok"), "{tool}");
-        assert_eq!(nav[0].risk.as_deref(), Some("low"), "{tool}");
+        assert_eq!(nav[0].risk.map(|r| r.as_str()), Some("low"), "{tool}");
         assert_eq!(nav[0].tab, Some(100), "{tool}");
     }
     assert_eq!(rows_of(&s, "browser_navigate")[0].url.as_deref(), Some("https://shop.example/cart"));
@@ -180,11 +180,11 @@ async fn delete_account_asks_the_person_and_records_who_approved() {
 
     let rows = rows_of(&s, "browser_click");
     assert_eq!(rows.len(), 4, "an action row and a decision row each: {rows:?}");
-    assert_eq!(rows[0].decision.as_deref(), Some("confirm"));
+    assert_eq!(rows[0].decision.map(|d| d.as_str()), Some("confirm"));
     assert_eq!(rows[0].decided_by, None);
     assert_eq!(rows[0].outcome.as_deref(), Some("dialog_opened"));
-    assert_eq!(rows[0].risk.as_deref(), Some("high"));
-    assert_eq!(rows[1].decision.as_deref(), Some("approved"));
+    assert_eq!(rows[0].risk.map(|r| r.as_str()), Some("high"));
+    assert_eq!(rows[1].decision.map(|d| d.as_str()), Some("approved"));
     assert_eq!(rows[1].decided_by, Some(DecidedBy::Human));
     assert_eq!(rows[3].decided_by, Some(DecidedBy::Yolo));
     assert_eq!(rows[3].url.as_deref(), Some("https://shop.example/products"));
@@ -219,7 +219,7 @@ async fn a_denied_site_is_refused_without_an_act_and_without_a_resolve_once_know
     let rows: Vec<_> = s.rows().into_iter().filter(|r| r.tool != "browser_tabs").collect();
     assert_eq!(rows.len(), 5, "{rows:?}");
     for row in &rows {
-        assert_eq!(row.decision.as_deref(), Some("deny"));
+        assert_eq!(row.decision.map(|d| d.as_str()), Some("deny"));
         assert_eq!(row.decided_by, Some(DecidedBy::Policy));
         assert_eq!(row.outcome.as_deref(), Some("PERMISSION_DENIED"));
         assert_eq!(row.url.as_deref(), Some("https://www.bank.example/transfer"), "no query string");
@@ -239,9 +239,9 @@ async fn policy_high_deny_refuses_before_dispatch() {
     assert_eq!(s.fake.acts()[0].4.policy.high, Decision::Deny);
 
     let rows = rows_of(&s, "browser_click");
-    assert_eq!(rows[0].decision.as_deref(), Some("deny"));
+    assert_eq!(rows[0].decision.map(|d| d.as_str()), Some("deny"));
     assert_eq!(rows[0].decided_by, Some(DecidedBy::Policy));
-    assert_eq!(rows[0].risk.as_deref(), Some("high"));
+    assert_eq!(rows[0].risk.map(|r| r.as_str()), Some("high"));
     assert!(rows[0].reasons.iter().any(|r| r.contains("delete")), "{:?}", rows[0].reasons);
     assert_eq!(rows[0].summary, r#"click button "Delete account" [e2]"#);
 }
@@ -348,11 +348,11 @@ async fn approval_denials_pass_through_with_who_denied() {
         assert_tool_error(&r, "APPROVAL_DENIED");
         let rows = rows_of(&s, "browser_click");
         let decision = rows.last().unwrap();
-        assert_eq!(decision.decision.as_deref(), Some("denied"));
+        assert_eq!(decision.decision.map(|d| d.as_str()), Some("denied"));
         assert_eq!(decision.decided_by, Some(by), "{message}");
         assert_eq!(decision.outcome.as_deref(), Some("APPROVAL_DENIED"));
         let action = &rows[rows.len() - 2];
-        assert_eq!(action.decision.as_deref(), Some("confirm"));
+        assert_eq!(action.decision.map(|d| d.as_str()), Some("confirm"));
         assert_eq!(action.outcome.as_deref(), Some("APPROVAL_DENIED"));
     }
     let stopped = WireError::new(ErrorCode::Stopped, "STOP pressed").with_denied_by(DeniedBy::Stop);
@@ -550,7 +550,10 @@ async fn bank_and_card_fields_are_never_filled_not_even_from_a_secret() {
     let rows: Vec<_> = s.rows().into_iter().filter(|r| r.tool != "browser_tabs").collect();
     assert_eq!(rows.len(), 10, "one refusal row per call: {rows:?}");
     for row in &rows {
-        assert_eq!((row.decision.as_deref(), row.outcome.as_deref()), (Some("deny"), Some("PERMISSION_DENIED")));
+        assert_eq!(
+            (row.decision.map(|d| d.as_str()), row.outcome.as_deref()),
+            (Some("deny"), Some("PERMISSION_DENIED"))
+        );
         assert!(!format!("{row:?}").contains(IBAN), "{row:?}");
     }
 }
@@ -738,7 +741,7 @@ async fn a_screenshot_is_an_image_block_with_the_tab_and_url_and_one_audit_row()
     assert!(s.fake.commands().contains(&Command::Screenshot { tab: 100 }));
     let rows = rows_of(&s, "browser_screenshot");
     assert_eq!(rows.len(), 1, "{rows:?}");
-    assert_eq!(rows[0].decision.as_deref(), Some("allow"));
+    assert_eq!(rows[0].decision.map(|d| d.as_str()), Some("allow"));
     assert_eq!(rows[0].decided_by, Some(DecidedBy::Policy));
     assert_eq!(rows[0].outcome.as_deref(), Some("ok"));
     assert_eq!(rows[0].url.as_deref(), Some("https://shop.example/products"), "no query string");
@@ -781,7 +784,7 @@ async fn a_screenshot_of_a_challenge_or_a_denied_site_is_refused() {
     let rows = rows_of(&s, "browser_screenshot");
     assert_eq!(rows.len(), 3, "{rows:?}");
     for (row, code) in rows.iter().zip(["SECURITY_CHALLENGE", "SECURITY_CHALLENGE", "PERMISSION_DENIED"]) {
-        assert_eq!(row.decision.as_deref(), Some("deny"));
+        assert_eq!(row.decision.map(|d| d.as_str()), Some("deny"));
         assert_eq!(row.outcome.as_deref(), Some(code));
     }
     assert_eq!(rows[2].url.as_deref(), Some("https://www.bank.example/x"));
@@ -809,10 +812,10 @@ async fn closing_a_tab_the_agent_did_not_open_goes_through_the_gate() {
     let rows = rows_of(&s, "browser_tabs");
     let rows: Vec<_> = rows.iter().filter(|r| r.tab == Some(555)).collect();
     assert_eq!(rows.len(), 2, "{rows:?}");
-    assert_eq!(rows[0].decision.as_deref(), Some("confirm"));
-    assert_eq!(rows[0].risk.as_deref(), Some("high"));
+    assert_eq!(rows[0].decision.map(|d| d.as_str()), Some("confirm"));
+    assert_eq!(rows[0].risk.map(|r| r.as_str()), Some("high"));
     assert_eq!(rows[0].url.as_deref(), Some("https://mail.example/inbox"), "no query string");
-    assert_eq!(rows[1].decision.as_deref(), Some("approved"));
+    assert_eq!(rows[1].decision.map(|d| d.as_str()), Some("approved"));
     assert_eq!(rows[1].decided_by, Some(DecidedBy::Human));
 
     // Denied by the person.
@@ -821,7 +824,7 @@ async fn closing_a_tab_the_agent_did_not_open_goes_through_the_gate() {
     let r = call_tool(&s.client, "browser_tabs", json!({"action": "close", "tab": 555})).await;
     assert_tool_error(&r, "APPROVAL_DENIED");
     let last = s.rows().into_iter().last().unwrap();
-    assert_eq!((last.decision.as_deref(), last.decided_by), (Some("denied"), Some(DecidedBy::Human)));
+    assert_eq!((last.decision.map(|d| d.as_str()), last.decided_by), (Some("denied"), Some(DecidedBy::Human)));
     s.fake.configure(|c| c.act_error = None);
 
     // No such tab: NOT_FOUND, nothing dispatched.
@@ -972,7 +975,7 @@ async fn a_bound_secret_is_refused_on_any_other_origin_before_dispatch_even_wher
     }
     assert!(s.fake.acts().is_empty(), "dispatched: {:?}", s.fake.acts());
     let rows = rows_of(&s, "browser_type");
-    assert_eq!(rows.last().unwrap().decision.as_deref(), Some("deny"));
+    assert_eq!(rows.last().unwrap().decision.map(|d| d.as_str()), Some("deny"));
     assert_eq!(rows.last().unwrap().outcome.as_deref(), Some("PERMISSION_DENIED"));
     assert!(rows.last().unwrap().summary.contains("{secret:OTHER_TOKEN}"));
 
@@ -996,7 +999,7 @@ async fn a_bound_secret_is_refused_on_any_other_origin_before_dispatch_even_wher
     assert_eq!((gate.decision, gate.person_must_answer), (Decision::Confirm, true));
     let rows = rows_of(&s, "browser_type");
     let action_row = &rows[rows.len() - 2];
-    assert_eq!(action_row.decision.as_deref(), Some("confirm"));
+    assert_eq!(action_row.decision.map(|d| d.as_str()), Some("confirm"));
     assert!(action_row.reasons.iter().any(|r| r.contains("not bound to a site")), "{action_row:?}");
     assert_eq!(s.fake.config.lock().unwrap().typed_secrets, [SHOP_STORED, STORED]);
     assert!(!s.fake.frames().iter().any(|f| f.json.contains(OTHER_STORED)), "the refused secret was sent");

@@ -7,6 +7,7 @@
 
 mod actions;
 mod app_oneshot;
+mod audit_rows;
 mod cli;
 mod common;
 mod deep_json;

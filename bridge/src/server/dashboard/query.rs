@@ -2,15 +2,16 @@
 //! of their own (the store's writer is never held while the dashboard
 //! reads). Bounded answers: [`MAX_SESSIONS`] agents, the newest
 //! [`MAX_ROWS`] rows that match the filters, [`MAX_COUNTS`] sites and days.
+//! Rows are read with the store's own mapping (`crate::audit::SELECT`,
+//! `entry_of`): one typed row, `shared::audit::AuditEntry`.
 
 use std::path::Path;
 
 use rusqlite::{Connection, OpenFlags, ToSql, params_from_iter};
-use shared::audit::DecidedBy;
-use shared::dashboard::{
-    Count, Data, Filters, MAX_COUNTS, MAX_ROWS, MAX_SESSIONS, Row, SITE_SQL, SessionSummary, page_of,
-};
+use shared::audit::{AuditEntry, SESSION_ENDED, SESSION_TOOL};
+use shared::dashboard::{Count, Data, Filters, MAX_COUNTS, MAX_ROWS, MAX_SESSIONS, SITE_SQL, SessionSummary};
 
+use crate::audit::{SELECT, entry_of};
 use crate::error::Error;
 
 /// The index the per-agent reads use; created when the daemon's dashboard
@@ -63,12 +64,12 @@ fn where_clause(f: &Filters) -> (String, Vec<String>) {
         let n = params.len();
         conds.push(format!("(url = ?{n} OR substr(url, 1, length(?{n}) + 1) = ?{n} || '/')"));
     }
-    if let Some(d) = &f.decision {
-        params.push(d.clone());
+    if let Some(d) = f.decision {
+        params.push(d.as_str().to_string());
         conds.push(format!("decision = ?{}", params.len()));
     }
-    if let Some(r) = &f.risk {
-        params.push(r.clone());
+    if let Some(r) = f.risk {
+        params.push(r.as_str().to_string());
         conds.push(format!("risk = ?{}", params.len()));
     }
     if let Some(q) = &f.q {
@@ -77,7 +78,7 @@ fn where_clause(f: &Filters) -> (String, Vec<String>) {
         conds.push(format!(
             "(summary LIKE ?{n} ESCAPE '\\' OR url LIKE ?{n} ESCAPE '\\' OR tool LIKE ?{n} ESCAPE '\\' \
              OR client LIKE ?{n} ESCAPE '\\' OR reasons LIKE ?{n} ESCAPE '\\' OR outcome LIKE ?{n} ESCAPE '\\' \
-             OR session LIKE ?{n} ESCAPE '\\')"
+             OR session LIKE ?{n} ESCAPE '\\' OR title LIKE ?{n} ESCAPE '\\')"
         ));
     }
     let clause = if conds.is_empty() { String::new() } else { format!("WHERE {}", conds.join(" AND ")) };
@@ -92,26 +93,31 @@ fn bind(params: &[String]) -> impl rusqlite::Params + '_ {
 /// only `only`.
 pub(crate) fn sessions(conn: &Connection, only: Option<&str>) -> Result<Vec<SessionSummary>, Error> {
     let filter = if only.is_some() { "WHERE session = ?1" } else { "" };
+    // The session's own start and end rows (`SESSION_TOOL`) are neither
+    // actions nor decisions; its start is its first row either way.
     let sql = format!(
-        "SELECT session, max(client), min(time), max(time), count(DISTINCT tab),
+        "SELECT session, max(client), min(time),
+                max(CASE WHEN tool = '{SESSION_TOOL}' AND outcome = '{SESSION_ENDED}' THEN time END), max(time),
+                count(DISTINCT tab),
                 sum(decision = 'confirm'), sum(decision = 'approved'),
                 sum(decision = 'denied' AND coalesce(decided_by, '') <> 'timeout'),
                 sum(decision = 'denied' AND decided_by = 'timeout'),
-                sum(tool = 'handoff'), count(*)
+                sum(tool = 'handoff'), sum(tool = '{SESSION_TOOL}'), count(*)
          FROM audit {filter} GROUP BY session ORDER BY max(id) DESC LIMIT {MAX_SESSIONS}"
     );
     let mut stmt = conn.prepare(&sql).map_err(db)?;
     let map = |r: &rusqlite::Row<'_>| -> rusqlite::Result<SessionSummary> {
         let n = |i: usize| r.get::<_, Option<i64>>(i).map(|v| v.unwrap_or(0).max(0) as u64);
-        let (approved, denied, timed_out, handoffs, all) = (n(6)?, n(7)?, n(8)?, n(9)?, n(10)?);
+        let (approved, denied, timed_out, handoffs, own, all) = (n(7)?, n(8)?, n(9)?, n(10)?, n(11)?, n(12)?);
         Ok(SessionSummary {
             session: r.get(0)?,
             client: r.get(1)?,
             started: r.get(2)?,
             ended: r.get(3)?,
-            tabs: n(4)?,
-            actions: all.saturating_sub(approved + denied + timed_out + handoffs),
-            asked: n(5)?,
+            last: r.get(4)?,
+            tabs: n(5)?,
+            actions: all.saturating_sub(approved + denied + timed_out + handoffs + own),
+            asked: n(6)?,
             approved,
             denied,
             timed_out,
@@ -128,38 +134,11 @@ pub(crate) fn sessions(conn: &Connection, only: Option<&str>) -> Result<Vec<Sess
 
 /// The newest `limit` rows matching `f`, oldest first, and whether more
 /// matched.
-pub(crate) fn rows(conn: &Connection, f: &Filters, limit: usize) -> Result<(Vec<Row>, bool), Error> {
+pub(crate) fn rows(conn: &Connection, f: &Filters, limit: usize) -> Result<(Vec<AuditEntry>, bool), Error> {
     let (clause, params) = where_clause(f);
-    let sql = format!(
-        "SELECT id, time, session, client, tab, tool, url, summary, risk, reasons, decision, decided_by, outcome
-         FROM audit {clause} ORDER BY id DESC LIMIT {}",
-        limit + 1
-    );
+    let sql = format!("{SELECT} {clause} ORDER BY id DESC LIMIT {}", limit + 1);
     let mut stmt = conn.prepare(&sql).map_err(db)?;
-    let mut rows = stmt
-        .query_map(bind(&params), |r| {
-            let reasons: String = r.get(9)?;
-            let decided_by: Option<String> = r.get(11)?;
-            let url: Option<String> = r.get(6)?;
-            Ok(Row {
-                id: r.get(0)?,
-                time: r.get(1)?,
-                session: r.get(2)?,
-                client: r.get(3)?,
-                tab: r.get(4)?,
-                tool: r.get(5)?,
-                page: url.as_deref().map(page_of),
-                summary: r.get(7)?,
-                risk: r.get(8)?,
-                reasons: serde_json::from_str(&reasons).unwrap_or_default(),
-                decision: r.get(10)?,
-                decided_by: decided_by.as_deref().and_then(DecidedBy::parse),
-                outcome: r.get(12)?,
-            })
-        })
-        .map_err(db)?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(db)?;
+    let mut rows = stmt.query_map(bind(&params), entry_of).map_err(db)?.collect::<Result<Vec<_>, _>>().map_err(db)?;
     let more = rows.len() > limit;
     rows.truncate(limit);
     rows.reverse();
@@ -216,6 +195,8 @@ pub(crate) fn data(conn: &Connection, f: &Filters) -> Result<Data, Error> {
 mod tests {
     use super::*;
     use crate::audit::{AuditStore, NewEntry};
+    use shared::audit::{AuditDecision, DecidedBy, SESSION_STARTED};
+    use shared::risk::RiskLevel;
 
     fn store(name: &str) -> (tempfile::TempDir, AuditStore) {
         let dir = tempfile::Builder::new().prefix(name).tempdir().unwrap();
@@ -223,7 +204,7 @@ mod tests {
         (dir, store)
     }
 
-    fn entry(session: &str, tool: &str, url: &str, decision: &str, by: Option<DecidedBy>) -> NewEntry {
+    fn entry(session: &str, tool: &str, url: &str, decision: AuditDecision, by: Option<DecidedBy>) -> NewEntry {
         NewEntry {
             session: session.into(),
             client: Some(format!("client-{session}")),
@@ -231,11 +212,24 @@ mod tests {
             tool: tool.into(),
             summary: format!("{tool} on {url}"),
             url: Some(url.into()),
-            risk: Some("low".into()),
+            title: Some(format!("Title of {url}")),
+            risk: Some(RiskLevel::Low),
             reasons: vec![],
-            decision: Some(decision.into()),
+            decision: Some(decision),
             decided_by: by,
             outcome: Some("ok".into()),
+            duration_ms: Some(5),
+        }
+    }
+
+    fn session_row(session: &str, outcome: &str) -> NewEntry {
+        NewEntry {
+            session: session.into(),
+            client: Some(format!("client-{session}")),
+            tool: SESSION_TOOL.into(),
+            summary: format!("agent {outcome}"),
+            outcome: Some(outcome.into()),
+            ..Default::default()
         }
     }
 
@@ -260,44 +254,55 @@ mod tests {
 
     #[test]
     fn agents_are_summed_and_filters_narrow_the_timeline() {
+        use AuditDecision as D;
         let (_dir, store) = store("dash-data");
-        store
-            .record(&entry("mcp:a", "browser_click", "http://127.0.0.1:1/x", "allow", Some(DecidedBy::Policy)))
-            .unwrap();
-        store
-            .record(&entry("mcp:a", "browser_click", "http://localhost:1/y", "deny", Some(DecidedBy::Policy)))
-            .unwrap();
-        store.record(&entry("mcp:a", "browser_click", "http://127.0.0.1:1/z", "confirm", None)).unwrap();
-        store
-            .record(&entry("mcp:a", "browser_click", "http://127.0.0.1:1/z", "approved", Some(DecidedBy::Human)))
-            .unwrap();
-        store.record(&entry("mcp:b", "browser_type", "http://127.0.0.1:1/z", "confirm", None)).unwrap();
-        store
-            .record(&entry("mcp:b", "browser_type", "http://127.0.0.1:1/z", "denied", Some(DecidedBy::Timeout)))
-            .unwrap();
-        store.record(&entry("mcp:b", "handoff", "http://127.0.0.1:1/z", "allow", None)).unwrap();
+        let rows_in = [
+            session_row("mcp:a", SESSION_STARTED),
+            entry("mcp:a", "browser_click", "http://127.0.0.1:1/x", D::Allow, Some(DecidedBy::Policy)),
+            entry("mcp:a", "browser_click", "http://localhost:1/y", D::Deny, Some(DecidedBy::SiteRule)),
+            entry("mcp:a", "browser_click", "http://127.0.0.1:1/z", D::Confirm, None),
+            entry("mcp:a", "browser_click", "http://127.0.0.1:1/z", D::Approved, Some(DecidedBy::Human)),
+            session_row("mcp:a", SESSION_ENDED),
+            entry("mcp:b", "browser_type", "http://127.0.0.1:1/z", D::Confirm, None),
+            entry("mcp:b", "browser_type", "http://127.0.0.1:1/z", D::Denied, Some(DecidedBy::Timeout)),
+            entry("mcp:b", "handoff", "http://127.0.0.1:1/w", D::Allow, None),
+        ];
+        for e in &rows_in {
+            store.record(e).unwrap();
+        }
         let conn = open(store.path(), true).unwrap();
         let d = data(&conn, &Filters::default()).unwrap();
         assert_eq!(d.sessions.iter().map(|s| s.session.as_str()).collect::<Vec<_>>(), ["mcp:b", "mcp:a"]);
         let a = &d.sessions[1];
         assert_eq!((a.actions, a.asked, a.approved, a.denied, a.timed_out, a.handoffs), (3, 1, 1, 0, 0, 0));
         assert_eq!(a.client.as_deref(), Some("client-mcp:a"));
+        assert_eq!(a.ended.as_deref(), Some(a.last.as_str()), "its end row");
         let b = &d.sessions[0];
         assert_eq!((b.actions, b.asked, b.approved, b.denied, b.timed_out, b.handoffs), (1, 1, 0, 0, 1, 1));
-        assert_eq!(d.rows.len(), 7);
+        assert_eq!(b.ended, None, "still running");
+        assert_eq!(d.rows.len(), 9);
         assert!(d.rows.windows(2).all(|w| w[0].id < w[1].id), "oldest first");
-        assert_eq!(d.last_id, 7);
+        assert_eq!(d.last_id, 9);
         assert_eq!(d.sites[0], Count { key: "http://127.0.0.1:1".into(), count: 6 });
+        let refused = &d.rows[2];
+        assert_eq!((refused.decision, refused.decided_by), (Some(D::Deny), Some(DecidedBy::SiteRule)));
+        assert_eq!((refused.title.as_deref(), refused.duration_ms), (Some("Title of http://localhost:1/y"), Some(5)));
 
         let only = |f: Filters| rows(&conn, &f, 100).unwrap().0.iter().map(|r| r.id).collect::<Vec<_>>();
-        assert_eq!(only(Filters { session: Some("mcp:b".into()), ..Default::default() }), [5, 6, 7]);
-        assert_eq!(only(Filters { site: Some("http://localhost:1".into()), ..Default::default() }), [2]);
+        assert_eq!(only(Filters { session: Some("mcp:b".into()), ..Default::default() }), [7, 8, 9]);
+        assert_eq!(only(Filters { site: Some("http://localhost:1".into()), ..Default::default() }), [3]);
         assert_eq!(only(Filters { site: Some("http://localhost".into()), ..Default::default() }), Vec::<i64>::new());
-        assert_eq!(only(Filters { decision: Some("deny".into()), ..Default::default() }), [2]);
-        assert_eq!(only(Filters { q: Some("HANDOFF".into()), ..Default::default() }), [7]);
+        assert_eq!(only(Filters { decision: Some(D::Deny), ..Default::default() }), [3]);
+        assert_eq!(only(Filters { risk: Some(RiskLevel::High), ..Default::default() }), Vec::<i64>::new());
+        assert_eq!(only(Filters { q: Some("HANDOFF".into()), ..Default::default() }), [9]);
+        assert_eq!(
+            only(Filters { q: Some("title of http://127.0.0.1:1/w".into()), ..Default::default() }),
+            [9],
+            "titles are searched"
+        );
         assert_eq!(only(Filters { q: Some("%".into()), ..Default::default() }), Vec::<i64>::new(), "% is literal");
         let (newest, more) = rows(&conn, &Filters::default(), 2).unwrap();
-        assert_eq!((newest.iter().map(|r| r.id).collect::<Vec<_>>(), more), (vec![6, 7], true));
+        assert_eq!((newest.iter().map(|r| r.id).collect::<Vec<_>>(), more), (vec![8, 9], true));
         assert_eq!(last_session(&conn).unwrap().as_deref(), Some("mcp:b"));
     }
 

@@ -8,6 +8,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use shared::audit::AuditEntry;
 use shared::dashboard::{Filters, SessionSummary};
 
 use super::query;
@@ -22,7 +23,7 @@ table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #ddd;pad
 th{background:#f0f0f3}td{overflow-wrap:anywhere;unicode-bidi:isolate}.summary{font-family:ui-monospace,monospace;font-size:.92em}\
 .high{color:#b00020;font-weight:600}.medium{color:#a15c00}.deny,.denied{color:#b00020;font-weight:600}\
 .approved,.allow{color:#176c2f}.reasons{margin:0;padding-left:1.1em;color:#555;font-size:.9em}\
-.note{color:#666}dl{display:grid;grid-template-columns:max-content auto;gap:2px 1em}dt{font-weight:600}dd{margin:0}";
+.note{color:#666}.title{color:#555;font-size:.9em}dl{display:grid;grid-template-columns:max-content auto;gap:2px 1em}dt{font-weight:600}dd{margin:0}";
 
 /// Which session a report is about.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,7 +76,7 @@ pub fn render_from(db: &Path, which: &Which) -> Result<String, Error> {
 
 fn render(
     s: &SessionSummary,
-    rows: &[shared::dashboard::Row],
+    rows: &[AuditEntry],
     more: bool,
     sites: &[shared::dashboard::Count],
     days: &[shared::dashboard::Count],
@@ -93,10 +94,11 @@ fn render(
         escape(&s.session)
     );
     let _ = write!(h, "<h1>What {} did</h1>\n<dl>", escape(client));
-    let facts: [(&str, String); 11] = [
+    let facts: [(&str, String); 12] = [
         ("Session", s.session.clone()),
         ("Started", s.started.clone()),
-        ("Ended", s.ended.clone()),
+        ("Ended", s.ended.clone().unwrap_or_else(|| "(not recorded: running, or the daemon stopped first)".into())),
+        ("Last row", s.last.clone()),
         ("Tabs", s.tabs.to_string()),
         ("Actions", s.actions.to_string()),
         ("Asked", s.asked.to_string()),
@@ -115,11 +117,15 @@ fn render(
     }
     h.push_str(
         "<table><thead><tr><th>Time</th><th>Tool</th><th>Page</th><th>Action</th><th>Risk</th><th>Decision</th>\
-         <th>Decided by</th><th>Outcome</th></tr></thead><tbody>\n",
+         <th>Decided by</th><th>Outcome</th><th>Duration</th></tr></thead><tbody>\n",
     );
     for r in rows {
-        let risk = r.risk.as_deref().unwrap_or("");
-        let decision = r.decision.as_deref().unwrap_or("");
+        let risk = r.risk.map_or("", |r| r.as_str());
+        let decision = r.decision.map_or("", |d| d.as_str());
+        let mut page = escape(r.url.as_deref().unwrap_or(""));
+        if let Some(title) = &r.title {
+            let _ = write!(page, "<div class=\"title\">{}</div>", escape(title));
+        }
         let mut reasons = String::new();
         if !r.reasons.is_empty() {
             reasons.push_str("<ul class=\"reasons\">");
@@ -131,10 +137,10 @@ fn render(
         let _ = writeln!(
             h,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"summary\">{}</td><td class=\"{}\">{}{}</td>\
-             <td class=\"{}\">{}</td><td>{}</td><td>{}</td></tr>",
+             <td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&r.time.replace('T', " ").replace('Z', "")),
             escape(&r.tool),
-            escape(r.page.as_deref().unwrap_or("")),
+            page,
             escape(&r.summary),
             class(risk),
             escape(risk),
@@ -143,6 +149,7 @@ fn render(
             escape(decision),
             escape(r.decided_by.map_or("", |d| d.as_str())),
             escape(r.outcome.as_deref().unwrap_or("")),
+            r.duration_ms.map(duration).unwrap_or_default(),
         );
     }
     h.push_str("</tbody></table>\n");
@@ -155,6 +162,15 @@ fn render(
     }
     h.push_str("<p class=\"note\">Written by chaperone report from the local audit log. Secrets appear by name only.</p>\n</body></html>\n");
     h
+}
+
+/// `840 ms`, `12.3 s`, `4 min 5 s`.
+pub(crate) fn duration(ms: u64) -> String {
+    match ms {
+        0..1_000 => format!("{ms} ms"),
+        1_000..60_000 => format!("{:.1} s", ms as f64 / 1000.0),
+        _ => format!("{} min {} s", ms / 60_000, ms % 60_000 / 1000),
+    }
 }
 
 /// A CSS class name from a stored word: letters only, else none.
@@ -181,11 +197,13 @@ mod tests {
                 tool: "browser_click".into(),
                 summary: format!("click button \"{evil}\""),
                 url: Some("http://127.0.0.1:9/\"><script>x</script>?q=1".into()),
-                risk: Some("low\" onmouseover=\"x".into()),
+                title: Some(format!("title {evil}")),
+                risk: Some(shared::risk::RiskLevel::Low),
                 reasons: vec![evil.into()],
-                decision: Some("allow".into()),
+                decision: Some(shared::audit::AuditDecision::Allow),
                 decided_by: None,
-                outcome: Some("ok".into()),
+                outcome: Some("ok\" onmouseover=\"x".into()),
+                duration_ms: Some(65_432),
             })
             .unwrap();
         store
@@ -203,12 +221,21 @@ mod tests {
         assert!(!html.contains("src=\"") && !html.contains("href=") && !html.contains("url("), "loads nothing");
         assert!(html.contains("default-src 'none'"));
         assert!(html.contains(&style_hash()));
-        assert!(!html.contains("class=\"low\" onmouseover"), "{html}");
+        assert!(!html.contains("\" onmouseover"), "{html}");
+        assert!(html.contains("title &lt;img src=x"), "the title, as text: {html}");
+        assert!(html.contains("1 min 5 s"), "the duration: {html}");
         assert_eq!(render_from(&db, &Which::Session("mcp:abcd".into())).unwrap().len(), html.len());
         let e = render_from(&db, &Which::Session("mcp:none".into())).unwrap_err();
         assert!(e.to_string().contains("no session mcp:none"), "{e}");
         let e = render_from(&dir.path().join("absent.db"), &Which::Last).unwrap_err();
         assert!(e.to_string().contains("no audit log"), "{e}");
+    }
+
+    #[test]
+    fn durations_read_as_a_person_says_them() {
+        assert_eq!(duration(840), "840 ms");
+        assert_eq!(duration(12_345), "12.3 s");
+        assert_eq!(duration(245_000), "4 min 5 s");
     }
 
     #[test]

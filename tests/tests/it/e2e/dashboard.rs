@@ -1,15 +1,18 @@
 //! The read-only review dashboard and `chaperone report`, end to end.
 //!
-//! A session clicks a button whose name is markup (allowed), clicks
-//! "Delete account" on a site whose rule denies high risk (refused), and
-//! types a secret bound to the fixture site by name. Then:
+//! A session clicks a button whose name is markup on a page whose title is
+//! markup (allowed by the policy), clicks "Delete account" on a site whose
+//! rule denies high risk (refused by the site rule), and types a secret
+//! bound to the fixture site by name. Then:
 //!
 //! - `chaperone dashboard --print`'s address, opened in Chromium, lists the
-//!   session's client, both clicks with their decisions and the secret's
-//!   name, never its value; the markup is text (no `<img>` built, no CSP
-//!   violation, no script ran — with a control showing the check would see
-//!   an element built from it); the token is gone from the address bar; a
-//!   new row appears while the page is open, within 2 s;
+//!   session's client (started, still running), both clicks with their
+//!   decisions, who decided (policy, site rule) and durations, the page's
+//!   title, and the secret's name, never its value; the markup is text (no
+//!   `<img>` built, no CSP violation, no script ran — with a control
+//!   showing the check would see an element built from it); the token is
+//!   gone from the address bar; a new row appears while the page is open,
+//!   within 2 s;
 //! - `/dashboard/data` refuses no token, the MCP and extension tokens, a
 //!   token in the query string or a cookie, another `Origin`; the dashboard
 //!   token is refused on `/mcp` and `/status`; every dashboard response
@@ -34,6 +37,8 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; conn
                    frame-ancestors 'none'";
 
 const MARKUP_BUTTON: &str = "<img src=x onerror=document.title='PWNED'><b>Say hello</b>";
+/// The fixture page's title (`fixtures/sites/markup/`).
+const MARKUP_TITLE: &str = "<img src=x onerror=\"window.pwned=1\"><b>Greetings</b>";
 
 async fn screenshot(page: &CdpSession, name: &str) {
     let shot = page
@@ -174,22 +179,46 @@ async fn the_dashboard_and_the_report_show_the_session_as_text_to_the_token_hold
     assert!(text.contains("{secret:API_TOKEN}"), "the secret by name:\n{text}");
     assert!(!text.contains(&value), "never its value");
     // Both clicks with their decisions.
+    // [page URL, page title, decision, decided by, outcome, duration]
     let clicks = board
         .evaluate(
-            "JSON.stringify([...document.querySelectorAll('#timeline tbody tr')].map(tr => [...tr.cells].map(c => c.textContent))\
-             .filter(c => c[2] === 'browser_click').map(c => [c[3], c[6], c[7], c[8]]))",
+            "JSON.stringify([...document.querySelectorAll('#timeline tbody tr')].filter(tr => tr.cells[2].textContent === 'browser_click')\
+             .map(tr => [tr.cells[3].firstChild ? tr.cells[3].firstChild.textContent : '', \
+                         (tr.cells[3].querySelector('.title') || {}).textContent || '', \
+                         ...[6, 7, 8, 9].map(i => tr.cells[i].textContent)]))",
         )
         .await
         .unwrap();
     let clicks: Vec<Vec<String>> = serde_json::from_str(clicks.as_str().unwrap()).unwrap();
+    let timed = |d: &str| d.ends_with(" ms") || d.ends_with(" s");
     assert!(
-        clicks.iter().any(|c| c[0] == markup && c[1] == "allow" && c[2] == "policy"),
-        "the allowed click: {clicks:?}"
+        clicks.iter().any(|c| c[0] == markup
+            && c[1] == MARKUP_TITLE
+            && c[2] == "allow"
+            && c[3] == "policy"
+            && timed(&c[5])),
+        "the allowed click, on the page with its title, decided by the policy: {clicks:?}"
     );
     assert!(
-        clicks.iter().any(|c| c[0] == local && c[1] == "deny" && c[3] == "PERMISSION_DENIED"),
-        "the refused click: {clicks:?}"
+        clicks.iter().any(|c| c[0] == local
+            && c[1] == MARKUP_TITLE
+            && c[2] == "deny"
+            && c[3] == "site rule"
+            && c[4] == "PERMISSION_DENIED"
+            && timed(&c[5])),
+        "the refused click, decided by the site rule: {clicks:?}"
     );
+    // The agent: its client, started, still running (no end row yet).
+    let agent = board
+        .evaluate("JSON.stringify([...document.querySelectorAll('#agents tbody tr')].map(tr => [...tr.cells].map(c => c.textContent)))")
+        .await
+        .unwrap();
+    let agent: Vec<Vec<String>> = serde_json::from_str(agent.as_str().unwrap()).unwrap();
+    assert!(
+        agent.iter().any(|a| a[0].contains("chaperone-e2e") && !a[2].is_empty() && a[3].starts_with("running")),
+        "the agent, running: {agent:?}"
+    );
+    assert!(text.contains("agent connected: chaperone-e2e"), "the session's start row:\n{text}");
     // Nothing was built from the markup and nothing ran…
     let built = "document.querySelectorAll('img, b').length";
     assert_eq!(board.evaluate(built).await.unwrap(), json!(0));
@@ -197,6 +226,7 @@ async fn the_dashboard_and_the_report_show_the_session_as_text_to_the_token_hold
     assert_eq!(board.evaluate(scripts).await.unwrap(), json!("/dashboard/app.js"), "only the page's own script");
     assert_eq!(board.evaluate("document.title").await.unwrap(), json!("Chaperone — what the agents did"));
     assert_eq!(board.evaluate("JSON.stringify(window.__violations)").await.unwrap(), json!("[]"));
+    assert_eq!(board.evaluate("window.pwned === undefined").await.unwrap(), json!(true), "the title's markup ran");
     // …and the check would have seen it: the same text as markup builds an <img>.
     let control = format!(
         "(() => {{ const t = document.createElement('template'); t.innerHTML = {}; return t.content.querySelectorAll('img').length; }})()",
@@ -223,7 +253,16 @@ async fn the_dashboard_and_the_report_show_the_session_as_text_to_the_token_hold
     let out = s.daemon.cli(&["report", "--last", "-o", path.to_str().unwrap()], "").unwrap();
     assert_eq!(out.code, 0, "{out:?}");
     let html = std::fs::read_to_string(&path).unwrap();
-    for want in ["chaperone-e2e", "{secret:API_TOKEN}", "PERMISSION_DENIED", "Delete account", "&lt;img src=x"] {
+    for want in [
+        "chaperone-e2e",
+        "{secret:API_TOKEN}",
+        "PERMISSION_DENIED",
+        "Delete account",
+        "&lt;img src=x",
+        "&lt;img src=x onerror=&quot;window.pwned=1&quot;&gt;",
+        "site_rule",
+        " ms</td>",
+    ] {
         assert!(html.contains(want), "the report holds {want}");
     }
     assert!(!html.contains(&value), "no secret value in the report");
@@ -243,6 +282,7 @@ async fn the_dashboard_and_the_report_show_the_session_as_text_to_the_token_hold
     assert_eq!(report.evaluate("document.querySelectorAll('img, script').length").await.unwrap(), json!(0));
     let rtext = report.evaluate("document.body.innerText").await.unwrap();
     assert!(rtext.as_str().unwrap_or_default().contains(MARKUP_BUTTON), "the report shows markup as text");
+    assert!(rtext.as_str().unwrap_or_default().contains(MARKUP_TITLE), "the report shows the title as text");
     screenshot(&report, "report").await;
     let no_session = s.daemon.cli(&["report", "--session", "mcp:nosuch", "-o", path.to_str().unwrap()], "").unwrap();
     assert_eq!(no_session.code, 1, "{no_session:?}");

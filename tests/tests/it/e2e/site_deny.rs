@@ -161,12 +161,12 @@ async fn a_denied_site_refuses_navigation_and_every_action() {
     assert_eq!(r.data()["decided_by"], json!("policy"), "{}", r.raw);
     assert_eq!(mail_state(&page).await["status"], json!("Draft saved"));
 
-    // ---- the audit log has every refusal, decided by policy, without query strings
+    // ---- the audit log has every refusal, decided by the site rule, without query strings
     let rows = audit_rows(&s);
     let refusals: Vec<&Value> =
         rows.iter().filter(|r| r["decision"] == json!("deny") && r["outcome"] == json!("PERMISSION_DENIED")).collect();
     for r in &refusals {
-        assert_eq!(r["decided_by"], json!("policy"), "a refusal not decided by policy: {r}");
+        assert_eq!(r["decided_by"], json!("site_rule"), "a refusal not named the site rule's: {r}");
         let url = r["url"].as_str().unwrap_or("");
         assert!(url.starts_with("http://localhost:") || url.starts_with("HTTP://LOCALHOST:"), "{r}");
         assert!(!url.contains('?'), "a query string in the audit log: {r}");

@@ -53,10 +53,25 @@
     select.value = keep;
   }
   const time = (t) => (t ? t.replace("T", " ").replace("Z", "") : "");
+  // 840 ms, 12.3 s, 4 min 5 s (as `chaperone report` writes it).
+  function duration(ms) {
+    if (ms === undefined || ms === null) return "";
+    if (ms < 1000) return ms + " ms";
+    if (ms < 60000) return (ms / 1000).toFixed(1) + " s";
+    return Math.floor(ms / 60000) + " min " + Math.floor((ms % 60000) / 1000) + " s";
+  }
+  // The page: its URL (query already stripped by the store), and the
+  // page's own title under it, as text.
+  function pageCell(r) {
+    const td = el("td", r.url || "", "page");
+    if (r.title) td.appendChild(el("div", r.title, "title"));
+    return td;
+  }
 
   function render(d) {
     fill("agents", d.sessions.map((s) => {
-      const tr = row([s.client || "(unknown client)", s.session, time(s.started), time(s.ended), s.tabs, s.actions,
+      const ended = s.ended ? time(s.ended) : "running (last row " + time(s.last) + ")";
+      const tr = row([s.client || "(unknown client)", s.session, time(s.started), ended, s.tabs, s.actions,
         s.asked, s.approved, s.denied, s.timed_out, s.handoffs]);
       if ($("f-session").value === s.session) tr.className = "selected";
       tr.addEventListener("click", () => {
@@ -75,9 +90,10 @@
         for (const why of r.reasons) ul.appendChild(el("li", why));
         risk.appendChild(ul);
       }
-      return row([time(r.time), r.client || r.session, r.tool, r.page || "",
+      return row([time(r.time), r.client || r.session, r.tool, pageCell(r),
         el("td", r.summary, "summary"), risk,
-        el("td", r.decision || "", r.decision ? "d-" + r.decision : ""), r.decided_by || "", r.outcome || ""]);
+        el("td", r.decision || "", r.decision ? "d-" + r.decision : ""), (r.decided_by || "").replace("_", " "),
+        r.outcome || "", duration(r.duration_ms)]);
     }));
     $("more").hidden = !d.more;
     fill("sites", d.sites.map((c) => row([c.key, c.count])));
