@@ -228,3 +228,54 @@ fn folders_chaperone_did_not_make_are_refused() {
     assert!(may_write(true, false, false, false).is_err());
     assert!(may_write(true, false, false, true).is_ok());
 }
+
+#[test]
+fn which_entries_are_the_api() {
+    use crate::har::{Entry, Pair, Request, Response};
+    for r in rows("keep.tsv") {
+        let opt = |s: &str| (s != "-").then(|| s.to_string());
+        let header = |v: &str| opt(v).map(|v| Pair { name: "Content-Type".into(), value: v }).into_iter().collect();
+        let e = Entry {
+            request: Request {
+                method: r[0].clone(),
+                url: r[1].clone(),
+                headers: header(&r[5]),
+                query_string: Vec::new(),
+                post_data: opt(&r[5]).map(|m| crate::har::PostData {
+                    mime_type: m,
+                    text: Some("{}".into()),
+                    params: Vec::new(),
+                }),
+            },
+            response: Response { status: r[3].parse().unwrap(), headers: header(&r[4]), content: None },
+            resource_type: opt(&r[2]),
+        };
+        assert_eq!(crate::keep::skip_reason(&e).unwrap_or("api"), r[6], "{} {}", r[0], r[1]);
+    }
+}
+
+#[test]
+fn hars_of_other_exporters_are_read_leniently() {
+    // k6 / load-test captures (no response), a null header value, an
+    // entry that is not one, and a made-up method: read, not fatal.
+    let text = r#"{"log": {"entries": [
+        {"index": 0, "request": {"method": "POST", "url": "http://a.example/login", "headers": []}},
+        {"request": {"method": "GET", "url": "http://a.example/api/x", "headers": [{"name": "X-Trace", "value": null}]},
+         "response": {"status": 200, "headers": [{"name": "Content-Type", "value": "application/json"}],
+                      "content": {"mimeType": "application/json", "text": "{\"id\": 1}"}}},
+        {"request": "garbage"},
+        7,
+        {"request": {"method": "test_method_not_in_spec", "url": "http://a.example/api/m"},
+         "response": {"status": 400, "headers": [{"name": "Content-Type", "value": "application/json"}]}}
+    ]}}"#;
+    let har = crate::har::parse(text).expect("lenient");
+    assert_eq!(har.log.entries.len(), 3);
+    assert_eq!(har.log.entries[0].response.status, 0);
+    let learned = crate::learn(&[har], &crate::LearnOptions::default()).unwrap();
+    let paths: Vec<&String> = learned.spec["paths"].as_object().unwrap().keys().collect();
+    assert_eq!(paths, ["/api/x"]);
+    // Nothing but responses-less entries: a clear error, not a panic.
+    let only = r#"{"log": {"entries": [{"request": {"method": "POST", "url": "http://a.example/login"}}]}}"#;
+    let e = crate::learn(&[crate::har::parse(only).unwrap()], &crate::LearnOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("no API calls"), "{e}");
+}
