@@ -205,10 +205,17 @@ impl Strings {
 /// The schema of a scalar parameter from its sample values (path, query,
 /// form): integer, number, boolean or string with a format.
 pub fn scalar_schema(values: &[String], key: Option<&str>, creds: &Credentials) -> Value {
-    if !values.is_empty()
-        && values.iter().all(|v| !v.is_empty() && v.len() <= 19 && v.bytes().all(|b| b.is_ascii_digit()))
-    {
+    fn unsigned(v: &str) -> &str {
+        v.strip_prefix('-').unwrap_or(v)
+    }
+    let digits = |s: &str| !s.is_empty() && s.len() <= 19 && s.bytes().all(|b| b.is_ascii_digit());
+    if !values.is_empty() && values.iter().all(|v| digits(unsigned(v))) {
         return json!({"type": "integer"});
+    }
+    // `2.25`, `-0.5`: a decimal point with digits on both sides.
+    let decimal = |v: &str| unsigned(v).split_once('.').is_some_and(|(a, b)| digits(a) && digits(b));
+    if !values.is_empty() && values.iter().all(|v| digits(unsigned(v)) || decimal(v)) {
+        return json!({"type": "number"});
     }
     if !values.is_empty() && values.iter().all(|v| v == "true" || v == "false") {
         return json!({"type": "boolean"});

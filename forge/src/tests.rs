@@ -279,3 +279,39 @@ fn hars_of_other_exporters_are_read_leniently() {
     let e = crate::learn(&[crate::har::parse(only).unwrap()], &crate::LearnOptions::default()).unwrap_err();
     assert!(e.to_string().contains("no API calls"), "{e}");
 }
+
+#[test]
+fn scalar_parameters_are_typed_from_every_value() {
+    let creds = Credentials::default();
+    let cases: &[(&[&str], &str)] = &[
+        (&["1", "25"], "integer"),
+        (&["-3", "7"], "integer"),
+        (&["2.25", "3"], "number"),
+        (&["-0.5"], "number"),
+        (&["1.2.3"], "string"),
+        (&[".5"], "string"),
+        (&["5."], "string"),
+        (&["-"], "string"),
+        (&["true", "false"], "boolean"),
+        (&["true", "1"], "string"),
+        (&["12345678901234567890"], "string"),
+        (&["abc"], "string"),
+    ];
+    for (values, want) in cases {
+        let vs: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+        let got = crate::schema::scalar_schema(&vs, None, &creds);
+        assert_eq!(got["type"], *want, "{values:?}: {got}");
+    }
+}
+
+#[test]
+fn where_a_credential_was_found_is_said_without_it() {
+    let mut creds = Credentials::default();
+    creds.add("s3cr3t-token-value");
+    let v = json!({"paths": {"/api/keys/s3cr3t-token-value": {"get": {}}, "/ok": {"x": "s3cr3t-token-value"}}});
+    let at = creds.find_in(&v).unwrap();
+    assert!(!at.contains("s3cr3t"), "{at}");
+    assert!(at.starts_with("/paths/"), "{at}");
+    let at = creds.find_in(&json!({"a": {"b": ["x", "s3cr3t-token-value"]}})).unwrap();
+    assert_eq!(at, "/a/b/1");
+}
