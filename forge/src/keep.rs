@@ -86,8 +86,9 @@ pub fn skip_reason(e: &Entry) -> Option<&'static str> {
     if !matches!(url.scheme(), "http" | "https") {
         return Some("not http");
     }
+    // DevTools' words, or `webRequest`'s (Chaperone's own export).
     if let Some(t) = e.resource_type.as_deref()
-        && SKIPPED_TYPES.contains(&t.to_ascii_lowercase().as_str())
+        && SKIPPED_TYPES.contains(&crate::capture::resource_type(&t.to_ascii_lowercase()))
     {
         return Some("page or static");
     }

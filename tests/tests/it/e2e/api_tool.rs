@@ -135,6 +135,30 @@ async fn the_agent_learns_the_api_of_its_tabs_and_never_writes_a_credential() {
     assert_eq!(list["post"]["x-effect"], "write");
     assert!(["low", "medium", "high"].contains(&list["post"]["x-confidence"].as_str().unwrap()));
 
+    // Chaperone's own export, learned by `chaperone api learn`: the same
+    // operations (the export shows `Authorization: <redacted>`, so the
+    // scheme is a header key there, not bearer).
+    let r = s.mcp.ok("browser_network_export", json!({ "name": "netapp-capture" })).await;
+    outputs.extend_from_slice(r.raw.to_string().as_bytes());
+    let har = r.data()["path"].as_str().unwrap().to_string();
+    let from_export = exports.join("from-export.json");
+    let out = s.daemon.cli(&["api", "learn", &har, "-o", from_export.to_str().unwrap()], "").unwrap();
+    outputs.extend_from_slice(out.stderr.as_bytes());
+    assert_eq!(out.code, 0, "{out:?}");
+    validate(&from_export);
+    let exported: Value = serde_json::from_slice(&std::fs::read(&from_export).unwrap()).unwrap();
+    let ops = |v: &Value| -> Vec<String> {
+        let mut o: Vec<String> = v["paths"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .flat_map(|(p, item)| item.as_object().unwrap().keys().map(move |m| format!("{m} {p}")))
+            .collect();
+        o.sort();
+        o
+    };
+    assert_eq!(ops(&exported), ops(&spec), "the export and the capture give the same operations");
+
     // YAML, one host only.
     let host = s.url("/").trim_start_matches("http://").trim_end_matches('/').to_string();
     let r = s.mcp.ok("api_learn", json!({ "name": "netapp.yaml", "host": host })).await;
@@ -265,7 +289,14 @@ async fn the_agent_learns_the_api_of_its_tabs_and_never_writes_a_credential() {
         scanned = files;
         hits.extend(tree.into_iter().map(|h| (name.clone(), h)));
     }
-    for f in ["netapp.json", "netapp.yaml", "library.json", "netapp-python/client.py", "netapp-typescript/client.ts"] {
+    for f in [
+        "netapp.json",
+        "netapp.yaml",
+        "from-export.json",
+        "library.json",
+        "netapp-python/client.py",
+        "netapp-typescript/client.ts",
+    ] {
         assert!(scanned.contains(&exports.join(f)), "{f} was not scanned: {scanned:?}");
     }
     for f in ["chaperone.db"] {
