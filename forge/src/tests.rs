@@ -315,3 +315,42 @@ fn where_a_credential_was_found_is_said_without_it() {
     let at = creds.find_in(&json!({"a": {"b": ["x", "s3cr3t-token-value"]}})).unwrap();
     assert_eq!(at, "/a/b/1");
 }
+
+#[test]
+fn literal_segments_cannot_read_as_parameters() {
+    use crate::openapi::encode_literal;
+    for (l, want) in [
+        ("books", "books"),
+        ("${x}", "$%7Bx%7D"),
+        ("a b", "a%20b"),
+        ("ünï", "%C3%BCn%C3%AF"),
+        ("new\nline", "new%0Aline"),
+        ("a\"b", "a%22b"),
+        ("v1.json", "v1.json"),
+        ("it's", "it's"),
+    ] {
+        assert_eq!(encode_literal(l), want, "{l:?}");
+    }
+}
+
+#[test]
+fn deep_answers_are_described_to_a_bounded_depth() {
+    let mut v = json!(1);
+    for _ in 0..200 {
+        v = json!({ "d": v });
+    }
+    let creds = Credentials::default();
+    let schema = Shape::of(&v).to_schema(None, &creds);
+    fn depth(v: &Value) -> usize {
+        match v {
+            Value::Object(m) => 1 + m.values().map(depth).max().unwrap_or(0),
+            Value::Array(a) => 1 + a.iter().map(depth).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+    let d = depth(&schema);
+    assert!(d <= 2 * crate::schema::MAX_DEPTH + 2, "{d}");
+    // It reads back.
+    let text = serde_json::to_string(&schema).unwrap();
+    assert!(serde_json::from_str::<Value>(&text).is_ok());
+}
