@@ -354,3 +354,52 @@ fn deep_answers_are_described_to_a_bounded_depth() {
     let text = serde_json::to_string(&schema).unwrap();
     assert!(serde_json::from_str::<Value>(&text).is_ok());
 }
+
+#[test]
+fn hostile_names_give_a_consistent_description_and_clients() {
+    let weird = [
+        "class",
+        "def",
+        "__proto__",
+        "constructor",
+        "a\"b",
+        "it's",
+        "x\\y",
+        "${x}",
+        "*/",
+        "\"\"\"",
+        "ünï",
+        "with space",
+        "new\nline",
+        "await",
+        "None",
+    ];
+    let mut entries = Vec::new();
+    for w in weird {
+        let seg: String = url::form_urlencoded::byte_serialize(w.as_bytes()).collect::<String>().replace('+', "%20");
+        let answer = serde_json::to_string(&json!({ w: 1, "ok": true })).unwrap();
+        entries.push(json!({
+            "request": {"method": "GET", "url": format!("http://api.example/api/{seg}/items?{seg}=1")},
+            "response": {"status": 200, "headers": [{"name": "Content-Type", "value": "application/json"}],
+                         "content": {"mimeType": "application/json", "text": answer}},
+            "_resourceType": "fetch"
+        }));
+    }
+    let har = crate::har::parse(&json!({"log": {"entries": entries}}).to_string()).unwrap();
+    let learned = crate::learn(&[har], &crate::LearnOptions::default()).unwrap();
+    for (path, item) in learned.spec["paths"].as_object().unwrap() {
+        let in_path = crate::client::path_param_names(path);
+        for (m, op) in item.as_object().unwrap() {
+            let declared: Vec<&str> = op["parameters"]
+                .as_array()
+                .map(|ps| ps.iter().filter(|p| p["in"] == "path").filter_map(|p| p["name"].as_str()).collect())
+                .unwrap_or_default();
+            assert_eq!(in_path, declared, "{m} {path}");
+        }
+        assert!(!path.contains(['\n', '"', ' ', '\\']), "{path:?}");
+    }
+    for lang in [crate::client::Lang::Python, crate::client::Lang::TypeScript] {
+        let files = crate::client::generate(&learned.spec, lang, &[]).expect("a client");
+        assert!(!files.is_empty());
+    }
+}
