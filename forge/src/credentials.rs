@@ -164,10 +164,12 @@ impl Credentials {
                 Value::Number(n) if c.values.contains(&n.to_string()) => Some(here(at)),
                 Value::Object(m) => {
                     for (k, v) in m {
-                        at.push(k.replace('~', "~0").replace('/', "~1"));
                         if c.is_credential(k) {
+                            // The key itself is the credential: named, never shown.
+                            at.push("<a key holding a credential>".into());
                             return Some(here(at));
                         }
+                        at.push(k.replace('~', "~0").replace('/', "~1"));
                         if let Some(p) = walk(c, v, at) {
                             return Some(p);
                         }

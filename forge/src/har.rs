@@ -13,13 +13,44 @@ pub struct Har {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct Log {
-    #[serde(default)]
+    /// The entries this crate could read; an entry it cannot (no
+    /// `request`, a field of the wrong type) is left out, not fatal:
+    /// exporters (k6, Fiddler, Firefox, proxies) each write their own
+    /// variant.
+    #[serde(default, deserialize_with = "lenient_entries")]
     pub entries: Vec<Entry>,
+}
+
+/// One element of `entries`: read as an [`Entry`] when it is one.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum MaybeEntry {
+    Entry(Box<Entry>),
+    Other(serde::de::IgnoredAny),
+}
+
+fn lenient_entries<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Entry>, D::Error> {
+    let all: Vec<MaybeEntry> = Deserialize::deserialize(d)?;
+    Ok(all
+        .into_iter()
+        .filter_map(|e| match e {
+            MaybeEntry::Entry(e) => Some(*e),
+            MaybeEntry::Other(_) => None,
+        })
+        .collect())
+}
+
+/// A string that may be written as `null` (read as "").
+fn string_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.unwrap_or_default())
 }
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct Entry {
     pub request: Request,
+    /// Absent in request-only captures (k6, load-test tools): status 0,
+    /// left out like a failed request.
+    #[serde(default)]
     pub response: Response,
     /// Chromium's `_resourceType` (`xhr`, `fetch`, `document`, `image`…),
     /// when the exporter wrote it.
@@ -40,7 +71,7 @@ pub struct Request {
     pub post_data: Option<PostData>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 pub struct Response {
     pub status: i64,
     #[serde(default)]
@@ -52,7 +83,7 @@ pub struct Response {
 #[derive(Debug, Clone, Deserialize)]
 pub struct Pair {
     pub name: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "string_or_null")]
     pub value: String,
 }
 

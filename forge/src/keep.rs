@@ -1,5 +1,7 @@
 //! Which HAR entries are the API. Rules, in order:
-//! 1. Failed (`status` 0), `OPTIONS` and `HEAD` requests are left out.
+//! 1. Failed (`status` 0, or no response recorded), `OPTIONS` and `HEAD`
+//!    requests are left out, and methods OpenAPI has no place for
+//!    (WebDAV's `PROPFIND`, made-up ones).
 //! 2. The page itself and static files are left out: resource types
 //!    `document`, `stylesheet`, `script`, `image`, `font`, `media`,
 //!    `manifest`, `ping`, `beacon`, and paths with a static file extension.
@@ -13,6 +15,10 @@
 use std::collections::BTreeSet;
 
 use crate::har::{Entry, is_json};
+
+/// The methods an OpenAPI path item has a field for (less `OPTIONS` and
+/// `HEAD`, left out above).
+const DESCRIBABLE_METHODS: &[&str] = &["GET", "PUT", "POST", "DELETE", "PATCH", "TRACE"];
 
 const SKIPPED_TYPES: &[&str] = &[
     "document",
@@ -73,12 +79,16 @@ pub fn skip_reason(e: &Entry) -> Option<&'static str> {
     if method == "OPTIONS" || method == "HEAD" {
         return Some("preflight");
     }
+    if !DESCRIBABLE_METHODS.contains(&method.as_str()) {
+        return Some("a method OpenAPI cannot describe");
+    }
     let Ok(url) = url::Url::parse(&e.request.url) else { return Some("bad url") };
     if !matches!(url.scheme(), "http" | "https") {
         return Some("not http");
     }
+    // DevTools' words, or `webRequest`'s (Chaperone's own export).
     if let Some(t) = e.resource_type.as_deref()
-        && SKIPPED_TYPES.contains(&t.to_ascii_lowercase().as_str())
+        && SKIPPED_TYPES.contains(&crate::capture::resource_type(&t.to_ascii_lowercase()))
     {
         return Some("page or static");
     }

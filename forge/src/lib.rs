@@ -23,10 +23,14 @@
 //! - [`openapi`]: the assembled document; [`yaml`] writes it as YAML.
 //! - [`client`]: the generated clients and their tests.
 //! - [`measure`]: precision and recall against an API's documentation.
+//! - [`capture`]: Chaperone's own (redacted) capture as input, and
+//!   [`exports`]: file names in the exports folder (the MCP tools).
 
+pub mod capture;
 pub mod client;
 pub mod credentials;
 pub mod error;
+pub mod exports;
 pub mod har;
 pub mod keep;
 pub mod measure;

@@ -182,6 +182,22 @@ fn sample_of(e: &Entry, creds: &Credentials) -> Sample {
     Sample { method: e.request.method.to_ascii_uppercase(), segments, keys }
 }
 
+/// A literal path segment as it goes into a path template: RFC 3986
+/// `pchar`s as they are, every other byte percent-encoded, so `{`/`}`
+/// in a real segment can never read as a parameter and quotes, spaces
+/// or line breaks never reach a client's code unencoded.
+pub fn encode_literal(l: &str) -> String {
+    let mut out = String::new();
+    for b in l.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 fn render_path(t: &Template, names: &[String]) -> String {
     let mut s = String::new();
     let mut p = names.iter();
@@ -189,7 +205,7 @@ fn render_path(t: &Template, names: &[String]) -> String {
         s.push('/');
         match seg {
             Seg::Lit(l) if l == CREDENTIAL_SEGMENT => s.push_str("{credential}"),
-            Seg::Lit(l) => s.push_str(l),
+            Seg::Lit(l) => s.push_str(&encode_literal(l)),
             Seg::Param { .. } => {
                 s.push('{');
                 s.push_str(p.next().map(String::as_str).unwrap_or("id"));

@@ -14,6 +14,9 @@
 //!   ([`ENUM_MIN_SAMPLES`], each value at least twice on average x3), never
 //!   under a sensitive key, never with a value that is a credential, never
 //!   for formatted strings.
+//! - Objects and arrays nested deeper than [`MAX_DEPTH`] levels are not
+//!   described (`{}`), so a hostile answer cannot make a description
+//!   deeper than a JSON reader accepts.
 
 use std::collections::BTreeMap;
 
@@ -27,6 +30,8 @@ pub const ENUM_MAX_VALUES: usize = 6;
 pub const ENUM_MIN_SAMPLES: u64 = 6;
 /// Distinct string values remembered per place; more means "not an enum".
 const MAX_TRACKED_VALUES: usize = 32;
+/// Levels of objects and arrays described; deeper ones are `{}`.
+pub const MAX_DEPTH: usize = 24;
 
 #[derive(Debug, Clone, Default)]
 pub struct Shape {
@@ -41,6 +46,8 @@ pub struct Shape {
     arrays: u64,
     object: Option<BTreeMap<String, Shape>>,
     objects: u64,
+    /// Objects and arrays past [`MAX_DEPTH`], not looked into.
+    deep: u64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -60,7 +67,15 @@ impl Shape {
 
     /// Merges one more sample.
     pub fn add(&mut self, v: &Value) {
+        self.add_at(v, 0);
+    }
+
+    fn add_at(&mut self, v: &Value, depth: usize) {
         self.seen += 1;
+        if depth >= MAX_DEPTH && (v.is_array() || v.is_object()) {
+            self.deep += 1;
+            return;
+        }
         match v {
             Value::Null => self.null += 1,
             Value::Bool(_) => self.boolean += 1,
@@ -89,13 +104,13 @@ impl Shape {
             Value::Array(items) => {
                 self.arrays += 1;
                 let inner = self.array.get_or_insert_with(Box::default);
-                items.iter().for_each(|i| inner.add(i));
+                items.iter().for_each(|i| inner.add_at(i, depth + 1));
             }
             Value::Object(m) => {
                 self.objects += 1;
                 let props = self.object.get_or_insert_with(BTreeMap::new);
                 for (k, v) in m {
-                    props.entry(k.clone()).or_default().add(v);
+                    props.entry(k.clone()).or_default().add_at(v, depth + 1);
                 }
             }
         }
@@ -154,6 +169,9 @@ impl Shape {
             }
             alts.push(Value::Object(o));
         }
+        if self.deep > 0 {
+            alts.push(json!({}));
+        }
         let nullable = self.null > 0;
         match alts.len() {
             0 if nullable => json!({"type": "null"}),
@@ -205,10 +223,17 @@ impl Strings {
 /// The schema of a scalar parameter from its sample values (path, query,
 /// form): integer, number, boolean or string with a format.
 pub fn scalar_schema(values: &[String], key: Option<&str>, creds: &Credentials) -> Value {
-    if !values.is_empty()
-        && values.iter().all(|v| !v.is_empty() && v.len() <= 19 && v.bytes().all(|b| b.is_ascii_digit()))
-    {
+    fn unsigned(v: &str) -> &str {
+        v.strip_prefix('-').unwrap_or(v)
+    }
+    let digits = |s: &str| !s.is_empty() && s.len() <= 19 && s.bytes().all(|b| b.is_ascii_digit());
+    if !values.is_empty() && values.iter().all(|v| digits(unsigned(v))) {
         return json!({"type": "integer"});
+    }
+    // `2.25`, `-0.5`: a decimal point with digits on both sides.
+    let decimal = |v: &str| unsigned(v).split_once('.').is_some_and(|(a, b)| digits(a) && digits(b));
+    if !values.is_empty() && values.iter().all(|v| digits(unsigned(v)) || decimal(v)) {
+        return json!({"type": "number"});
     }
     if !values.is_empty() && values.iter().all(|v| v == "true" || v == "false") {
         return json!({"type": "boolean"});

@@ -228,3 +228,178 @@ fn folders_chaperone_did_not_make_are_refused() {
     assert!(may_write(true, false, false, false).is_err());
     assert!(may_write(true, false, false, true).is_ok());
 }
+
+#[test]
+fn which_entries_are_the_api() {
+    use crate::har::{Entry, Pair, Request, Response};
+    for r in rows("keep.tsv") {
+        let opt = |s: &str| (s != "-").then(|| s.to_string());
+        let header = |v: &str| opt(v).map(|v| Pair { name: "Content-Type".into(), value: v }).into_iter().collect();
+        let e = Entry {
+            request: Request {
+                method: r[0].clone(),
+                url: r[1].clone(),
+                headers: header(&r[5]),
+                query_string: Vec::new(),
+                post_data: opt(&r[5]).map(|m| crate::har::PostData {
+                    mime_type: m,
+                    text: Some("{}".into()),
+                    params: Vec::new(),
+                }),
+            },
+            response: Response { status: r[3].parse().unwrap(), headers: header(&r[4]), content: None },
+            resource_type: opt(&r[2]),
+        };
+        assert_eq!(crate::keep::skip_reason(&e).unwrap_or("api"), r[6], "{} {}", r[0], r[1]);
+    }
+}
+
+#[test]
+fn hars_of_other_exporters_are_read_leniently() {
+    // k6 / load-test captures (no response), a null header value, an
+    // entry that is not one, and a made-up method: read, not fatal.
+    let text = r#"{"log": {"entries": [
+        {"index": 0, "request": {"method": "POST", "url": "http://a.example/login", "headers": []}},
+        {"request": {"method": "GET", "url": "http://a.example/api/x", "headers": [{"name": "X-Trace", "value": null}]},
+         "response": {"status": 200, "headers": [{"name": "Content-Type", "value": "application/json"}],
+                      "content": {"mimeType": "application/json", "text": "{\"id\": 1}"}}},
+        {"request": "garbage"},
+        7,
+        {"request": {"method": "test_method_not_in_spec", "url": "http://a.example/api/m"},
+         "response": {"status": 400, "headers": [{"name": "Content-Type", "value": "application/json"}]}}
+    ]}}"#;
+    let har = crate::har::parse(text).expect("lenient");
+    assert_eq!(har.log.entries.len(), 3);
+    assert_eq!(har.log.entries[0].response.status, 0);
+    let learned = crate::learn(&[har], &crate::LearnOptions::default()).unwrap();
+    let paths: Vec<&String> = learned.spec["paths"].as_object().unwrap().keys().collect();
+    assert_eq!(paths, ["/api/x"]);
+    // Nothing but responses-less entries: a clear error, not a panic.
+    let only = r#"{"log": {"entries": [{"request": {"method": "POST", "url": "http://a.example/login"}}]}}"#;
+    let e = crate::learn(&[crate::har::parse(only).unwrap()], &crate::LearnOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("no API calls"), "{e}");
+}
+
+#[test]
+fn scalar_parameters_are_typed_from_every_value() {
+    let creds = Credentials::default();
+    let cases: &[(&[&str], &str)] = &[
+        (&["1", "25"], "integer"),
+        (&["-3", "7"], "integer"),
+        (&["2.25", "3"], "number"),
+        (&["-0.5"], "number"),
+        (&["1.2.3"], "string"),
+        (&[".5"], "string"),
+        (&["5."], "string"),
+        (&["-"], "string"),
+        (&["true", "false"], "boolean"),
+        (&["true", "1"], "string"),
+        (&["12345678901234567890"], "string"),
+        (&["abc"], "string"),
+    ];
+    for (values, want) in cases {
+        let vs: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+        let got = crate::schema::scalar_schema(&vs, None, &creds);
+        assert_eq!(got["type"], *want, "{values:?}: {got}");
+    }
+}
+
+#[test]
+fn where_a_credential_was_found_is_said_without_it() {
+    let mut creds = Credentials::default();
+    creds.add("s3cr3t-token-value");
+    let v = json!({"paths": {"/api/keys/s3cr3t-token-value": {"get": {}}, "/ok": {"x": "s3cr3t-token-value"}}});
+    let at = creds.find_in(&v).unwrap();
+    assert!(!at.contains("s3cr3t"), "{at}");
+    assert!(at.starts_with("/paths/"), "{at}");
+    let at = creds.find_in(&json!({"a": {"b": ["x", "s3cr3t-token-value"]}})).unwrap();
+    assert_eq!(at, "/a/b/1");
+}
+
+#[test]
+fn literal_segments_cannot_read_as_parameters() {
+    use crate::openapi::encode_literal;
+    for (l, want) in [
+        ("books", "books"),
+        ("${x}", "$%7Bx%7D"),
+        ("a b", "a%20b"),
+        ("ünï", "%C3%BCn%C3%AF"),
+        ("new\nline", "new%0Aline"),
+        ("a\"b", "a%22b"),
+        ("v1.json", "v1.json"),
+        ("it's", "it's"),
+    ] {
+        assert_eq!(encode_literal(l), want, "{l:?}");
+    }
+}
+
+#[test]
+fn deep_answers_are_described_to_a_bounded_depth() {
+    let mut v = json!(1);
+    for _ in 0..200 {
+        v = json!({ "d": v });
+    }
+    let creds = Credentials::default();
+    let schema = Shape::of(&v).to_schema(None, &creds);
+    fn depth(v: &Value) -> usize {
+        match v {
+            Value::Object(m) => 1 + m.values().map(depth).max().unwrap_or(0),
+            Value::Array(a) => 1 + a.iter().map(depth).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+    let d = depth(&schema);
+    assert!(d <= 2 * crate::schema::MAX_DEPTH + 2, "{d}");
+    // It reads back.
+    let text = serde_json::to_string(&schema).unwrap();
+    assert!(serde_json::from_str::<Value>(&text).is_ok());
+}
+
+#[test]
+fn hostile_names_give_a_consistent_description_and_clients() {
+    let weird = [
+        "class",
+        "def",
+        "__proto__",
+        "constructor",
+        "a\"b",
+        "it's",
+        "x\\y",
+        "${x}",
+        "*/",
+        "\"\"\"",
+        "ünï",
+        "with space",
+        "new\nline",
+        "await",
+        "None",
+    ];
+    let mut entries = Vec::new();
+    for w in weird {
+        let seg: String = url::form_urlencoded::byte_serialize(w.as_bytes()).collect::<String>().replace('+', "%20");
+        let answer = serde_json::to_string(&json!({ w: 1, "ok": true })).unwrap();
+        entries.push(json!({
+            "request": {"method": "GET", "url": format!("http://api.example/api/{seg}/items?{seg}=1")},
+            "response": {"status": 200, "headers": [{"name": "Content-Type", "value": "application/json"}],
+                         "content": {"mimeType": "application/json", "text": answer}},
+            "_resourceType": "fetch"
+        }));
+    }
+    let har = crate::har::parse(&json!({"log": {"entries": entries}}).to_string()).unwrap();
+    let learned = crate::learn(&[har], &crate::LearnOptions::default()).unwrap();
+    for (path, item) in learned.spec["paths"].as_object().unwrap() {
+        let in_path = crate::client::path_param_names(path);
+        for (m, op) in item.as_object().unwrap() {
+            let declared: Vec<&str> = op["parameters"]
+                .as_array()
+                .map(|ps| ps.iter().filter(|p| p["in"] == "path").filter_map(|p| p["name"].as_str()).collect())
+                .unwrap_or_default();
+            assert_eq!(in_path, declared, "{m} {path}");
+        }
+        assert!(!path.contains(['\n', '"', ' ', '\\']), "{path:?}");
+    }
+    for lang in [crate::client::Lang::Python, crate::client::Lang::TypeScript] {
+        let files = crate::client::generate(&learned.spec, lang, &[]).expect("a client");
+        assert!(!files.is_empty());
+    }
+}

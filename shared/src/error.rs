@@ -30,6 +30,10 @@ pub enum ErrorCode {
     /// The local model server (`[model]` in `config.toml`) did not answer
     /// in time or is down; nothing ran (`shared::model`).
     ModelUnavailable,
+    /// `api_learn` / `api_client` refused to write what it made because a
+    /// credential would have been in it (the file is named, the value
+    /// never is); nothing was written.
+    GenerationFailed,
     Internal,
 }
 
@@ -51,6 +55,7 @@ impl ErrorCode {
             ErrorCode::DownloadBlocked => "DOWNLOAD_BLOCKED",
             ErrorCode::PageNotLoaded => "PAGE_NOT_LOADED",
             ErrorCode::ModelUnavailable => "MODEL_UNAVAILABLE",
+            ErrorCode::GenerationFailed => "GENERATION_FAILED",
             ErrorCode::Internal => "INTERNAL",
         }
     }

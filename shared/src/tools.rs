@@ -478,6 +478,43 @@ pub struct RunGoalArgs {
     pub tab: Option<TabId>,
 }
 
+/// `api_learn`: an OpenAPI 3.1 description learned from this session's
+/// own network capture, written into the exports folder.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ApiLearnArgs {
+    /// Keep only this host (`host` or `host:port`); default: the hosts that
+    /// answered JSON.
+    #[serde(default)]
+    pub host: Option<String>,
+    /// The file's name in the exports folder (`.json` is added unless it
+    /// ends in `.yaml`/`.yml`; any folder part is dropped).
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// The language of a generated API client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum ApiClientLang {
+    Python,
+    Typescript,
+}
+
+/// `api_client`: a client (with its tests) of a description in the
+/// exports folder, written into a folder next to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ApiClientArgs {
+    /// A description's file name in the exports folder (as `api_learn`
+    /// returned it; any folder part is dropped).
+    pub spec: String,
+    pub lang: ApiClientLang,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -559,5 +596,22 @@ mod tests {
         for bad in ["", "e", "x1", "e1a", "E1", "e-1"] {
             assert!(!is_valid_ref(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn api_tool_arguments_are_names_and_a_language() {
+        let a: ApiLearnArgs = serde_json::from_str(r#"{"host":"127.0.0.1:8080","name":"lib"}"#).unwrap();
+        assert_eq!(a.host.as_deref(), Some("127.0.0.1:8080"));
+        assert_eq!(serde_json::from_str::<ApiLearnArgs>("{}").unwrap(), ApiLearnArgs::default());
+        let c: ApiClientArgs = serde_json::from_str(r#"{"spec":"lib.json","lang":"typescript"}"#).unwrap();
+        assert_eq!(c.lang, ApiClientLang::Typescript);
+        for bad in [
+            r#"{"spec":"a.json","lang":"ruby"}"#,
+            r#"{"spec":"a.json"}"#,
+            r#"{"spec":"a","lang":"python","dir":"/tmp"}"#,
+        ] {
+            assert!(serde_json::from_str::<ApiClientArgs>(bad).is_err(), "{bad}");
+        }
+        assert!(serde_json::from_str::<ApiLearnArgs>(r#"{"path":"/etc"}"#).is_err());
     }
 }

@@ -108,6 +108,7 @@ fn tools() -> Vec<Tool> {
     let mut tools = browser_tools();
     tools.extend(super::flows::tools());
     tools.extend(super::network::tools());
+    tools.extend(super::api::tools());
     tools.extend(model_tools());
     tools
 }
@@ -787,6 +788,7 @@ impl McpServer {
                 then(parse::<DownloadsArgs>(args), |a| downloads::browser_downloads(state, caller, a)).await
             }
             n if n.starts_with("browser_network_") => return super::network::dispatch(state, caller, name, args).await,
+            n if n.starts_with("api_") => return super::api::dispatch(state, caller, name, args).await,
             "browser_act" => then(parse(args), |a| super::act_model::browser_act(state, caller, a)).await,
             "browser_run_goal" => then(parse(args), |a| super::act_model::browser_run_goal(state, caller, a)).await,
             _ => return super::flows::dispatch(state, caller, name, args).await,
@@ -940,6 +942,8 @@ mod tests {
                 "browser_network_requests",
                 "browser_network_request",
                 "browser_network_export",
+                "api_learn",
+                "api_client",
                 "browser_act",
                 "browser_run_goal",
             ]

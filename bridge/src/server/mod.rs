@@ -23,6 +23,7 @@
 
 mod act_model;
 mod actions;
+mod api;
 mod audit;
 mod conn;
 pub mod dashboard;

@@ -216,7 +216,7 @@ class _Stub(BaseHTTPRequestHandler):
     def _answer(self):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
-        self.server.seen.append((self.command, self.path, dict(self.headers), body))
+        self.server.seen.append((self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body))
         status, payload = self.server.answer
         self.send_response(status)
         if payload is None:
@@ -307,10 +307,15 @@ class ClientTest(unittest.TestCase):
         if op.secured {
             match &api.auth {
                 Auth::Bearer => s.push_str(
-                    "        self.assertEqual(headers.get(\"Authorization\"), \"Bearer test-credential-value\")\n",
+                    "        self.assertEqual(headers.get(\"authorization\"), \"Bearer test-credential-value\")\n",
                 ),
                 Auth::Header(h) => {
-                    let _ = writeln!(s, "        self.assertEqual(headers.get({}), \"test-credential-value\")", lit(h));
+                    // Header names are compared lower-cased (urllib sends `X-custom-auth`).
+                    let _ = writeln!(
+                        s,
+                        "        self.assertEqual(headers.get({}), \"test-credential-value\")",
+                        lit(&h.to_ascii_lowercase())
+                    );
                 }
                 _ => {}
             }

@@ -295,7 +295,9 @@ function stub(status, payload) {
             .collect();
         let required: Vec<&super::Param> = op.query.iter().filter(|q| q.required).collect();
         if !op.query.is_empty() {
-            let f: Vec<String> = required.iter().map(|q| format!("{}: {}", lit(&q.wire), lit(&q.sample))).collect();
+            // Computed keys: a quoted `"__proto__": …` in a literal would set
+            // the prototype, not a field.
+            let f: Vec<String> = required.iter().map(|q| format!("[{}]: {}", lit(&q.wire), lit(&q.sample))).collect();
             args.push(format!("{{ {} }}", f.join(", ")));
         }
         if op.body.is_some() {

@@ -32,7 +32,7 @@ use shared::sessions::{Owner, SessionKey};
 
 use super::AppState;
 
-pub(crate) use tools::{dispatch, tools};
+pub(crate) use tools::{dispatch, known, tools, write_private};
 
 /// One kept request.
 #[derive(Clone)]

@@ -80,7 +80,7 @@ pub(crate) async fn dispatch(
 }
 
 /// The person's stored secrets, masked by value in every output.
-async fn known(state: &AppState) -> Vec<Known> {
+pub(crate) async fn known(state: &AppState) -> Vec<Known> {
     let Some(store) = state.config().secrets.clone() else { return Vec::new() };
     let read = tokio::task::spawn_blocking(move || {
         let Ok(list) = store.list() else { return Vec::new() };
@@ -310,7 +310,7 @@ async fn export(state: &AppState, caller: &Caller, a: NetworkExportArgs) -> Resu
 /// Writes `bytes` to `dir/name` (dir 0700, file 0600): under a fresh
 /// temporary name first, then renamed over `name`, so nothing already
 /// there (a link, say) is ever opened.
-fn write_private(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
+pub(crate) fn write_private(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;

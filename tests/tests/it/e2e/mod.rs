@@ -6,6 +6,7 @@
 //! see `tests::extension_dir` and `tests::chaperone_bin`.
 
 mod api_learn;
+mod api_tool;
 mod approvals;
 mod bad_input;
 mod bridge_kill;
