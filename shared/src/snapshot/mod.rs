@@ -56,7 +56,21 @@
 //! item's text (or, below a row that starts with a role word, a part of
 //! that role), and any later part that starts with a quote takes the role
 //! of the same part of the row above; every part keeps its name, ref, states and value (a
-//! ref is never without its name). A short row that starts a page is
+//! ref is never without its name), except that such a quoted part also
+//! leaves out its `level=N` and `offscreen` when the part above has the
+//! same ([`CARRIED`]): where a card sits, not what it is. A row whose
+//! quoted part lacks a level or `offscreen` the part above has is written
+//! in full, so a quoted part without them always has those above:
+//!
+//! ```text
+//! - img "Photo 1"|heading "Lamp" level=3|text "12 €"|button "Add" [e4]
+//! - "Photo 5"|"Desk"|"80 €"|"Add" [e8] offscreen
+//! - "Photo 6"|"Chair"|"40 €"|"Add" [e9]
+//! ```
+//!
+//! (the second and third rows' headings are level 3, the third row's
+//! button is offscreen). States that say what an element is (`checked`,
+//! `disabled`, …) are always written. A short row that starts a page is
 //! written in full, so each page reads on its own. Quotes escape `"`, `\`
 //! and line breaks, so no page text can end a part, a line or a row.
 //!
