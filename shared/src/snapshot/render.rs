@@ -246,8 +246,8 @@ fn short_below(a: &[Node], b: &[Node]) -> bool {
         && a.iter().zip(b).all(|(x, y)| {
             let quoted = !y.name.is_empty() || y.role == TEXT_ROLE;
             !quoted
-                    || ((x.level.is_none() || y.level.is_some())
-                        && CARRIED.iter().all(|s| !x.states.contains(s) || y.states.contains(s)))
+                || ((x.level.is_none() || y.level.is_some())
+                    && CARRIED.iter().all(|s| !x.states.contains(s) || y.states.contains(s)))
         })
 }
 
@@ -576,7 +576,12 @@ fn render_part(node: &Node, out: &mut String, redact: bool, how: Part) {
         out.push_str(&format!(" ({n} items)"));
     }
     if let Some(r) = &node.element_ref {
-        out.push_str(" [");
+        // In a quoted part of a short row the ref follows the quote
+        // directly: `"Edit"[e14]` is a token less than `"Edit" [e14]`.
+        if above.is_none() {
+            out.push(' ');
+        }
+        out.push('[');
         out.push_str(r);
         out.push(']');
     }
@@ -1164,8 +1169,8 @@ mod tests {
             rendered_body(&snap),
             "- heading \"Orders\"\n\
              \x20- text \"Order 1\"|link \"Item 1\" [e10]|button \"Edit\" [e11]\n\
-             \x20- \"Order 2\"|\"Item 2\" [e20]|\"Edit\" [e21]\n\
-             \x20- \"Order 3\"|\"Item 3\" [e30]|\"Edit\" [e31]\n\
+             \x20- \"Order 2\"|\"Item 2\"[e20]|\"Edit\"[e21]\n\
+             \x20- \"Order 3\"|\"Item 3\"[e30]|\"Edit\"[e31]\n\
              \x20- button \"More\" [e90]\n\
              \x20- \"3 of 9\"\n\
              - \"Footer\"\n"
@@ -1210,8 +1215,8 @@ mod tests {
             rendered_body(&snap),
             "- list (3 items)\n\
              \x20- \"Order 1\"|link \"Item 1\" [e10]|button \"Delete\" [e11]|checkbox [e12]\n\
-             \x20- \"Order 2\"|\"Item 2\" [e20]|\"Delete\" [e21]|checkbox [e22] checked\n\
-             \x20- \"Order 3\"|\"Item 3\" [e30]|\"Delete\" [e31]|checkbox [e32]\n\
+             \x20- \"Order 2\"|\"Item 2\"[e20]|\"Delete\"[e21]|checkbox [e22] checked\n\
+             \x20- \"Order 3\"|\"Item 3\"[e30]|\"Delete\"[e31]|checkbox [e32]\n\
              - list\n\
              \x20- listitem\n\
              \x20 - link \"Deep\" [e90]\n\
@@ -1238,13 +1243,13 @@ mod tests {
                 name: "the same level and offscreen are said once",
                 cards: &[(Some(3), false, "Add"), (Some(3), true, "Add"), (Some(3), true, "Add")],
                 want: "- heading \"P0\" level=3|button \"Add\" [e0]\n\
-                       - \"P1\"|\"Add\" [e1] offscreen\n\
-                       - \"P2\"|\"Add\" [e2]\n",
+                       - \"P1\"|\"Add\"[e1] offscreen\n\
+                       - \"P2\"|\"Add\"[e2]\n",
             },
             Case {
                 name: "another level is written",
                 cards: &[(Some(3), false, "Add"), (Some(2), false, "Add")],
-                want: "- heading \"P0\" level=3|button \"Add\" [e0]\n- \"P1\" level=2|\"Add\" [e1]\n",
+                want: "- heading \"P0\" level=3|button \"Add\" [e0]\n- \"P1\" level=2|\"Add\"[e1]\n",
             },
             Case {
                 name: "a level or offscreen lost makes the row full",
@@ -1258,7 +1263,7 @@ mod tests {
                 cards: &[(Some(3), true, "Add"), (Some(3), true, ""), (Some(3), true, "Add")],
                 want: "- heading \"P0\" level=3|button \"Add\" [e0] offscreen\n\
                        - \"P1\"|button [e1] offscreen\n\
-                       - \"P2\"|\"Add\" [e2]\n",
+                       - \"P2\"|\"Add\"[e2]\n",
             },
         ];
         for case in cases {

@@ -423,7 +423,7 @@ async fn measure_page(b: &mut Bench, case: &str, url: &str, rows: Option<usize>)
     if pages != 1 {
         bail!("{case}: the full snapshot came in {pages} pages");
     }
-    let refs = text.matches(" [e").count();
+    let refs = text.matches("[e").count();
     let mut note = format!("{refs} refs, {} lines, first {} ms", text.lines().count(), fmt_ms(cold_ms));
     if let Some(n) = rows {
         let last = format!("\"{}\"", pages::row_link_name(n));
