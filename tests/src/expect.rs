@@ -156,6 +156,23 @@ fn parse_part(part: &str, ditto: Option<&str>) -> Option<ParsedLine> {
     Some(ParsedLine { role, name, tokens, value })
 }
 
+/// A quoted part of a short row has the `level=N` and the carried states
+/// (`offscreen`, [`shared::snapshot::CARRIED`]) of the part above when it
+/// does not say its own.
+fn inherit_carried(p: &mut ParsedLine, above: &ParsedLine) {
+    if !p.tokens.iter().any(|t| t.starts_with("level="))
+        && let Some(level) = above.tokens.iter().find(|t| t.starts_with("level="))
+    {
+        let at = p.tokens.iter().position(|t| !is_ref_token(t)).unwrap_or(p.tokens.len());
+        p.tokens.insert(at, level.clone());
+    }
+    for s in shared::snapshot::CARRIED.iter().map(|s| s.as_str()) {
+        if above.tokens.iter().any(|t| t == s) && !p.tokens.iter().any(|t| t == s) {
+            p.tokens.push(s.to_string());
+        }
+    }
+}
+
 /// Every element of a snapshot, each with its own text (its line, or its
 /// part of a row line): row lines split into their parts, and the parts of
 /// a short-form row (no role word where the row above says it) given the
@@ -167,7 +184,7 @@ pub fn elements(snapshot: &str) -> Vec<(ParsedLine, String)> {
 /// [`elements`], each with the 0-based number of its line.
 pub fn elements_by_line(snapshot: &str) -> Vec<(usize, ParsedLine, String)> {
     let mut out = Vec::new();
-    let mut above: Vec<String> = Vec::new();
+    let mut above: Vec<ParsedLine> = Vec::new();
     for (n, line) in snapshot.lines().enumerate() {
         let Some(rest) = line.trim_start().strip_prefix("- ") else {
             above.clear();
@@ -187,21 +204,24 @@ pub fn elements_by_line(snapshot: &str) -> Vec<(usize, ParsedLine, String)> {
         let mut roles = Vec::new();
         // A group row (siblings no list holds) writes its first part with
         // a role word in full; a quoted first part below it has that role.
-        let group_above = above.len() == parts.len() && above.first().is_some_and(|r| r != "listitem");
+        let group_above = above.len() == parts.len() && above.first().is_some_and(|r| r.role != "listitem");
         for (i, part) in parts.iter().enumerate() {
             // A row line that starts with a quoted string is a list item with that text.
             if i == 0
                 && !group_above
                 && let Some((v, _)) = parse_quoted(part.trim_start())
             {
-                roles.push("listitem".to_string());
                 let p = ParsedLine { role: "listitem".into(), name: None, tokens: Vec::new(), value: Some(v) };
+                roles.push(p.clone());
                 out.push((n, p, part.trim().to_string()));
                 continue;
             }
-            let ditto = ((short && i > 0) || (group_above && i == 0)).then(|| above[i].as_str());
-            if let Some(p) = parse_part(part, ditto) {
-                roles.push(p.role.clone());
+            let ditto = ((short && i > 0) || (group_above && i == 0)).then(|| above[i].role.as_str());
+            if let Some(mut p) = parse_part(part, ditto) {
+                if ditto.is_some() && part.trim_start().starts_with('"') {
+                    inherit_carried(&mut p, &above[i]);
+                }
+                roles.push(p.clone());
                 out.push((n, p, part.trim().to_string()));
             }
         }
@@ -568,6 +588,10 @@ mod tests {
             if i % 5 == 0 {
                 del.states = vec![State::Disabled];
             }
+            // Rows below the fold: `offscreen` said once, then carried.
+            if i > 30 {
+                del.states.push(State::Offscreen);
+            }
             nodes.push(del);
             nodes[start].group = 4;
         }
@@ -577,13 +601,23 @@ mod tests {
             let start = nodes.len();
             nodes.push(node(2, "img", &format!("Photo of product {i}"), None));
             let mut h = node(2, "heading", &format!("Product {i}"), None);
-            h.level = Some(3);
+            // Level 3, carried; one card says level 2, one none at all.
+            h.level = match i {
+                12 => Some(2),
+                17 => None,
+                _ => Some(3),
+            };
             nodes.push(h);
             nodes.push(node(2, "text", &format!("{i}.99 €"), None));
             let mut qty = node(2, "spinbutton", "Quantity", next_ref());
             qty.value = Some("1".into());
             nodes.push(qty);
-            nodes.push(node(2, "button", "Add to cart", next_ref()));
+            let mut add = node(2, "button", "Add to cart", next_ref());
+            // Offscreen from card 9 on, except card 22.
+            if i > 8 && i != 22 {
+                add.states = vec![State::Offscreen];
+            }
+            nodes.push(add);
             nodes[start].group = 5;
         }
         nodes.push(node(0, "text", "Footer", None));
@@ -606,6 +640,11 @@ mod tests {
         assert!(compact.len() * 10 < full.len() * 8, "{} vs {} bytes", compact.len(), full.len());
         assert_eq!(got.len(), nodes.len(), "{compact}");
         assert_eq!(got, want, "compact:\n{compact}\nfull:\n{full}");
+        // Levels and `offscreen` are said once and carried down (a full
+        // row, card 17 and 22, says them again).
+        assert_eq!(compact.matches("level=3").count(), 4, "{compact}");
+        assert_eq!(compact.matches("offscreen").count(), 5, "{compact}");
+        assert!(full.matches("offscreen").count() > 30, "{full}");
     }
 
     #[test]

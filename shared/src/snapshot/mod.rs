@@ -32,7 +32,7 @@
 //! ```text
 //! - list (2000 items)
 //!  - "Order 1 · shipped to Berlin"|link "Item 1" [e10]|button "Edit" [e11]|button "Delete" [e12]
-//!  - "Order 2 · pending to Lyon"|"Item 2" [e13]|"Edit" [e14]|"Delete" [e15]
+//!  - "Order 2 · pending to Lyon"|"Item 2"[e13]|"Edit"[e14]|"Delete"[e15]
 //! - table "Orders" (3 rows × 2 cols)
 //!  - row|columnheader "Order"|columnheader "Total"
 //!  - row|cell "A-1"|cell "12 €"
@@ -49,14 +49,30 @@
 //!
 //! ```text
 //! - text "Order 1 · shipped"|link "Item 1" [e10]|button "Edit" [e11]
-//! - "Order 2 · pending"|"Item 2" [e12]|"Edit" [e13]
+//! - "Order 2 · pending"|"Item 2"[e12]|"Edit"[e13]
 //! ```
 //!
 //! So in a row line the first part, when it is a quoted string, is a list
 //! item's text (or, below a row that starts with a role word, a part of
 //! that role), and any later part that starts with a quote takes the role
 //! of the same part of the row above; every part keeps its name, ref, states and value (a
-//! ref is never without its name). A short row that starts a page is
+//! ref is never without its name), except that such a quoted part also
+//! leaves out its `level=N` and `offscreen` when the part above has the
+//! same ([`CARRIED`]): where a card sits, not what it is. A row whose
+//! quoted part lacks a level or `offscreen` the part above has is written
+//! in full, so a quoted part without them always has those above:
+//!
+//! ```text
+//! - img "Photo 1"|heading "Lamp" level=3|text "12 €"|button "Add" [e4]
+//! - "Photo 5"|"Desk"|"80 €"|"Add"[e8] offscreen
+//! - "Photo 6"|"Chair"|"40 €"|"Add"[e9]
+//! ```
+//!
+//! (the second and third rows' headings are level 3, the third row's
+//! button is offscreen). In a quoted part of a short row the ref follows
+//! the closing quote without a space (`"Edit"[e14]`: one o200k_base token
+//! less a ref, measured on the 2,000-row list). States that say what an element is (`checked`,
+//! `disabled`, …) are always written. A short row that starts a page is
 //! written in full, so each page reads on its own. Quotes escape `"`, `\`
 //! and line breaks, so no page text can end a part, a line or a row.
 //!

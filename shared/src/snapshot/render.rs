@@ -1,7 +1,7 @@
 //! The snapshot's text for agents: lines, row lines, choices, pages
 //! (module docs of [`crate::snapshot`]), and extracted text.
 
-use super::model::{Choices, Node, PageSnapshot, PageText, SnapshotRequest, TEXT_ROLE};
+use super::model::{Choices, Node, PageSnapshot, PageText, SnapshotRequest, State, TEXT_ROLE};
 use crate::limits::{MAX_NAME_CHARS, truncate_chars};
 
 /// Renders extracted text: the header, then one quoted block a line, up to
@@ -173,14 +173,17 @@ pub const MAX_ROW_PARTS: usize = 16;
 const MAX_ROW_CHARS: usize = 1_000;
 
 /// The nodes one line of text covers. `ditto`: a row line right below a
-/// row line of the same shape (same depth, same roles part by part) leaves
-/// out its children's role words where they have a name; the row above
-/// says them.
+/// row line of the same shape ([`short_below`]) leaves out its children's
+/// role words where they have a name, and the level and `offscreen` a part
+/// shares with the same part above ([`CARRIED`]); the row above says them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Line {
     start: usize,
     end: usize,
     ditto: bool,
+    /// With `ditto`: where the row line above starts (it has as many
+    /// nodes as this one).
+    above: usize,
     /// A group row: every node is a part (no row node of its own).
     group: bool,
 }
@@ -233,9 +236,31 @@ fn row_end(nodes: &[Node], i: usize, complete: bool) -> RowEnd {
     }
 }
 
+/// Whether row `b` can be written short below row `a`: the same depth and
+/// the same roles part by part, and no part of `b` written quoted (with a
+/// name, or text) lacks a level or a carried state ([`CARRIED`]) the same
+/// part of `a` has: a quoted part takes those of the part above, so their
+/// absence could not be said.
+fn short_below(a: &[Node], b: &[Node]) -> bool {
+    same_shape(a, b)
+        && a.iter().zip(b).all(|(x, y)| {
+            let quoted = !y.name.is_empty() || y.role == TEXT_ROLE;
+            !quoted
+                || ((x.level.is_none() || y.level.is_some())
+                    && CARRIED.iter().all(|s| !x.states.contains(s) || y.states.contains(s)))
+        })
+}
+
+/// The same depth and the same roles part by part.
 fn same_shape(a: &[Node], b: &[Node]) -> bool {
     a.len() == b.len() && a[0].depth == b[0].depth && a.iter().zip(b).all(|(x, y)| x.role == y.role)
 }
+
+/// States a part of a short row line leaves out when the same part of the
+/// row above has them too (with its level): where an element sits, not
+/// what it is. States that say what an element is (checked, disabled…)
+/// are always written.
+pub const CARRIED: &[State] = &[State::Offscreen];
 
 /// Whether `nodes[i]` starts a group ([`Node::group`]) that can be a row
 /// line: its lines all at one depth, leaves, without choices, within the
@@ -283,11 +308,12 @@ impl Layout {
             },
         };
         let row = end > start + 1;
+        let above = self.prev_row.map_or(0, |(s, _, _)| s);
         let ditto =
-            row && self.prev_row.is_some_and(|(s, e, g)| g == group && same_shape(&nodes[s..e], &nodes[start..end]));
+            row && self.prev_row.is_some_and(|(s, e, g)| g == group && short_below(&nodes[s..e], &nodes[start..end]));
         self.prev_row = row.then_some((start, end, group));
         self.pos = end;
-        Some(Line { start, end, ditto, group })
+        Some(Line { start, end, ditto, above, group })
     }
 
     /// The end of a group row starting at `start`: a group ([`group_end`])
@@ -343,7 +369,7 @@ impl Paging {
 
     fn measure(&mut self, nodes: &[Node], line: Line) -> usize {
         self.buf.clear();
-        write_line(&nodes[line.start..line.end], line, false, &mut self.buf);
+        write_line(nodes, line, false, &mut self.buf);
         self.buf.chars().count() + 1
     }
 }
@@ -471,49 +497,50 @@ fn is_plain_item(n: &Node) -> bool {
 
 /// How a node is written ([`render_part`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Part {
+enum Part<'a> {
     /// A line of its own: text blocks as a quoted string alone.
     Line,
     /// A part of a row line, with its role word (`text "…"` too).
     Row,
-    /// A part of a short-form row line: no role word where there is a
-    /// name or text (the same part of the row above says it).
-    Ditto,
+    /// A part of a short-form row line below this part of the row above:
+    /// where there is a name or text, no role word, and no level and no
+    /// [`CARRIED`] state the part above has too (it says them).
+    Ditto(&'a Node),
 }
 
-/// The nodes of one line ([`Line`]): the first as a line, the others as
-/// parts after it (a row line).
+/// The nodes of one line ([`Line`]) out of all `nodes`: the first as a
+/// line, the others as parts after it (a row line).
 fn write_line(nodes: &[Node], line: Line, redact: bool, out: &mut String) {
-    let Some((first, parts)) = nodes.split_first() else { return };
-    let ditto = line.ditto;
-    let how = if ditto { Part::Ditto } else { Part::Row };
+    let this = &nodes[line.start..line.end];
+    let above = if line.ditto { nodes.get(line.above..line.above + this.len()) } else { None };
+    let how = |i: usize| match above {
+        Some(a) => Part::Ditto(&a[i]),
+        None => Part::Row,
+    };
+    let Some((first, parts)) = this.split_first() else { return };
     if line.group {
         // A group row: every node a part, the first one too.
         for _ in 0..first.depth.min(MAX_INDENT) {
             out.push(' ');
         }
         out.push_str("- ");
-        render_part(first, out, redact, how);
-        for p in parts {
-            out.push_str(ROW_SEPARATOR);
-            render_part(p, out, redact, how);
-        }
-        return;
-    }
-    match &first.value {
-        // A list item that only has text starts its row line with it.
-        Some(v) if !parts.is_empty() && is_plain_item(first) => {
-            for _ in 0..first.depth.min(MAX_INDENT) {
-                out.push(' ');
+        render_part(first, out, redact, how(0));
+    } else {
+        match &first.value {
+            // A list item that only has text starts its row line with it.
+            Some(v) if !parts.is_empty() && is_plain_item(first) => {
+                for _ in 0..first.depth.min(MAX_INDENT) {
+                    out.push(' ');
+                }
+                out.push_str("- ");
+                quote(&if redact { redact_text(v) } else { v.clone() }, out);
             }
-            out.push_str("- ");
-            quote(&if redact { redact_text(v) } else { v.clone() }, out);
+            _ => render_line_with(first, out, redact),
         }
-        _ => render_line_with(first, out, redact),
     }
-    for p in parts {
+    for (i, p) in parts.iter().enumerate() {
         out.push_str(ROW_SEPARATOR);
-        render_part(p, out, redact, how);
+        render_part(p, out, redact, how(i + 1));
     }
 }
 
@@ -524,7 +551,13 @@ fn render_part(node: &Node, out: &mut String, redact: bool, how: Part) {
     let role_word = match how {
         Part::Line => !text,
         Part::Row => true,
-        Part::Ditto => !text && node.name.is_empty(),
+        Part::Ditto(_) => !text && node.name.is_empty(),
+    };
+    // A quoted part of a short row takes its role, level and carried
+    // states from the part above.
+    let above = match how {
+        Part::Ditto(above) if !role_word => Some(above),
+        _ => None,
     };
     if role_word {
         out.push_str(&node.role);
@@ -543,15 +576,23 @@ fn render_part(node: &Node, out: &mut String, redact: bool, how: Part) {
         out.push_str(&format!(" ({n} items)"));
     }
     if let Some(r) = &node.element_ref {
-        out.push_str(" [");
+        // In a quoted part of a short row the ref follows the quote
+        // directly: `"Edit"[e14]` is a token less than `"Edit" [e14]`.
+        if above.is_none() {
+            out.push(' ');
+        }
+        out.push('[');
         out.push_str(r);
         out.push(']');
     }
-    if let Some(level) = node.level {
+    if let Some(level) = node.level.filter(|l| above.is_none_or(|a| a.level != Some(*l))) {
         out.push_str(" level=");
         out.push_str(&level.to_string());
     }
     for s in &node.states {
+        if above.is_some_and(|a| CARRIED.contains(s) && a.states.contains(s)) {
+            continue;
+        }
         out.push(' ');
         out.push_str(s.as_str());
     }
@@ -663,7 +704,7 @@ pub fn render(snap: &PageSnapshot, opts: RenderOptions) -> Rendered {
     let more = page < total || snap.partial;
     let mut body = String::new();
     for (line, _) in lines.iter().filter(|l| l.1 == page) {
-        write_line(&nodes[line.start..line.end], *line, true, &mut body);
+        write_line(nodes, *line, true, &mut body);
         body.push('\n');
     }
 
@@ -1128,8 +1169,8 @@ mod tests {
             rendered_body(&snap),
             "- heading \"Orders\"\n\
              \x20- text \"Order 1\"|link \"Item 1\" [e10]|button \"Edit\" [e11]\n\
-             \x20- \"Order 2\"|\"Item 2\" [e20]|\"Edit\" [e21]\n\
-             \x20- \"Order 3\"|\"Item 3\" [e30]|\"Edit\" [e31]\n\
+             \x20- \"Order 2\"|\"Item 2\"[e20]|\"Edit\"[e21]\n\
+             \x20- \"Order 3\"|\"Item 3\"[e30]|\"Edit\"[e31]\n\
              \x20- button \"More\" [e90]\n\
              \x20- \"3 of 9\"\n\
              - \"Footer\"\n"
@@ -1174,8 +1215,8 @@ mod tests {
             rendered_body(&snap),
             "- list (3 items)\n\
              \x20- \"Order 1\"|link \"Item 1\" [e10]|button \"Delete\" [e11]|checkbox [e12]\n\
-             \x20- \"Order 2\"|\"Item 2\" [e20]|\"Delete\" [e21]|checkbox [e22] checked\n\
-             \x20- \"Order 3\"|\"Item 3\" [e30]|\"Delete\" [e31]|checkbox [e32]\n\
+             \x20- \"Order 2\"|\"Item 2\"[e20]|\"Delete\"[e21]|checkbox [e22] checked\n\
+             \x20- \"Order 3\"|\"Item 3\"[e30]|\"Delete\"[e31]|checkbox [e32]\n\
              - list\n\
              \x20- listitem\n\
              \x20 - link \"Deep\" [e90]\n\
@@ -1184,6 +1225,63 @@ mod tests {
              \x20- row|\"c\"|cell\n\
              - \"Footer\"\n"
         );
+    }
+
+    /// Group rows of cards: a quoted part below the same part of the row
+    /// above leaves out the level and `offscreen` it shares with it; a
+    /// part that would lose one the part above has makes the row full.
+    #[test]
+    fn short_rows_carry_the_level_and_offscreen_of_the_row_above() {
+        struct Case {
+            name: &'static str,
+            /// Per card: heading level, button offscreen, button name.
+            cards: &'static [(Option<u8>, bool, &'static str)],
+            want: &'static str,
+        }
+        let cases = [
+            Case {
+                name: "the same level and offscreen are said once",
+                cards: &[(Some(3), false, "Add"), (Some(3), true, "Add"), (Some(3), true, "Add")],
+                want: "- heading \"P0\" level=3|button \"Add\" [e0]\n\
+                       - \"P1\"|\"Add\"[e1] offscreen\n\
+                       - \"P2\"|\"Add\"[e2]\n",
+            },
+            Case {
+                name: "another level is written",
+                cards: &[(Some(3), false, "Add"), (Some(2), false, "Add")],
+                want: "- heading \"P0\" level=3|button \"Add\" [e0]\n- \"P1\" level=2|\"Add\"[e1]\n",
+            },
+            Case {
+                name: "a level or offscreen lost makes the row full",
+                cards: &[(Some(3), true, "Add"), (None, true, "Add"), (None, false, "Add")],
+                want: "- heading \"P0\" level=3|button \"Add\" [e0] offscreen\n\
+                       - heading \"P1\"|button \"Add\" [e1] offscreen\n\
+                       - heading \"P2\"|button \"Add\" [e2]\n",
+            },
+            Case {
+                name: "a part with a role word says its own",
+                cards: &[(Some(3), true, "Add"), (Some(3), true, ""), (Some(3), true, "Add")],
+                want: "- heading \"P0\" level=3|button \"Add\" [e0] offscreen\n\
+                       - \"P1\"|button [e1] offscreen\n\
+                       - \"P2\"|\"Add\"[e2]\n",
+            },
+        ];
+        for case in cases {
+            let mut nodes = Vec::new();
+            for (i, &(level, offscreen, button)) in case.cards.iter().enumerate() {
+                let mut h = node(0, "heading", &format!("P{i}"), None);
+                h.level = level;
+                h.group = 2;
+                nodes.push(h);
+                let mut b = node(0, "button", button, Some(&format!("e{i}")));
+                if offscreen {
+                    b.states = vec![State::Offscreen];
+                }
+                nodes.push(b);
+            }
+            let snap = PageSnapshot { url: "http://127.0.0.1/".into(), title: "T".into(), nodes, ..Default::default() };
+            assert_eq!(rendered_body(&snap), case.want, "{}", case.name);
+        }
     }
 
     #[test]
@@ -1219,7 +1317,7 @@ mod tests {
             while let Some(line) = layout.next(&nodes, true) {
                 for ditto in [false, line.ditto] {
                     out.clear();
-                    write_line(&nodes[line.start..line.end], Line { ditto, ..line }, false, &mut out);
+                    write_line(&nodes, Line { ditto, ..line }, false, &mut out);
                     let bound: usize = nodes[line.start..line.end].iter().map(line_chars_bound).sum();
                     assert!(out.chars().count() < bound, "{out}");
                 }

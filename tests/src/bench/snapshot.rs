@@ -413,12 +413,17 @@ async fn measure_page(b: &mut Bench, case: &str, url: &str, rows: Option<usize>)
     };
     eprintln!("  {case}: first snapshot {} ms; {warmup} warm-up, {runs} timed runs", fmt_ms(cold_ms));
     let (stats, data, agent_text) = timed_runs_text(b, json!({ "max_chars": FULL }), warmup, runs).await?;
+    // What the agent read, kept with or without Playwright MCP beside it
+    // (`bench --count-tokens` counts it).
+    let dir = tests::workspace_root().join("target").join("bench");
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = std::fs::write(dir.join(format!("snapshot-{}-chaperone.txt", case.replace([' ', ','], ""))), &agent_text);
     let text = data["snapshot"].as_str().unwrap_or_default();
     let pages = data["pages"].as_u64().unwrap_or(0);
     if pages != 1 {
         bail!("{case}: the full snapshot came in {pages} pages");
     }
-    let refs = text.matches(" [e").count();
+    let refs = text.matches("[e").count();
     let mut note = format!("{refs} refs, {} lines, first {} ms", text.lines().count(), fmt_ms(cold_ms));
     if let Some(n) = rows {
         let last = format!("\"{}\"", pages::row_link_name(n));

@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! bench [SUITE…] [--runs N] [--warmup N] [--cold N] [--no-profile] [--no-playwright] [--out DIR]
+//! bench --count-tokens FILE…
 //! ```
 //!
 //! Exits 0 when targets are missed (it is a measurement; misses are
@@ -65,9 +66,10 @@ async fn real_main() -> Result<()> {
             "--no-profile" => config.no_profile = true,
             "--no-playwright" => config.playwright = false,
             "--out" => out = PathBuf::from(args.next().context("--out needs a directory")?),
+            "--count-tokens" => return count_tokens(args.by_ref().collect()),
             "-h" | "--help" => {
                 println!(
-                    "bench [SUITE…] [--runs N] [--warmup N] [--cold N] [--no-profile] [--no-playwright] [--out DIR]\nsuites: {}",
+                    "bench [SUITE…] [--runs N] [--warmup N] [--cold N] [--no-profile] [--no-playwright] [--out DIR]\n       bench --count-tokens FILE…   (bytes and o200k_base tokens of each file, as the snapshot suite counts them)\nsuites: {}",
                     SUITES.join(", ")
                 );
                 return Ok(());
@@ -117,6 +119,21 @@ async fn real_main() -> Result<()> {
         println!("\nwrote {} ({:.1} s)", file.display(), t.elapsed().as_secs_f64());
     }
     println!("bench done in {:.1} s", start.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// Bytes and o200k_base tokens of each file (e.g. the
+/// `target/bench/snapshot-*.txt` texts), counted as the snapshot suite
+/// counts what the agent reads.
+fn count_tokens(files: Vec<String>) -> Result<()> {
+    if files.is_empty() {
+        bail!("--count-tokens needs at least one file");
+    }
+    let tokens = bench::playwright::Tokens::new()?;
+    for f in files {
+        let text = std::fs::read_to_string(&f).with_context(|| format!("reading {f}"))?;
+        println!("{f}: {} bytes, {} tokens", text.len(), tokens.count(&text));
+    }
     Ok(())
 }
 
