@@ -10,6 +10,12 @@
 //! the same shape (the keys of their JSON answers overlap by at least
 //! [`MIN_SHAPE_OVERLAP`] for every method both answered): two paths that
 //! would merge into one template but answer different shapes stay apart.
+//! When no answer of the whole input had a body (Chaperone's own capture:
+//! the extension does not read response bodies), shapes cannot tell words
+//! apart; then words merge only as members of a collection: children of a
+//! plural literal (`/shelves/fantasy`, `/shelves/classics`…), without
+//! children of their own, answered with the same methods, by the same
+//! counts as above.
 //! Table tests: `fixtures/forge/templates.json`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -77,7 +83,8 @@ pub fn learn(samples: &[Sample]) -> Vec<Template> {
         }
         n.ops.entry(s.method.to_ascii_uppercase()).or_default().push(i);
     }
-    settle(&mut root, samples);
+    let no_shapes = samples.iter().all(|s| s.keys.is_empty());
+    settle(&mut root, samples, None, no_shapes);
     let mut out = Vec::new();
     collect(&root, &mut Vec::new(), &mut out);
     out
@@ -99,7 +106,7 @@ fn collect(n: &Node, path: &mut Vec<Seg>, out: &mut Vec<Template>) {
     }
 }
 
-fn settle(n: &mut Node, samples: &[Sample]) {
+fn settle(n: &mut Node, samples: &[Sample], parent: Option<&str>, no_shapes: bool) {
     // Ids, one kind at a time.
     let mut by_kind: BTreeMap<Kind, Vec<String>> = BTreeMap::new();
     let mut wordy: Vec<String> = Vec::new();
@@ -121,18 +128,34 @@ fn settle(n: &mut Node, samples: &[Sample]) {
         }
     }
     if wordy.len() >= 2 {
-        let cluster = largest_cluster(n, &wordy, samples, true);
+        let mut cluster = largest_cluster(n, &wordy, samples, true);
+        if no_shapes && parent.is_some_and(|p| crate::naming::is_plural(p)) {
+            cluster = members(n, &wordy);
+        }
         let marked = cluster.iter().filter(|k| segment::kind(k) == Kind::Slug).count();
         if cluster.len() >= MIN_SLUG_VALUES || (cluster.len() >= 2 && marked >= 1) {
             merge_into_param(n, Kind::Slug, &cluster);
         }
     }
-    for c in n.lits.values_mut() {
-        settle(c, samples);
+    for (k, c) in n.lits.iter_mut() {
+        settle(c, samples, Some(k.as_str()), no_shapes);
     }
     for (_, _, c) in &mut n.params {
-        settle(c, samples);
+        settle(c, samples, None, no_shapes);
     }
+}
+
+/// Of `keys` (words under a plural literal), the largest group of leaves
+/// answered with the same methods.
+fn members(n: &Node, keys: &[String]) -> Vec<String> {
+    let mut groups: BTreeMap<Vec<&String>, Vec<String>> = BTreeMap::new();
+    for k in keys {
+        let c = &n.lits[k];
+        if c.lits.is_empty() && c.params.is_empty() {
+            groups.entry(c.ops.keys().collect()).or_default().push(k.clone());
+        }
+    }
+    groups.into_values().max_by_key(Vec::len).unwrap_or_default()
 }
 
 fn merge_into_param(n: &mut Node, kind: Kind, keys: &[String]) {
