@@ -163,7 +163,7 @@ fn browser_tools() -> Vec<Tool> {
              is one line with its elements after `|`; a row starting with a quoted string is a list item with \
              that text. In the rows below a row of the same shape, a part starting with a quote leaves out its \
              role word: it has the role of the same part in the row above, and its `level=N` and `offscreen` \
-             too unless it says its own (its ref follows the quote: `"Edit"[e14]`). A select's choices follow on an \
+             too unless it says its own (its ref follows the quote: `\"Edit\"[e14]`). A select's choices follow on an \
              `options:` line (`*` marks the current one, `+N more` how many are not listed; `scope` on the select \
              lists them all), a field's suggestions on a `suggestions:` line; `visually-hidden` marks controls \
              only a screen reader shows. Long pages are split into pages of `max_chars`; ask for the next with \
