@@ -59,6 +59,7 @@
 //! policy      risk, url, limits
 //! risk        text, sensitive, input, limits
 //! snapshot    redact, text, challenge, limits
+//! typed_secrets  redact, network
 //! redact      network, names, sensitive
 //! network     tab
 //! url         error, limits
@@ -124,6 +125,7 @@ pub mod tab;
 pub mod target;
 pub mod text;
 pub mod tools;
+pub mod typed_secrets;
 pub mod untrusted;
 pub mod url;
 

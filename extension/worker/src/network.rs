@@ -129,6 +129,8 @@ pub fn on_net_request(details: JsValue) {
         request_body: body(&details),
         redirect_url: None,
         from_cache: false,
+        response_body: None,
+        websocket_messages: Vec::new(),
     };
     PENDING.with(|p| {
         let mut p = p.borrow_mut();
@@ -215,6 +217,8 @@ pub fn on_net_redirect(details: JsValue) {
                     request_body: None,
                     redirect_url: None,
                     from_cache: false,
+                    response_body: None,
+                    websocket_messages: Vec::new(),
                 },
             )
         });

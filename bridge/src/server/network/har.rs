@@ -124,6 +124,8 @@ mod tests {
             request_body: Some(RequestBody::Raw { text: "{}".into(), cut: false }),
             redirect_url: None,
             from_cache: false,
+            response_body: None,
+            websocket_messages: Vec::new(),
         };
         let e = entry(3, &c);
         for key in ["startedDateTime", "time", "request", "response", "cache", "timings"] {

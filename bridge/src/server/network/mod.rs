@@ -129,6 +129,8 @@ mod tests {
             request_body: None,
             redirect_url: None,
             from_cache: false,
+            response_body: None,
+            websocket_messages: Vec::new(),
         }
     }
 
