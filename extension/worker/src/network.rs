@@ -12,10 +12,13 @@
 //! (`ExtToBridge::Network`). At most `MAX_PENDING` requests are followed at
 //! once. Nothing is stored in the extension.
 //!
-//! A secret crosses the socket once, in the one fill message: once the
-//! agent typed a stored secret into a tab ([`secret_typed`]), that tab's
-//! requests are no longer captured at all (the page may send the value in
-//! a body, a URL or a header), for as long as the worker runs.
+//! A secret crosses the socket once, in the one fill message. When the
+//! agent types a stored secret ([`secret_typed`]), the worker keeps only
+//! its name and keyed hashes of its spellings (`shared::typed_secrets`,
+//! under a key drawn at random when the worker starts); every capture is
+//! masked with them ([`TypedSecrets::mask_captured`]) before it is sent,
+//! so the page sending the value on, under any name, shows
+//! `{secret:NAME}` and the value never comes back over the socket.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -23,21 +26,47 @@ use std::collections::HashMap;
 use js_sys::{Array, Object, Uint8Array};
 use shared::network::{CUT_MARKER, Captured, Header, MAX_BODY_BYTES, MAX_PENDING, RequestBody};
 use shared::protocol::{ExtToBridge, TabId};
+use shared::typed_secrets::{Key, TypedSecrets};
 use wasm_bindgen::prelude::*;
 
 use crate::util::get;
 
 thread_local! {
     static PENDING: RefCell<HashMap<String, Captured>> = RefCell::new(HashMap::new());
-    /// Tabs a stored secret was typed into: never captured again.
-    static SECRET_TABS: RefCell<std::collections::HashSet<TabId>> = RefCell::new(Default::default());
+    /// The secrets the agent typed, as keyed hashes only.
+    static TYPED: RefCell<TypedSecrets> = RefCell::new(TypedSecrets::new(random_key()));
 }
 
-/// A stored secret is about to be typed into `tab`: its requests in flight
-/// are dropped and none of its later requests are captured.
-pub fn secret_typed(tab: TabId) {
-    SECRET_TABS.with(|t| t.borrow_mut().insert(tab));
-    PENDING.with(|p| p.borrow_mut().retain(|_, c| c.tab != tab));
+/// 128 random bits from `crypto.getRandomValues`.
+fn random_key() -> Key {
+    let bytes = Uint8Array::new_with_length(16);
+    let crypto = get(&js_sys::global(), "crypto");
+    let fill = get(&crypto, "getRandomValues");
+    if let Some(f) = fill.dyn_ref::<js_sys::Function>() {
+        let _ = f.call1(&crypto, &bytes);
+    }
+    let mut b = [0u8; 16];
+    bytes.copy_to(&mut b);
+    if b == [0; 16] {
+        // No Web Crypto (never in a service worker): still a key per run.
+        let now = crate::util::now_ms().to_bits();
+        let r = (js_sys::Math::random() * u64::MAX as f64) as u64;
+        return Key([now ^ 0x9e37_79b9_7f4a_7c15, r]);
+    }
+    Key([u64::from_le_bytes(b[..8].try_into().unwrap_or_default()), u64::from_le_bytes(b[8..].try_into().unwrap_or_default())])
+}
+
+/// The stored secret `name` with `value` is about to be typed: from now
+/// on every capture shows it as `{secret:NAME}`, wherever it appears.
+/// Only its keyed hashes are kept.
+pub fn secret_typed(name: &str, value: &str) {
+    TYPED.with(|t| t.borrow_mut().remember(name, value));
+}
+
+/// `c` with every typed secret masked, then sent to the bridge.
+pub fn send(mut c: Captured) {
+    TYPED.with(|t| t.borrow().mask_captured(&mut c));
+    crate::conn::send_current(&ExtToBridge::Network { request: Box::new(c) });
 }
 
 fn request_id(details: &JsValue) -> Option<String> {
@@ -104,10 +133,6 @@ fn body(details: &JsValue) -> Option<RequestBody> {
 pub fn on_net_request(details: JsValue) {
     let Some(tab) = get(&details, "tabId").as_f64().filter(|t| *t >= 0.0).map(|t| t as TabId) else { return };
     let Some(id) = request_id(&details) else { return };
-    if SECRET_TABS.with(|t| t.borrow().contains(&tab)) {
-        PENDING.with(|p| p.borrow_mut().remove(&id));
-        return;
-    }
     // A redirect's next leg keeps the request id: followed as a new request.
     let followed = PENDING.with(|p| p.borrow().contains_key(&id));
     if !followed && crate::sessions::owner_of(tab).is_none() {
@@ -183,7 +208,7 @@ fn finish(details: &JsValue, f: impl FnOnce(&mut Captured)) {
     if let Some(end) = get(details, "timeStamp").as_f64() {
         c.duration_ms = (end - c.started_ms).max(0.0);
     }
-    crate::conn::send_current(&ExtToBridge::Network { request: Box::new(c) });
+    send(c);
 }
 
 /// `webRequest.onBeforeRedirect`: this leg ends with a 3xx; the next leg
