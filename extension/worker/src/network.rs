@@ -13,59 +13,38 @@
 //! once. Nothing is stored in the extension.
 //!
 //! A secret crosses the socket once, in the one fill message. When the
-//! agent types a stored secret ([`secret_typed`]), the worker keeps only
-//! its name and keyed hashes of its spellings (`shared::typed_secrets`,
-//! under a key drawn at random when the worker starts); every capture is
-//! masked with them ([`TypedSecrets::mask_captured`]) before it is sent,
+//! agent types a stored secret, the worker keeps only its name and keyed
+//! hashes of its spellings (`shared::typed_secrets`, under a key drawn at
+//! random when the worker starts); every capture is masked with them
+//! before it is sent,
 //! so the page sending the value on, under any name, shows
-//! `{secret:NAME}` and the value never comes back over the socket.
+//! `{secret:NAME}` and the value never comes back over the socket
+//! (`crate::typed`).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 
 use js_sys::{Array, Object, Uint8Array};
-use shared::network::{CUT_MARKER, Captured, Header, MAX_BODY_BYTES, MAX_PENDING, RequestBody};
+use shared::network::{
+    BODY_WAIT_MS, CUT_MARKER, Captured, Header, MAX_BODY_BYTES, MAX_PENDING, RequestBody, ResponseBody, is_text_mime,
+    may_have_text_body,
+};
 use shared::protocol::{ExtToBridge, TabId};
-use shared::typed_secrets::{Key, TypedSecrets};
 use wasm_bindgen::prelude::*;
 
+use crate::bodies::Status;
 use crate::util::get;
+
+/// How often a request waiting for its body looks for it.
+const BODY_POLL_MS: u32 = 50;
 
 thread_local! {
     static PENDING: RefCell<HashMap<String, Captured>> = RefCell::new(HashMap::new());
-    /// The secrets the agent typed, as keyed hashes only.
-    static TYPED: RefCell<TypedSecrets> = RefCell::new(TypedSecrets::new(random_key()));
-}
-
-/// 128 random bits from `crypto.getRandomValues`.
-fn random_key() -> Key {
-    let bytes = Uint8Array::new_with_length(16);
-    let crypto = get(&js_sys::global(), "crypto");
-    let fill = get(&crypto, "getRandomValues");
-    if let Some(f) = fill.dyn_ref::<js_sys::Function>() {
-        let _ = f.call1(&crypto, &bytes);
-    }
-    let mut b = [0u8; 16];
-    bytes.copy_to(&mut b);
-    if b == [0; 16] {
-        // No Web Crypto (never in a service worker): still a key per run.
-        let now = crate::util::now_ms().to_bits();
-        let r = (js_sys::Math::random() * u64::MAX as f64) as u64;
-        return Key([now ^ 0x9e37_79b9_7f4a_7c15, r]);
-    }
-    Key([u64::from_le_bytes(b[..8].try_into().unwrap_or_default()), u64::from_le_bytes(b[8..].try_into().unwrap_or_default())])
-}
-
-/// The stored secret `name` with `value` is about to be typed: from now
-/// on every capture shows it as `{secret:NAME}`, wherever it appears.
-/// Only its keyed hashes are kept.
-pub fn secret_typed(name: &str, value: &str) {
-    TYPED.with(|t| t.borrow_mut().remember(name, value));
 }
 
 /// `c` with every typed secret masked, then sent to the bridge.
 pub fn send(mut c: Captured) {
-    TYPED.with(|t| t.borrow().mask_captured(&mut c));
+    crate::typed::mask_captured(&mut c);
     crate::conn::send_current(&ExtToBridge::Network { request: Box::new(c) });
 }
 
@@ -208,6 +187,42 @@ fn finish(details: &JsValue, f: impl FnOnce(&mut Captured)) {
     if let Some(end) = get(details, "timeStamp").as_f64() {
         c.duration_ms = (end - c.started_ms).max(0.0);
     }
+    with_body(c);
+}
+
+/// Sends `c`, in the bodies build with what it can say of the response
+/// body: the body the debugger read (waited for, at most `BODY_WAIT_MS`),
+/// or why there is none.
+fn with_body(mut c: Captured) {
+    let mime = c.response_mime().to_string();
+    let reason = |r: &str| Some(ResponseBody::Unavailable { reason: r.to_string() });
+    c.response_body = match crate::bodies::status(c.tab) {
+        Status::Off => None,
+        _ if c.status == 0 => reason("the request failed"),
+        _ if (300..400).contains(&c.status) => reason("a redirect"),
+        _ if !is_text_mime(&mime) => Some(ResponseBody::NotText { mime }),
+        Status::Unavailable(why) => Some(ResponseBody::Unavailable { reason: why }),
+        Status::Attached if may_have_text_body(&c.method, c.status, &mime) => {
+            wasm_bindgen_futures::spawn_local(async move {
+                let mut waited = 0;
+                loop {
+                    if let Some(body) = crate::bodies::take(c.tab, &c.method, &c.url) {
+                        c.response_body = Some(body);
+                        break;
+                    }
+                    if waited >= BODY_WAIT_MS {
+                        c.response_body = reason("no body came from the debugger in time");
+                        break;
+                    }
+                    crate::util::sleep(BODY_POLL_MS).await;
+                    waited += BODY_POLL_MS;
+                }
+                send(c);
+            });
+            return;
+        }
+        Status::Attached => Some(ResponseBody::Text { text: String::new(), cut: false }),
+    };
     send(c);
 }
 
