@@ -24,6 +24,8 @@
 
 use std::borrow::Cow;
 
+use serde::{Deserialize, Serialize};
+
 use crate::network::{Captured, Header, RequestBody, ResponseBody};
 use crate::redact::{MIN_KNOWN_VALUE_CHARS, known_forms};
 
@@ -31,7 +33,7 @@ use crate::redact::{MIN_KNOWN_VALUE_CHARS, known_forms};
 pub const MAX_TYPED: usize = 32;
 
 /// The worker's random hash key (two 64-bit halves).
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Key(pub [u64; 2]);
 
 impl std::fmt::Debug for Key {
@@ -41,7 +43,7 @@ impl std::fmt::Debug for Key {
 }
 
 /// One typed secret: its name and, per spelling, `(bytes, keyed hash)`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Typed {
     pub name: String,
     forms: Vec<(usize, u64)>,
@@ -62,8 +64,11 @@ impl Typed {
     }
 }
 
-/// The secrets typed so far (bounded by [`MAX_TYPED`]) and the key.
-#[derive(Debug, Clone)]
+/// The secrets typed so far (bounded by [`MAX_TYPED`]) and the key. Kept
+/// across the worker's restarts as [`Self::to_json`] in the extension's
+/// memory-only `chrome.storage.session` (the key and hashes, never a
+/// value; u64s exact in the JSON text).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TypedSecrets {
     key: Key,
     typed: Vec<Typed>,
@@ -76,6 +81,15 @@ impl TypedSecrets {
 
     pub fn is_empty(&self) -> bool {
         self.typed.is_empty()
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// What [`Self::to_json`] wrote; `None` for anything else.
+    pub fn from_json(text: &str) -> Option<TypedSecrets> {
+        serde_json::from_str::<TypedSecrets>(text).ok().filter(|t| t.typed.len() <= MAX_TYPED)
     }
 
     /// Remembers secret `name` typed with `value` (a repeat replaces the
@@ -279,6 +293,18 @@ mod tests {
         mine.remember("NOTE", "Tr0ub4dor&3 note");
         assert_ne!(other.typed[0].forms, mine.typed[0].forms, "hashes depend on the key");
         assert!(format!("{:?}", mine).contains("NOTE") && !format!("{:?}", mine).contains("Tr0ub4dor"));
+    }
+
+    #[test]
+    fn kept_across_restarts_as_json_without_the_value() {
+        let mut t = TypedSecrets::new(Key([u64::MAX - 1, 1 << 60]));
+        t.remember("NOTE", "Tr0ub4dor&3 note");
+        let json = t.to_json();
+        assert!(!json.contains("Tr0ub4dor") && json.contains("NOTE"), "{json}");
+        let back = TypedSecrets::from_json(&json).expect("read back");
+        assert_eq!(back.mask("x Tr0ub4dor&3 note"), "x {secret:NOTE}", "the key and hashes survive exactly");
+        assert!(TypedSecrets::from_json("{}").is_none());
+        assert!(TypedSecrets::from_json("not json").is_none());
     }
 
     #[test]

@@ -83,6 +83,7 @@ const RECONNECT_ALARM: &str = "chaperone-reconnect";
 /// Service worker entry point.
 #[wasm_bindgen]
 pub fn start_worker() {
+    typed::load();
     tabs::install_listeners();
     window::install_listeners();
     gate::install_listeners();

@@ -44,6 +44,15 @@ thread_local! {
 
 /// `c` with every typed secret masked, then sent to the bridge.
 pub fn send(mut c: Captured) {
+    if !crate::typed::is_loaded() {
+        // A restarted worker: the typed secrets' hashes first.
+        wasm_bindgen_futures::spawn_local(async move {
+            crate::typed::loaded().await;
+            crate::typed::mask_captured(&mut c);
+            crate::conn::send_current(&ExtToBridge::Network { request: Box::new(c) });
+        });
+        return;
+    }
     crate::typed::mask_captured(&mut c);
     crate::conn::send_current(&ExtToBridge::Network { request: Box::new(c) });
 }
