@@ -369,7 +369,8 @@ pub async fn run(cli: Cli) -> Result<i32, Error> {
         }
         Cmd::Up { home, profile, headless, browser, url, extension_dir, network_bodies, connect_timeout, port } => {
             let home = Home::resolve(home.home)?;
-            up(UpArgs { home, profile, headless, browser, url, extension_dir, network_bodies, connect_timeout, port }).await
+            up(UpArgs { home, profile, headless, browser, url, extension_dir, network_bodies, connect_timeout, port })
+                .await
         }
         Cmd::Mcp { home } => {
             let home = Home::resolve(home.home)?;

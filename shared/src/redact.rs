@@ -1044,7 +1044,9 @@ mod tests {
         let Some(ResponseBody::Text { text, .. }) = &r.response_body else { panic!() };
         assert_eq!(
             text,
-            &format!(r#"{{"access_token":"{MASK}","echo":"{{secret:NOTE}}","tokens":{{"refresh_token":"{MASK}"}},"user":{{"name":"ann"}}}}"#)
+            &format!(
+                r#"{{"access_token":"{MASK}","echo":"{{secret:NOTE}}","tokens":{{"refresh_token":"{MASK}"}},"user":{{"name":"ann"}}}}"#
+            )
         );
         assert_eq!(r.websocket_messages[0].data, format!(r#"{{"op":"hi","session":"{MASK}"}}"#));
         assert!(r.websocket_messages[1].data.starts_with("echo {secret:NOTE} "), "{}", r.websocket_messages[1].data);

@@ -56,8 +56,11 @@ impl Typed {
         if value.chars().count() < MIN_KNOWN_VALUE_CHARS {
             return None;
         }
-        let mut forms: Vec<(usize, u64)> =
-            known_forms(value).iter().filter(|f| !f.is_empty()).map(|f| (f.len(), siphash24(key, f.as_bytes()))).collect();
+        let mut forms: Vec<(usize, u64)> = known_forms(value)
+            .iter()
+            .filter(|f| !f.is_empty())
+            .map(|f| (f.len(), siphash24(key, f.as_bytes())))
+            .collect();
         forms.sort_unstable();
         forms.dedup();
         Some(Typed { name: name.to_string(), forms })

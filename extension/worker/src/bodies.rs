@@ -344,9 +344,9 @@ async fn read_body(tab: TabId, request_id: String, req: Req) {
             let (text, cut) = cut_text(&text, MAX_RESPONSE_BODY_BYTES);
             ResponseBody::Text { text, cut }
         }
-        Err(e) => ResponseBody::Unavailable {
-            reason: format!("the debugger had no body for it ({})", js_error_text(&e)),
-        },
+        Err(e) => {
+            ResponseBody::Unavailable { reason: format!("the debugger had no body for it ({})", js_error_text(&e)) }
+        }
     };
     keep_body(tab, req.method, req.url, body);
 }

@@ -28,8 +28,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use shared::network::{Captured, MAX_BYTES_PER_SESSION, MAX_REQUESTS_PER_SESSION, MAX_WS_MESSAGES, WsMessage};
-use shared::tab::TabId;
 use shared::sessions::{Owner, SessionKey};
+use shared::tab::TabId;
 
 use super::AppState;
 

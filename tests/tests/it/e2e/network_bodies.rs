@@ -90,8 +90,10 @@ async fn the_bodies_build_shows_json_bodies_redacted_and_websocket_frames() {
     assert!(text.contains(r#""user":"ann""#) && text.contains(r#""access_token":"••••""#), "{text}");
 
     // ---- the canary scan: both tokens, everywhere
-    let needles: Vec<(&str, Needles)> =
-        vec![("access token", Needles::for_secret(&creds.access)), ("refresh token", Needles::for_secret(&creds.refresh))];
+    let needles: Vec<(&str, Needles)> = vec![
+        ("access token", Needles::for_secret(&creds.access)),
+        ("refresh token", Needles::for_secret(&creds.refresh)),
+    ];
     // Control: the scan finds the token the echo server really sent.
     let hello = format!(r#"{{"hello":"ann","token":"{}"}}"#, creds.access);
     assert!(!needles[0].1.find("control", hello.as_bytes()).is_empty(), "the scan would not notice a leak");
