@@ -118,14 +118,13 @@ async fn echo(mut socket: axum::extract::ws::WebSocket) {
     }
     let bound = std::time::Duration::from_secs(60);
     while let Ok(Some(Ok(m))) = tokio::time::timeout(bound, socket.recv()).await {
-        match m {
-            Message::Text(t) => {
-                if socket.send(Message::Text(format!("echo: {}", t.as_str()).into())).await.is_err() {
-                    return;
-                }
-            }
+        let answer = match m {
+            Message::Text(t) => Message::Text(format!("echo: {}", t.as_str()).into()),
             Message::Close(_) => return,
-            _ => {}
+            _ => continue,
+        };
+        if socket.send(answer).await.is_err() {
+            return;
         }
     }
 }

@@ -217,7 +217,7 @@ mod tests {
     #[test]
     fn websocket_messages_join_their_socket_and_are_bounded() {
         let n = Network::default();
-        let msg = |i: usize| WsMessage { sent: i % 2 == 0, time: 1.0, opcode: 1, data: format!("m{i}") };
+        let msg = |i: usize| WsMessage { sent: i.is_multiple_of(2), time: 1.0, opcode: 1, data: format!("m{i}") };
         let mut sock = cap(1, "ws://a/echo");
         sock.resource_type = "websocket".into();
         let id = n.push(SessionKey(1), sock);
