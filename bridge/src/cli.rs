@@ -97,6 +97,11 @@ pub enum Cmd {
         /// dist/extension of this checkout).
         #[arg(long, value_name = "DIR")]
         extension_dir: Option<PathBuf>,
+        /// Load the bodies build (dist/extension-bodies, with the `debugger`
+        /// permission): the agent's tabs' text response bodies and WebSocket
+        /// messages are captured too; Chrome shows its debugging banner.
+        #[arg(long)]
+        network_bodies: bool,
         /// Seconds to wait for the extension to connect.
         #[arg(long, default_value_t = 30, value_name = "SECS")]
         connect_timeout: u64,
@@ -362,9 +367,10 @@ pub async fn run(cli: Cli) -> Result<i32, Error> {
             daemon::serve_logging(&home, port, log_file, allow_reveal, shutdown_signal()).await?;
             Ok(0)
         }
-        Cmd::Up { home, profile, headless, browser, url, extension_dir, connect_timeout, port } => {
+        Cmd::Up { home, profile, headless, browser, url, extension_dir, network_bodies, connect_timeout, port } => {
             let home = Home::resolve(home.home)?;
-            up(UpArgs { home, profile, headless, browser, url, extension_dir, connect_timeout, port }).await
+            up(UpArgs { home, profile, headless, browser, url, extension_dir, network_bodies, connect_timeout, port })
+                .await
         }
         Cmd::Mcp { home } => {
             let home = Home::resolve(home.home)?;
@@ -735,6 +741,7 @@ struct UpArgs {
     browser: Option<PathBuf>,
     url: Option<String>,
     extension_dir: Option<PathBuf>,
+    network_bodies: bool,
     connect_timeout: u64,
     port: Option<u16>,
 }
@@ -751,7 +758,7 @@ async fn up(a: UpArgs) -> Result<i32, Error> {
         .transpose()
         .map_err(|e| Error::Usage(format!("--url: {}", e.message)))?;
     let browser = launcher::find_browser(a.browser.as_deref())?;
-    let extension_dir = launcher::find_extension(a.extension_dir.as_deref())?;
+    let extension_dir = launcher::find_extension_flavour(a.extension_dir.as_deref(), a.network_bodies)?;
     launcher::validate_profile_name(&a.profile)?;
     // A profile a running browser holds: fail before starting anything.
     crate::profiles::ensure_not_in_use(&a.home, &a.profile)?;

@@ -71,6 +71,49 @@ pub fn find_extension(explicit: Option<&Path>) -> Result<PathBuf, Error> {
     }
 }
 
+/// The flavour `up` loads: the default build, or with `bodies` the
+/// bodies build (`debugger` in its manifest): `--extension-dir` when it
+/// is one, else `<default dir>-bodies` (dist/extension-bodies).
+pub fn find_extension_flavour(explicit: Option<&Path>, bodies: bool) -> Result<PathBuf, Error> {
+    if !bodies {
+        return find_extension(explicit);
+    }
+    let dir = match explicit {
+        Some(d) => d.to_path_buf(),
+        None => bodies_dir_of(&find_extension(None)?),
+    };
+    if !dir.join("manifest.json").is_file() {
+        return Err(Error::Config(format!(
+            "no bodies build at {} (`cargo xtask build` makes dist/extension-bodies)",
+            dir.display()
+        )));
+    }
+    let manifest = std::fs::read_to_string(dir.join("manifest.json"))
+        .map_err(|e| Error::Config(format!("reading {}: {e}", dir.join("manifest.json").display())))?;
+    if !has_debugger_permission(&manifest) {
+        return Err(Error::Config(format!(
+            "{} is the default build (no `debugger` permission); --network-bodies needs the bodies build, \
+             dist/extension-bodies",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}
+
+/// `dist/extension` → `dist/extension-bodies`.
+pub fn bodies_dir_of(default: &Path) -> PathBuf {
+    let name = default.file_name().map_or_else(|| "extension".into(), |n| n.to_string_lossy().into_owned());
+    default.with_file_name(format!("{name}-bodies"))
+}
+
+/// Whether a manifest asks for `debugger`.
+pub fn has_debugger_permission(manifest: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(manifest)
+        .ok()
+        .and_then(|m| m.get("permissions").and_then(|p| p.as_array()).map(|p| p.iter().any(|x| x == "debugger")))
+        .unwrap_or(false)
+}
+
 /// Profile names are plain: `[a-z0-9-]{1,32}` (see [`crate::profiles`]).
 pub fn validate_profile_name(name: &str) -> Result<(), Error> {
     crate::profiles::check_name(name)
@@ -170,6 +213,24 @@ pub fn tail(path: &Path, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn network_bodies_loads_the_bodies_flavour_only() {
+        let root = std::env::temp_dir().join(format!("chaperone-flavour-{}", std::process::id()));
+        let (plain, bodies) = (root.join("extension"), root.join("extension-bodies"));
+        std::fs::create_dir_all(&plain).unwrap();
+        std::fs::create_dir_all(&bodies).unwrap();
+        std::fs::write(plain.join("manifest.json"), r#"{"permissions":["tabs","webRequest"]}"#).unwrap();
+        std::fs::write(bodies.join("manifest.json"), r#"{"permissions":["tabs","webRequest","debugger"]}"#).unwrap();
+        assert_eq!(bodies_dir_of(&plain), bodies);
+        assert_eq!(find_extension_flavour(Some(&bodies), true).unwrap(), bodies);
+        assert_eq!(find_extension_flavour(Some(&plain), false).unwrap(), plain);
+        let e = find_extension_flavour(Some(&plain), true).unwrap_err().to_string();
+        assert!(e.contains("default build") && e.contains("extension-bodies"), "{e}");
+        let e = find_extension_flavour(Some(&root.join("nowhere")), true).unwrap_err().to_string();
+        assert!(e.contains("no bodies build"), "{e}");
+        let _ = std::fs::remove_dir_all(&root);
+    }
 
     #[test]
     fn the_browser_is_never_disguised() {

@@ -41,6 +41,14 @@ chrome.webRequest.onBeforeRequest.addListener(
   chrome.webRequest.onCompleted.addListener(net('on_net_completed'), all, ['responseHeaders', 'extraHeaders']);
   chrome.webRequest.onErrorOccurred.addListener(net('on_net_error'), all);
 }
+// The bodies build (manifest with `debugger`; extension/worker/src/bodies.rs):
+// response bodies and WebSocket messages of agent tabs.
+if (chrome.debugger) {
+  chrome.debugger.onEvent.addListener((source, method, params) => {
+    ready.then((w) => w.on_debugger_event(source, method, params));
+  });
+  chrome.debugger.onDetach.addListener((source, reason) => { ready.then((w) => w.on_debugger_detach(source, reason)); });
+}
 chrome.downloads.onDeterminingFilename.addListener((item, suggest) => {
   ready.then((w) => w.on_determining_filename(item, suggest), () => suggest());
   return true;

@@ -62,6 +62,7 @@
 //! audit       risk
 //! risk        text, sensitive, input, limits
 //! snapshot    redact, text, challenge, limits
+//! typed_secrets  redact, network
 //! redact      network, names, sensitive
 //! network     tab
 //! challenge   sensitive, input, limits
@@ -125,6 +126,7 @@ pub mod tab;
 pub mod target;
 pub mod text;
 pub mod tools;
+pub mod typed_secrets;
 pub mod untrusted;
 pub mod url;
 

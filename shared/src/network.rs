@@ -82,6 +82,90 @@ pub struct Captured {
     pub redirect_url: Option<String>,
     #[serde(default)]
     pub from_cache: bool,
+    /// The response body: `None` from the default build (no `debugger`);
+    /// the bodies build says what it got ([`ResponseBody`]).
+    #[serde(default)]
+    pub response_body: Option<ResponseBody>,
+    /// A WebSocket's messages (bodies build only), oldest first, at most
+    /// [`MAX_WS_MESSAGES`].
+    #[serde(default)]
+    pub websocket_messages: Vec<WsMessage>,
+}
+
+/// Longest response body kept by the bodies build (the rest is cut with
+/// [`CUT_MARKER`]).
+pub const MAX_RESPONSE_BODY_BYTES: usize = 256 * 1024;
+/// Longest WebSocket message kept (cut with [`CUT_MARKER`]).
+pub const MAX_WS_MESSAGE_BYTES: usize = 16 * 1024;
+/// Most messages kept of one WebSocket (the later ones are counted only).
+pub const MAX_WS_MESSAGES: usize = 1_000;
+/// How long the worker of the bodies build holds a finished request for
+/// its body to come from the debugger before it sends it without.
+pub const BODY_WAIT_MS: u32 = 3_000;
+
+/// A response body as the bodies build captured it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ResponseBody {
+    /// A text body (JSON, text, HTML, XML, JS…), cut at
+    /// [`MAX_RESPONSE_BODY_BYTES`] with [`CUT_MARKER`].
+    Text { text: String, cut: bool },
+    /// Not text ([`is_text_mime`] says no): not kept.
+    NotText { mime: String },
+    /// The bodies build has none for it (no answer from the debugger in
+    /// time, an empty answer, the debugger detached…): why.
+    Unavailable { reason: String },
+}
+
+/// One WebSocket message (HAR's `_webSocketMessages`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WsMessage {
+    /// Sent by the page (else received).
+    pub sent: bool,
+    /// Wall clock, seconds since the epoch.
+    pub time: f64,
+    /// 1 text, 2 binary (its data base64, as the debugger gives it).
+    pub opcode: u8,
+    pub data: String,
+}
+
+/// Whether a response of MIME type `mime` has a text body the bodies
+/// build keeps: JSON, XML, HTML, JavaScript and every `text/*`.
+pub fn is_text_mime(mime: &str) -> bool {
+    let m = mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    m.starts_with("text/")
+        || m.ends_with("/json")
+        || m.ends_with("+json")
+        || m.ends_with("/xml")
+        || m.ends_with("+xml")
+        || m.ends_with("/javascript")
+        || m.ends_with("/ecmascript")
+        || m == "application/x-javascript"
+        || m == "application/x-www-form-urlencoded"
+}
+
+/// Whether a finished response may carry a body worth waiting for: an
+/// answer with content (not 1xx, 204, 3xx, a `HEAD`) of a text type.
+pub fn may_have_text_body(method: &str, status: u16, mime: &str) -> bool {
+    !method.eq_ignore_ascii_case("HEAD")
+        && (200..300).contains(&status)
+        && status != 204
+        && status != 205
+        && is_text_mime(mime)
+}
+
+/// `text` cut to at most `max` bytes on a character boundary, with
+/// [`CUT_MARKER`] appended when cut; and whether it was.
+pub fn cut_text(text: &str, max: usize) -> (String, bool) {
+    if text.len() <= max {
+        return (text.to_string(), false);
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (format!("{}{CUT_MARKER}", &text[..end]), true)
 }
 
 impl Captured {
@@ -110,7 +194,15 @@ impl Captured {
             }
             None => 0,
         };
+        let response = match &self.response_body {
+            Some(ResponseBody::Text { text, .. }) => text.len(),
+            Some(ResponseBody::NotText { mime: s } | ResponseBody::Unavailable { reason: s }) => s.len(),
+            None => 0,
+        };
+        let frames: usize = self.websocket_messages.iter().map(|m| m.data.len() + 24).sum();
         200 + self.url.len()
+            + response
+            + frames
             + self.method.len()
             + self.status_line.len()
             + self.redirect_url.as_ref().map_or(0, String::len)
@@ -244,8 +336,22 @@ pub enum Part {
 
 /// What `response-body` says in a build without `debugger`.
 pub const NO_RESPONSE_BODIES: &str = "response bodies are not captured: this extension is the default build, \
-without the `debugger` permission (response bodies need the bodies build, `chaperone up --network-bodies`, \
-which is not available yet)";
+without the `debugger` permission (the person can start the bodies build with `chaperone up --network-bodies`; \
+Chrome then shows its debugging banner on the agent's tabs)";
+
+/// What a request's `response-body` part says: the body, or plainly why
+/// there is none.
+pub fn response_body_text(body: &Option<ResponseBody>) -> String {
+    match body {
+        None => NO_RESPONSE_BODIES.to_string(),
+        Some(ResponseBody::Text { text, .. }) if text.is_empty() => "(empty response body)".to_string(),
+        Some(ResponseBody::Text { text, .. }) => text.clone(),
+        Some(ResponseBody::NotText { mime }) => {
+            format!("response body not captured: {mime:?} is not a text type (only JSON, text, HTML, XML and JS are)")
+        }
+        Some(ResponseBody::Unavailable { reason }) => format!("response body not available: {reason}"),
+    }
+}
 
 /// A name for an export file inside the exports folder: the last path
 /// component, only `[A-Za-z0-9._-]`, no leading dot, ending in `.har`,
@@ -285,6 +391,8 @@ mod tests {
             request_body: None,
             redirect_url: None,
             from_cache: false,
+            response_body: None,
+            websocket_messages: vec![],
         }
     }
 

@@ -80,6 +80,10 @@ pub enum ExtToBridge {
     /// One finished request of an agent tab (`crate::network`), observed
     /// with `webRequest`; the bridge keeps it for the tab's session.
     Network { request: Box<crate::network::Captured> },
+    /// WebSocket messages of an agent tab's socket at `url` (the bodies
+    /// build, from the debugger), in order; the bridge adds them to that
+    /// socket's request (made when there is none yet).
+    NetworkFrames { tab: TabId, url: String, messages: Vec<crate::network::WsMessage> },
     /// The person chose `access` for `origin` (`scheme://host:port`) in
     /// the popup's "This site" section, or "Never on this site" in the
     /// approval window. Only the extension's popup and approval pages can

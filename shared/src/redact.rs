@@ -661,21 +661,28 @@ pub fn mask_known(text: &str, known: &[Known]) -> String {
     let mut known: Vec<&Known> = known.iter().filter(|k| k.value.chars().count() >= MIN_KNOWN_VALUE_CHARS).collect();
     known.sort_by_key(|k| std::cmp::Reverse(k.value.len()));
     for k in known {
-        let json = serde_json::to_string(&k.value).unwrap_or_default();
-        let json = json.get(1..json.len().saturating_sub(1)).unwrap_or("").to_string();
-        let encoded = percent_encode(&k.value, false);
-        let mut forms = vec![k.value.clone(), encoded.clone(), percent_encode(&k.value, true), json];
-        forms.push(lower_hex_escapes(&encoded));
-        forms.sort_by_key(|f| std::cmp::Reverse(f.len()));
-        forms.dedup();
         let shown = format!("{{secret:{}}}", k.name);
-        for form in forms.iter().filter(|f| !f.is_empty()) {
+        for form in known_forms(&k.value).iter().filter(|f| !f.is_empty()) {
             if out.contains(form.as_str()) {
                 out = out.replace(form.as_str(), &shown);
             }
         }
     }
     out
+}
+
+/// The spellings a known value is recognised in: as is, percent-encoded
+/// (`encodeURIComponent`, forms' `+` for spaces, lower-case hex) and
+/// JSON-escaped; longest first, without repeats.
+pub fn known_forms(value: &str) -> Vec<String> {
+    let json = serde_json::to_string(value).unwrap_or_default();
+    let json = json.get(1..json.len().saturating_sub(1)).unwrap_or("").to_string();
+    let encoded = percent_encode(value, false);
+    let mut forms = vec![value.to_string(), encoded.clone(), percent_encode(value, true), json];
+    forms.push(lower_hex_escapes(&encoded));
+    forms.sort_by_key(|f| std::cmp::Reverse(f.len()));
+    forms.dedup();
+    forms
 }
 
 fn lower_hex_escapes(s: &str) -> String {
@@ -725,7 +732,7 @@ pub fn redact_field(name: &str, value: &str) -> String {
 /// it: known values as `{secret:NAME}`, then URLs, headers, form fields
 /// and bodies redacted.
 pub fn redact_captured(c: &crate::network::Captured, known: &[Known]) -> crate::network::Captured {
-    use crate::network::{Header, RequestBody};
+    use crate::network::{Header, RequestBody, ResponseBody};
     let mask = |s: &str| mask_known(s, known);
     let headers = |hs: &[Header]| -> Vec<Header> {
         hs.iter()
@@ -758,6 +765,21 @@ pub fn redact_captured(c: &crate::network::Captured, known: &[Known]) -> crate::
         request_body: body,
         redirect_url: c.redirect_url.as_deref().map(|u| redact_url(&mask(u))),
         from_cache: c.from_cache,
+        response_body: c.response_body.as_ref().map(|b| match b {
+            ResponseBody::Text { text, cut } => {
+                ResponseBody::Text { text: redact_body(c.response_mime(), &mask(text)), cut: *cut }
+            }
+            ResponseBody::NotText { mime } => ResponseBody::NotText { mime: redact_text(&mask(mime)) },
+            ResponseBody::Unavailable { reason } => ResponseBody::Unavailable { reason: redact_text(&mask(reason)) },
+        }),
+        websocket_messages: c
+            .websocket_messages
+            .iter()
+            .map(|m| crate::network::WsMessage {
+                data: if m.opcode == 1 { redact_body("text/plain", &mask(&m.data)) } else { mask(&m.data) },
+                ..m.clone()
+            })
+            .collect(),
     }
 }
 
@@ -969,6 +991,8 @@ mod tests {
             }),
             redirect_url: None,
             from_cache: false,
+            response_body: None,
+            websocket_messages: Vec::new(),
         };
         let known = [Known { name: "NOTE".into(), value: "Tr0ub4dor&3 note".into() }];
         let r = redact_captured(&c, &known);
@@ -985,5 +1009,47 @@ mod tests {
                 r#"{{"deep":{{"list":[{{"refresh_token":"{MASK}"}}]}},"extra":"{{secret:NOTE}}","password":"{MASK}","user":"ann"}}"#
             )
         );
+    }
+
+    #[test]
+    fn response_bodies_and_websocket_messages_are_redacted_like_request_bodies() {
+        use crate::network::{Captured, Header, ResponseBody, WsMessage};
+        let c = Captured {
+            tab: 1,
+            url: "http://a.example/api/login".into(),
+            method: "POST".into(),
+            resource_type: "xmlhttprequest".into(),
+            status: 200,
+            status_line: String::new(),
+            error: None,
+            started_ms: 1.0,
+            duration_ms: 2.0,
+            request_headers: vec![],
+            response_headers: vec![Header { name: "Content-Type".into(), value: "application/json".into() }],
+            request_body: None,
+            redirect_url: None,
+            from_cache: false,
+            response_body: Some(ResponseBody::Text {
+                text: r#"{"user":{"name":"ann"},"access_token":"abc","tokens":{"refresh_token":"r1"},"echo":"Tr0ub4dor&3 note"}"#
+                    .into(),
+                cut: false,
+            }),
+            websocket_messages: vec![
+                WsMessage { sent: true, time: 1.0, opcode: 1, data: r#"{"op":"hi","session":"s1"}"#.into() },
+                WsMessage { sent: false, time: 2.0, opcode: 1, data: "echo Tr0ub4dor&3 note Bearer abcdef123".into() },
+            ],
+        };
+        let known = [Known { name: "NOTE".into(), value: "Tr0ub4dor&3 note".into() }];
+        let r = redact_captured(&c, &known);
+        let Some(ResponseBody::Text { text, .. }) = &r.response_body else { panic!() };
+        assert_eq!(
+            text,
+            &format!(
+                r#"{{"access_token":"{MASK}","echo":"{{secret:NOTE}}","tokens":{{"refresh_token":"{MASK}"}},"user":{{"name":"ann"}}}}"#
+            )
+        );
+        assert_eq!(r.websocket_messages[0].data, format!(r#"{{"op":"hi","session":"{MASK}"}}"#));
+        assert!(r.websocket_messages[1].data.starts_with("echo {secret:NOTE} "), "{}", r.websocket_messages[1].data);
+        assert!(!r.websocket_messages[1].data.contains("abcdef123"), "{}", r.websocket_messages[1].data);
     }
 }

@@ -65,8 +65,14 @@ impl Browser {
     /// Chromium with the extension and the native host for `home`, headed
     /// on Xvfb or headless.
     pub async fn extension_browser(home: &Path, headed: bool) -> Result<Browser> {
+        Browser::extension_browser_at(home, headed, crate::extension_dir()).await
+    }
+
+    /// Like [`Browser::extension_browser`] with the unpacked extension at
+    /// `extension` (the bodies build, say).
+    pub async fn extension_browser_at(home: &Path, headed: bool, extension: std::path::PathBuf) -> Result<Browser> {
         Browser::launch(BrowserOptions {
-            extension: Some(crate::extension_dir()),
+            extension: Some(extension),
             native_host_home: Some(home.to_path_buf()),
             extra_args: Vec::new(),
             headed,

@@ -133,6 +133,21 @@ pub fn extension_dir() -> PathBuf {
     p
 }
 
+/// The bodies build: `CHAPERONE_EXTENSION_BODIES_DIR`, else the sibling
+/// `<extension dir>-bodies` (`dist/extension-bodies`). Panics with a hint
+/// when it holds no manifest.
+pub fn extension_bodies_dir() -> PathBuf {
+    let default = extension_dir();
+    let name = default.file_name().map_or_else(|| "extension".into(), |n| n.to_string_lossy().into_owned());
+    let p = path_from_env("CHAPERONE_EXTENSION_BODIES_DIR", default.with_file_name(format!("{name}-bodies")));
+    assert!(
+        p.join("manifest.json").is_file(),
+        "the bodies build is missing at {} (no manifest.json): run `cargo xtask build` (or set CHAPERONE_EXTENSION_BODIES_DIR)",
+        p.display()
+    );
+    p
+}
+
 /// `CHAPERONE_TEST_BROWSER`, else `/usr/bin/chromium`.
 pub fn browser_path() -> PathBuf {
     let p = path_from_env("CHAPERONE_TEST_BROWSER", PathBuf::from("/usr/bin/chromium"));

@@ -14,6 +14,9 @@
 //!   `POST /events`, `POST /notes` (the body kept, [`notes`]),
 //!   `POST /beacon?token=…` (204). `GET /netapp/api/ping` (the bench's
 //!   page `many.html`) needs nothing and is not kept.
+//! - `GET /netapp/open/session` (the bodies build's page `live.html`):
+//!   JSON with the access and refresh tokens, no credentials asked, not
+//!   kept; `/netapp/ws`: a WebSocket echo server ([`WS_PATH`]).
 //!
 //! Every API request the server saw is kept ([`seen`]): `METHOD /path?query`.
 
@@ -88,7 +91,30 @@ pub fn notes() -> Vec<String> {
 
 /// Whether the fixture server hands `path` to this module.
 pub(crate) fn owns(path: &str) -> bool {
-    path.starts_with("/netapp/api/") || path == "/netapp/app.js"
+    path.starts_with("/netapp/api/") || path.starts_with("/netapp/open/") || path == "/netapp/app.js" || path == WS_PATH
+}
+
+/// The WebSocket echo server: says `{"hello":"ann","token":<access>}`
+/// first, then answers each text message with `echo: <message>`.
+pub const WS_PATH: &str = "/netapp/ws";
+
+async fn echo(mut socket: axum::extract::ws::WebSocket) {
+    use axum::extract::ws::Message;
+    let hello = format!(r#"{{"hello":"ann","token":"{}"}}"#, creds().access);
+    if socket.send(Message::Text(hello.into())).await.is_err() {
+        return;
+    }
+    let bound = std::time::Duration::from_secs(60);
+    while let Ok(Some(Ok(m))) = tokio::time::timeout(bound, socket.recv()).await {
+        let answer = match m {
+            Message::Text(t) => Message::Text(format!("echo: {}", t.as_str()).into()),
+            Message::Close(_) => return,
+            _ => continue,
+        };
+        if socket.send(answer).await.is_err() {
+            return;
+        }
+    }
 }
 
 fn json(code: StatusCode, body: String, extra: &[(&str, String)]) -> Response<Body> {
@@ -118,6 +144,22 @@ pub(crate) async fn handle(root: &std::path::Path, req: Request<Body>) -> Respon
         r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/javascript; charset=utf-8"));
         r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         return r;
+    }
+    if path == WS_PATH {
+        use axum::extract::FromRequestParts;
+        let (mut parts, _) = req.into_parts();
+        return match axum::extract::ws::WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
+            Ok(ws) => ws.on_upgrade(echo),
+            Err(e) => axum::response::IntoResponse::into_response(e),
+        };
+    }
+    if path == "/netapp/open/session" {
+        // The bodies build's JSON answer (`live.html`): not kept in `seen`.
+        let body = format!(
+            r#"{{"user":"ann","plan":"pro","access_token":"{}","nested":{{"refresh_token":"{}"}}}}"#,
+            c.access, c.refresh
+        );
+        return json(StatusCode::OK, body, &[]);
     }
     if path == "/netapp/api/ping" {
         // The bench's many calls (`many.html`): not kept, no credentials.

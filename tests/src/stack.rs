@@ -32,10 +32,21 @@ impl Stack {
         Stack::start_on(config, false).await
     }
 
+    /// The stack with the bodies build of the extension
+    /// ([`crate::extension_bodies_dir`]).
+    pub async fn start_bodies(config: Option<&str>) -> Result<Stack> {
+        let headed = crate::browser::person_is_played_headed();
+        Stack::start_at(config, headed, crate::extension_bodies_dir()).await
+    }
+
     async fn start_on(config: Option<&str>, headed: bool) -> Result<Stack> {
+        Stack::start_at(config, headed, crate::extension_dir()).await
+    }
+
+    async fn start_at(config: Option<&str>, headed: bool, extension: std::path::PathBuf) -> Result<Stack> {
         let server = FixtureServer::start();
         let daemon = Daemon::start_with_config(config).await?;
-        let browser = Browser::extension_browser(daemon.home(), headed).await?;
+        let browser = Browser::extension_browser_at(daemon.home(), headed, extension).await?;
         let connected = crate::wait_for_extension(&daemon).await;
         let mcp = daemon.mcp().await?;
         Ok(Stack { mcp, browser, daemon, server, connected })

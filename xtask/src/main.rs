@@ -21,9 +21,11 @@ USAGE:
 
 COMMANDS:
     build           Build the unpacked MV3 extension into dist/extension/
-                    (service worker + popup WASM, content script as plain JS)
+                    (service worker + popup WASM, content script as plain JS), and
+                    its bodies flavour (`debugger` permission) into dist/extension-bodies/
     up [ARGS…]      Build the extension and the bridge, then run
                     `target/debug/chaperone up --extension-dir dist/extension ARGS…`
+                    (dist/extension-bodies with --network-bodies)
     test [ARGS…]    Install missing tools, run clippy (warnings fail the run: the workspace
                     with --all-targets, then worker and content on wasm32), build the
                     extension and the bridge, then run `cargo test --workspace ARGS…` with
@@ -103,7 +105,8 @@ fn run() -> Result<()> {
             cargo(&root, &["build", "-p", "bridge"])?;
             let bin = root.join("target/debug/chaperone");
             let mut c = Command::new(&bin);
-            c.arg("up").arg("--extension-dir").arg(root.join("dist/extension")).args(&rest).current_dir(&root);
+            let flavour = if rest.iter().any(|a| a == "--network-bodies") { "extension-bodies" } else { "extension" };
+            c.arg("up").arg("--extension-dir").arg(root.join("dist").join(flavour)).args(&rest).current_dir(&root);
             return exec(c);
         }
         "test" => {
@@ -523,6 +526,51 @@ pub fn build_extension(root: &Path) -> Result<()> {
         worker_size / 1024,
         content_size / 1024
     );
+    build_bodies_flavour(root, &dist)?;
+    Ok(())
+}
+
+/// dist/extension-bodies/: the same files as `dist` with `debugger` added
+/// to the manifest's permissions (Chrome cannot make it optional), for
+/// `chaperone up --network-bodies`. Same `key`, so the same extension id
+/// and the same native host (README, "Network").
+fn build_bodies_flavour(root: &Path, dist: &Path) -> Result<()> {
+    let out = root.join("dist/extension-bodies");
+    if out.exists() {
+        fs::remove_dir_all(&out).with_context(|| format!("removing {}", out.display()))?;
+    }
+    copy_tree(dist, &out)?;
+    let text = fs::read_to_string(dist.join("manifest.json"))?;
+    fs::write(out.join("manifest.json"), bodies_manifest(&text)?)?;
+    eprintln!("xtask: built {} (the bodies flavour: `debugger` permission)", out.display());
+    Ok(())
+}
+
+/// The bodies flavour's manifest: `debugger` added, the name says so.
+fn bodies_manifest(text: &str) -> Result<String> {
+    let mut json: serde_json::Value = serde_json::from_str(text).context("manifest.json is not JSON")?;
+    let perms = json
+        .get_mut("permissions")
+        .and_then(|p| p.as_array_mut())
+        .context("manifest.json has no \"permissions\" list")?;
+    if !perms.iter().any(|p| p == "debugger") {
+        perms.push("debugger".into());
+    }
+    json["name"] = "Chaperone (network bodies)".into();
+    Ok(serde_json::to_string_pretty(&json)? + "\n")
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    fs::create_dir_all(to)?;
+    for entry in fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            fs::copy(entry.path(), &target).with_context(|| format!("copying {}", entry.path().display()))?;
+        }
+    }
     Ok(())
 }
 
@@ -1089,6 +1137,18 @@ mod tests {
         }
         let manifest = fs::read_to_string(root.join("fuzz/Cargo.toml")).unwrap();
         assert_eq!(manifest.matches("[[bin]]").count(), FUZZ_TARGETS.len(), "fuzz/Cargo.toml and FUZZ_TARGETS differ");
+    }
+
+    #[test]
+    fn the_bodies_manifest_adds_debugger_and_keeps_the_key() {
+        let root = workspace_root();
+        let text = fs::read_to_string(root.join("manifest/manifest.json")).unwrap();
+        let base: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let bodies: serde_json::Value = serde_json::from_str(&bodies_manifest(&text).unwrap()).unwrap();
+        assert!(!base["permissions"].as_array().unwrap().iter().any(|p| p == "debugger"), "the default build has none");
+        assert!(bodies["permissions"].as_array().unwrap().iter().any(|p| p == "debugger"));
+        assert_eq!(bodies["key"], base["key"], "same key, same extension id, same native host");
+        assert_eq!(bodies["host_permissions"], base["host_permissions"]);
     }
 
     #[test]

@@ -672,6 +672,10 @@ async fn authenticated_loop(
                         super::network::captured(state, *request);
                         true
                     }
+                    Ok(ExtToBridge::NetworkFrames { tab, url, messages }) => {
+                        super::network::frames(state, tab, url, messages);
+                        true
+                    }
                     Ok(ExtToBridge::GiveTab { tab, session }) => {
                         state.give_tab(tab, session);
                         true

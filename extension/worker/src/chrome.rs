@@ -14,6 +14,14 @@ extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getURL)]
     pub fn runtime_get_url(path: &str) -> String;
 
+    // ---- debugger (the bodies build only: `crate::bodies`)
+    #[wasm_bindgen(js_namespace = ["chrome", "debugger"], js_name = attach, catch)]
+    pub async fn debugger_attach(target: &Object, version: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "debugger"], js_name = detach, catch)]
+    pub async fn debugger_detach(target: &Object) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "debugger"], js_name = sendCommand, catch)]
+    pub async fn debugger_send_command(target: &Object, method: &str, params: &Object) -> Result<JsValue, JsValue>;
+
     // ---- tabs
     /// A `tabs.Tab`; fields are optional depending on permissions/state.
     #[derive(Debug, Clone)]

@@ -123,6 +123,8 @@ async fn navigate(tab: TabId, url: &str) -> CmdResult {
     }
     let id = tab_id(tab)?;
     get_tab(tab).await?;
+    // The bodies build: the debugger watches the page from its first request.
+    crate::bodies::ready(tab).await;
     let waiter = LoadWaiter::register(tab, false);
     if let Err(e) = chrome::tabs_update(id, &obj(&[("url", JsValue::from_str(url))])).await {
         waiter.cancel();

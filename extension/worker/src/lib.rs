@@ -12,7 +12,7 @@
 //!
 //! ```text
 //! lib            every module (entry points, frame and message routing)
-//! commands       gate, handoff, tabs, load_errors
+//! commands       gate, handoff, tabs, load_errors, bodies
 //! gate           window, secret, upload, downloads, proceed, handoff, sessions, conn, tabs, messages, badge
 //! record         conn, tabs, messages, badge
 //! popup          ui, messages, refusals, handoff, sessions, sites
@@ -21,16 +21,17 @@
 //! sites          handoff, tabs, conn, messages
 //! handoff        conn, tabs, badge
 //! window         tabs
-//! secret         network, conn, tabs
+//! secret         typed, conn, tabs
 //! upload         conn, tabs
 //! downloads      sessions, conn, tabs
 //! autodownloads  sessions
-//! network        sessions, conn
+//! network        bodies, typed, sessions, conn
+//! bodies         typed, sessions, conn
 //! proceed        conn
 //! sessions       conn
 //! conn           refusals, messages
 //! tabs           load_errors
-//! load_errors, refusals, messages, badge    (none)
+//! load_errors, refusals, messages, badge, typed    (none)
 //! ```
 //!
 //! `tests/tests/it/imports.rs` checks this table against every module's
@@ -49,6 +50,7 @@ use wasm_bindgen_futures::spawn_local;
 mod approval;
 mod autodownloads;
 mod badge;
+mod bodies;
 mod chrome;
 mod commands;
 mod conn;
@@ -66,6 +68,7 @@ mod secret;
 mod sessions;
 mod sites;
 mod tabs;
+mod typed;
 mod ui;
 mod upload;
 mod util;
@@ -80,6 +83,7 @@ const RECONNECT_ALARM: &str = "chaperone-reconnect";
 /// Service worker entry point.
 #[wasm_bindgen]
 pub fn start_worker() {
+    typed::load();
     tabs::install_listeners();
     window::install_listeners();
     gate::install_listeners();
@@ -131,6 +135,7 @@ fn on_bridge_frame(generation: u64, frame: BridgeToExt) {
         BridgeToExt::Sessions { sessions } => {
             sessions::update(sessions);
             autodownloads::schedule();
+            bodies::sync();
         }
         BridgeToExt::SiteRules { rules } => sites::update(rules),
         // `conn` answers these itself.

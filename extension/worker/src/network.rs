@@ -12,32 +12,49 @@
 //! (`ExtToBridge::Network`). At most `MAX_PENDING` requests are followed at
 //! once. Nothing is stored in the extension.
 //!
-//! A secret crosses the socket once, in the one fill message: once the
-//! agent typed a stored secret into a tab ([`secret_typed`]), that tab's
-//! requests are no longer captured at all (the page may send the value in
-//! a body, a URL or a header), for as long as the worker runs.
+//! A secret crosses the socket once, in the one fill message. When the
+//! agent types a stored secret, the worker keeps only its name and keyed
+//! hashes of its spellings (`shared::typed_secrets`, under a key drawn at
+//! random when the worker starts); every capture is masked with them
+//! before it is sent,
+//! so the page sending the value on, under any name, shows
+//! `{secret:NAME}` and the value never comes back over the socket
+//! (`crate::typed`).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 
 use js_sys::{Array, Object, Uint8Array};
-use shared::network::{CUT_MARKER, Captured, Header, MAX_BODY_BYTES, MAX_PENDING, RequestBody};
+use shared::network::{
+    BODY_WAIT_MS, CUT_MARKER, Captured, Header, MAX_BODY_BYTES, MAX_PENDING, RequestBody, ResponseBody, is_text_mime,
+    may_have_text_body,
+};
 use shared::protocol::{ExtToBridge, TabId};
 use wasm_bindgen::prelude::*;
 
+use crate::bodies::Status;
 use crate::util::get;
+
+/// How often a request waiting for its body looks for it.
+const BODY_POLL_MS: u32 = 50;
 
 thread_local! {
     static PENDING: RefCell<HashMap<String, Captured>> = RefCell::new(HashMap::new());
-    /// Tabs a stored secret was typed into: never captured again.
-    static SECRET_TABS: RefCell<std::collections::HashSet<TabId>> = RefCell::new(Default::default());
 }
 
-/// A stored secret is about to be typed into `tab`: its requests in flight
-/// are dropped and none of its later requests are captured.
-pub fn secret_typed(tab: TabId) {
-    SECRET_TABS.with(|t| t.borrow_mut().insert(tab));
-    PENDING.with(|p| p.borrow_mut().retain(|_, c| c.tab != tab));
+/// `c` with every typed secret masked, then sent to the bridge.
+pub fn send(mut c: Captured) {
+    if !crate::typed::is_loaded() {
+        // A restarted worker: the typed secrets' hashes first.
+        wasm_bindgen_futures::spawn_local(async move {
+            crate::typed::loaded().await;
+            crate::typed::mask_captured(&mut c);
+            crate::conn::send_current(&ExtToBridge::Network { request: Box::new(c) });
+        });
+        return;
+    }
+    crate::typed::mask_captured(&mut c);
+    crate::conn::send_current(&ExtToBridge::Network { request: Box::new(c) });
 }
 
 fn request_id(details: &JsValue) -> Option<String> {
@@ -104,10 +121,6 @@ fn body(details: &JsValue) -> Option<RequestBody> {
 pub fn on_net_request(details: JsValue) {
     let Some(tab) = get(&details, "tabId").as_f64().filter(|t| *t >= 0.0).map(|t| t as TabId) else { return };
     let Some(id) = request_id(&details) else { return };
-    if SECRET_TABS.with(|t| t.borrow().contains(&tab)) {
-        PENDING.with(|p| p.borrow_mut().remove(&id));
-        return;
-    }
     // A redirect's next leg keeps the request id: followed as a new request.
     let followed = PENDING.with(|p| p.borrow().contains_key(&id));
     if !followed && crate::sessions::owner_of(tab).is_none() {
@@ -129,6 +142,8 @@ pub fn on_net_request(details: JsValue) {
         request_body: body(&details),
         redirect_url: None,
         from_cache: false,
+        response_body: None,
+        websocket_messages: Vec::new(),
     };
     PENDING.with(|p| {
         let mut p = p.borrow_mut();
@@ -181,7 +196,43 @@ fn finish(details: &JsValue, f: impl FnOnce(&mut Captured)) {
     if let Some(end) = get(details, "timeStamp").as_f64() {
         c.duration_ms = (end - c.started_ms).max(0.0);
     }
-    crate::conn::send_current(&ExtToBridge::Network { request: Box::new(c) });
+    with_body(c);
+}
+
+/// Sends `c`, in the bodies build with what it can say of the response
+/// body: the body the debugger read (waited for, at most `BODY_WAIT_MS`),
+/// or why there is none.
+fn with_body(mut c: Captured) {
+    let mime = c.response_mime().to_string();
+    let reason = |r: &str| Some(ResponseBody::Unavailable { reason: r.to_string() });
+    c.response_body = match crate::bodies::status(c.tab) {
+        Status::Off => None,
+        _ if c.status == 0 => reason("the request failed"),
+        _ if (300..400).contains(&c.status) => reason("a redirect"),
+        _ if !is_text_mime(&mime) => Some(ResponseBody::NotText { mime }),
+        Status::Unavailable(why) => Some(ResponseBody::Unavailable { reason: why }),
+        Status::Attached if may_have_text_body(&c.method, c.status, &mime) => {
+            wasm_bindgen_futures::spawn_local(async move {
+                let mut waited = 0;
+                loop {
+                    if let Some(body) = crate::bodies::take(c.tab, &c.method, &c.url) {
+                        c.response_body = Some(body);
+                        break;
+                    }
+                    if waited >= BODY_WAIT_MS {
+                        c.response_body = reason("no body came from the debugger in time");
+                        break;
+                    }
+                    crate::util::sleep(BODY_POLL_MS).await;
+                    waited += BODY_POLL_MS;
+                }
+                send(c);
+            });
+            return;
+        }
+        Status::Attached => Some(ResponseBody::Text { text: String::new(), cut: false }),
+    };
+    send(c);
 }
 
 /// `webRequest.onBeforeRedirect`: this leg ends with a 3xx; the next leg
@@ -215,6 +266,8 @@ pub fn on_net_redirect(details: JsValue) {
                     request_body: None,
                     redirect_url: None,
                     from_cache: false,
+                    response_body: None,
+                    websocket_messages: Vec::new(),
                 },
             )
         });

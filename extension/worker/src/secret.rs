@@ -70,7 +70,7 @@ pub async fn reveal(tab: TabId, request: u64, action: Action, decided_origin: &s
     let waited = WAITING.with(|w| w.borrow_mut().remove(&request));
     match waited.and_then(|w| w.answer) {
         Some(Ok(value)) => {
-            crate::network::secret_typed(tab);
+            crate::typed::remember(&name, value.expose());
             Ok(Action::Type { text: value.into_inner(), submit })
         }
         Some(Err(e)) => Err(e),

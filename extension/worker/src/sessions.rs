@@ -73,6 +73,11 @@ pub fn owner_of(tab: TabId) -> Option<(SessionKey, String)> {
     STATE.with(|s| s.borrow().sessions.iter().find(|i| i.tabs.contains(&tab)).map(|i| (i.key, i.client.clone())))
 }
 
+/// Every agent tab (of any session).
+pub fn agent_tabs() -> Vec<TabId> {
+    STATE.with(|s| s.borrow().sessions.iter().flat_map(|i| i.tabs.iter().copied()).collect())
+}
+
 /// The person's "Let <client> use this tab".
 pub fn give(tab: TabId, session: SessionKey) -> bool {
     let known = STATE.with(|s| s.borrow().sessions.iter().any(|i| i.key == session));

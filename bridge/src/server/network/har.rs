@@ -1,10 +1,12 @@
 //! HAR 1.2 (http://www.softwareishard.com/blog/har-12-spec/) from
 //! requests that were redacted before they got here. Cookies are never
-//! listed (their headers are redacted); response bodies are not captured
-//! by the default build, so `content` has a size and a type only.
+//! listed (their headers are redacted). Response bodies are captured by
+//! the bodies build only (`content.text`; otherwise `content.comment`
+//! says why there is none); WebSocket messages are `_webSocketMessages`
+//! as Chrome DevTools writes and imports them.
 
 use serde_json::{Value, json};
-use shared::network::{Captured, Header, RequestBody};
+use shared::network::{Captured, Header, RequestBody, ResponseBody};
 
 fn headers(hs: &[Header]) -> Value {
     Value::Array(hs.iter().map(|h| json!({ "name": h.name, "value": h.value })).collect())
@@ -64,7 +66,15 @@ pub(super) fn entry(id: u64, c: &Captured) -> Value {
         None => {}
     }
     let mut content = json!({ "size": c.size().max(0), "mimeType": c.response_mime() });
-    content["comment"] = json!("response bodies are not captured by this build");
+    match &c.response_body {
+        Some(ResponseBody::Text { text, .. }) => {
+            content["size"] = json!(text.len());
+            content["text"] = json!(text);
+        }
+        Some(ResponseBody::NotText { .. }) => content["comment"] = json!("not a text body: not captured"),
+        Some(ResponseBody::Unavailable { reason }) => content["comment"] = json!(format!("not available: {reason}")),
+        None => content["comment"] = json!("response bodies are not captured by the default build"),
+    }
     let wait = c.duration_ms.max(0.0);
     let mut e = json!({
         "startedDateTime": started,
@@ -86,6 +96,21 @@ pub(super) fn entry(id: u64, c: &Captured) -> Value {
         "_resourceType": c.resource_type,
         "_chaperoneId": id,
     });
+    if !c.websocket_messages.is_empty() || c.resource_type == "websocket" {
+        e["_webSocketMessages"] = Value::Array(
+            c.websocket_messages
+                .iter()
+                .map(|m| {
+                    json!({
+                        "type": if m.sent { "send" } else { "receive" },
+                        "time": m.time,
+                        "opcode": m.opcode,
+                        "data": m.data,
+                    })
+                })
+                .collect(),
+        );
+    }
     if let Some(err) = &c.error {
         e["response"]["_error"] = json!(err);
     }
@@ -124,6 +149,8 @@ mod tests {
             request_body: Some(RequestBody::Raw { text: "{}".into(), cut: false }),
             redirect_url: None,
             from_cache: false,
+            response_body: None,
+            websocket_messages: Vec::new(),
         };
         let e = entry(3, &c);
         for key in ["startedDateTime", "time", "request", "response", "cache", "timings"] {

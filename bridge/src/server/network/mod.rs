@@ -27,8 +27,9 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use shared::network::{Captured, MAX_BYTES_PER_SESSION, MAX_REQUESTS_PER_SESSION};
+use shared::network::{Captured, MAX_BYTES_PER_SESSION, MAX_REQUESTS_PER_SESSION, MAX_WS_MESSAGES, WsMessage};
 use shared::sessions::{Owner, SessionKey};
+use shared::tab::TabId;
 
 use super::AppState;
 
@@ -82,6 +83,62 @@ impl Network {
         id
     }
 
+    /// Adds `messages` to the newest WebSocket request of `session` on
+    /// `tab` at `url`, or to a new one; at most `MAX_WS_MESSAGES` a
+    /// socket (the rest counted in the socket's `_droppedMessages`, never
+    /// kept).
+    pub(crate) fn add_frames(&self, session: SessionKey, tab: TabId, url: &str, messages: Vec<WsMessage>) {
+        let mut all = self.lock();
+        let s = all.entry(session).or_default();
+        let found = s
+            .entries
+            .iter_mut()
+            .rev()
+            .find(|e| e.captured.tab == tab && e.captured.resource_type == "websocket" && e.captured.url == url);
+        let entry = match found {
+            Some(e) => e,
+            None => {
+                let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+                let c = Captured {
+                    tab,
+                    url: url.to_string(),
+                    method: "GET".into(),
+                    resource_type: "websocket".into(),
+                    status: 101,
+                    status_line: String::new(),
+                    error: None,
+                    started_ms: messages.first().map_or(0.0, |m| m.time * 1000.0),
+                    duration_ms: 0.0,
+                    request_headers: Vec::new(),
+                    response_headers: Vec::new(),
+                    request_body: None,
+                    redirect_url: None,
+                    from_cache: false,
+                    response_body: None,
+                    websocket_messages: Vec::new(),
+                };
+                let weight = c.weight();
+                s.bytes += weight;
+                s.entries.push_back(Entry { id, captured: c, weight });
+                s.entries.back_mut().expect("just pushed")
+            }
+        };
+        let room = MAX_WS_MESSAGES.saturating_sub(entry.captured.websocket_messages.len());
+        let mut added = 0;
+        for m in messages.into_iter().take(room) {
+            added += m.data.len() + 24;
+            entry.captured.websocket_messages.push(m);
+        }
+        entry.weight += added;
+        s.bytes += added;
+        while s.bytes > MAX_BYTES_PER_SESSION && s.entries.len() > 1 {
+            if let Some(old) = s.entries.pop_front() {
+                s.bytes -= old.weight;
+                s.dropped += 1;
+            }
+        }
+    }
+
     /// `session`'s requests (oldest first) and how many were dropped.
     pub(crate) fn of(&self, session: SessionKey) -> (Vec<Entry>, u64) {
         self.lock().get(&session).map_or((Vec::new(), 0), |s| (s.entries.iter().cloned().collect(), s.dropped))
@@ -109,6 +166,15 @@ pub(crate) fn captured(state: &AppState, c: Captured) {
     }
 }
 
+/// WebSocket messages the worker reported: kept for the session owning
+/// the tab.
+pub(crate) fn frames(state: &AppState, tab: TabId, url: String, messages: Vec<WsMessage>) {
+    match state.registry().owner(tab) {
+        Owner::Session(key) => state.inner.network.add_frames(key, tab, &url, messages),
+        Owner::Person => tracing::debug!(tab, "WebSocket messages of a tab no session owns dropped"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,6 +195,8 @@ mod tests {
             request_body: None,
             redirect_url: None,
             from_cache: false,
+            response_body: None,
+            websocket_messages: Vec::new(),
         }
     }
 
@@ -144,6 +212,27 @@ mod tests {
         n.end(SessionKey(1));
         assert!(n.get(SessionKey(1), a).is_none(), "gone with the session");
         assert!(n.of(SessionKey(1)).0.is_empty());
+    }
+
+    #[test]
+    fn websocket_messages_join_their_socket_and_are_bounded() {
+        let n = Network::default();
+        let msg = |i: usize| WsMessage { sent: i.is_multiple_of(2), time: 1.0, opcode: 1, data: format!("m{i}") };
+        let mut sock = cap(1, "ws://a/echo");
+        sock.resource_type = "websocket".into();
+        let id = n.push(SessionKey(1), sock);
+        n.add_frames(SessionKey(1), 1, "ws://a/echo", (0..3).map(msg).collect());
+        n.add_frames(SessionKey(1), 1, "ws://a/echo", (3..MAX_WS_MESSAGES + 10).map(msg).collect());
+        let e = n.get(SessionKey(1), id).unwrap();
+        assert_eq!(e.captured.websocket_messages.len(), MAX_WS_MESSAGES);
+        assert_eq!(e.captured.websocket_messages[3].data, "m3");
+        // No handshake seen: a socket request is made for them.
+        n.add_frames(SessionKey(1), 2, "ws://a/other", vec![msg(0)]);
+        let (all, _) = n.of(SessionKey(1));
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[1].captured.resource_type, "websocket");
+        assert_eq!(all[1].captured.websocket_messages.len(), 1);
+        assert!(n.of(SessionKey(2)).0.is_empty(), "another session has none");
     }
 
     #[test]

@@ -9,8 +9,8 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 use serde_json::{Value, json};
 use shared::error::{ErrorCode, WireError};
 use shared::network::{
-    NO_RESPONSE_BODIES, PAGE_SIZE, Part, RequestBody, StatusFilter, UrlFilter, export_file_name, line, method_matches,
-    type_listed,
+    PAGE_SIZE, Part, RequestBody, ResponseBody, StatusFilter, UrlFilter, WsMessage, export_file_name, line,
+    method_matches, response_body_text, type_listed,
 };
 use shared::redact::{Known, redact_captured};
 use shared::tools::{NetworkExportArgs, NetworkRequestArgs, NetworkRequestsArgs};
@@ -39,8 +39,9 @@ pub(crate) fn tools() -> Vec<Tool> {
         Tool::new(
             "browser_network_request",
             "One request in full by `id` (from browser_network_requests), or one `part`: request-headers, \
-             request-body, response-headers, response-body. Response bodies are not captured by the default \
-             extension. Redacted like the listing; `reveal: true` is refused unless the person started the daemon \
+             request-body, response-headers, response-body. Response bodies (text types) and WebSocket messages are \
+             captured only when the person runs the bodies build (`chaperone up --network-bodies`); otherwise \
+             response-body says so. Redacted like the listing; `reveal: true` is refused unless the person started the daemon \
              with --allow-reveal. Untrusted web content.",
             schema_for_type::<NetworkRequestArgs>(),
         ),
@@ -250,17 +251,36 @@ async fn request(state: &AppState, caller: &Caller, a: NetworkRequestArgs) -> Re
         Some(Part::RequestHeaders) => header_lines(&c.request_headers),
         Some(Part::ResponseHeaders) => header_lines(&c.response_headers),
         Some(Part::RequestBody) => body_text(&c.request_body),
-        Some(Part::ResponseBody) => NO_RESPONSE_BODIES.to_string(),
+        Some(Part::ResponseBody) => response_body_text(&c.response_body),
         None => format!(
-            "{}\n\nRequest headers:\n{}\nRequest body:\n{}\n\nResponse headers:\n{}\nResponse body: {NO_RESPONSE_BODIES}\n",
+            "{}\n\nRequest headers:\n{}\nRequest body:\n{}\n\nResponse headers:\n{}\nResponse body:\n{}\n{}",
             line(entry.id, &c, &c.url),
             header_lines(&c.request_headers),
             body_text(&c.request_body),
             header_lines(&c.response_headers),
+            response_body_text(&c.response_body),
+            ws_lines(&c.websocket_messages),
         ),
     };
-    let data = json!({ "id": entry.id, "request": c, "responseBody": Value::Null, "revealed": a.reveal });
+    let body = match &c.response_body {
+        Some(ResponseBody::Text { text, .. }) => json!(text),
+        _ => Value::Null,
+    };
+    let data = json!({ "id": entry.id, "request": c, "responseBody": body, "revealed": a.reveal });
     Ok(untrusted_result(&text, data))
+}
+
+/// A WebSocket's messages, one line each (`→` sent, `←` received).
+fn ws_lines(messages: &[WsMessage]) -> String {
+    if messages.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("\nWebSocket messages ({}):\n", messages.len());
+    for m in messages {
+        let kind = if m.opcode == 1 { "" } else { " (binary, base64)" };
+        out.push_str(&format!("{} {}{kind}\n", if m.sent { "→" } else { "←" }, m.data));
+    }
+    out
 }
 
 fn part_name(p: Part) -> &'static str {

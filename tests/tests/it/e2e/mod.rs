@@ -27,6 +27,7 @@ mod model;
 mod nav_risk;
 mod navigation;
 mod network;
+mod network_bodies;
 mod page_errors;
 mod paint;
 mod popup;
