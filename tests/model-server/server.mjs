@@ -7,7 +7,7 @@
 // Usage: node server.mjs MODEL.gguf PORT_FILE   (writes its port there once ready)
 import http from "node:http";
 import fs from "node:fs";
-import {getLlama, LlamaChatSession} from "node-llama-cpp";
+import {getLlama, GemmaChatWrapper, LlamaChatSession} from "node-llama-cpp";
 
 const MAX_BODY = 1 << 20;
 const [modelPath, portFile] = process.argv.slice(2);
@@ -32,10 +32,19 @@ async function complete(body) {
   const schema = body.response_format?.json_schema?.schema;
   const grammar = schema ? await llama.createGrammarForJsonSchema(schema) : undefined;
   await sequence.clearHistory();
-  const session = new LlamaChatSession({contextSequence: sequence, systemPrompt: system, autoDisposeSequence: false});
+  // The test model's GGUF carries no chat template: use its family's turn
+  // format (what `llama-server --chat-template gemma` would), not a generic one.
+  const session = new LlamaChatSession({
+    contextSequence: sequence,
+    chatWrapper: new GemmaChatWrapper(),
+    systemPrompt: system,
+    autoDisposeSequence: false,
+  });
   try {
     const maxTokens = Math.min(Number(body.max_tokens) || 64, 256);
     const text = await session.prompt(user, {grammar, maxTokens, temperature: 0});
+    // For a failing test's message: what the model read and answered.
+    console.error(`--- prompt\n${user}\n--- answer ${text.replace(/\s+/g, "")}`);
     return {text, promptTokens: model.tokenize(system + "\n" + user).length};
   } finally {
     session.dispose({disposeSequence: false});
