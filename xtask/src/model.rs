@@ -154,7 +154,9 @@ pub fn ensure(root: &Path) -> Result<()> {
     }
 
     if !have("node") || !have("npm") {
-        bail!("node and npm are needed for the model tier's test server: install them, e.g. `apt-get install nodejs npm`");
+        bail!(
+            "node and npm are needed for the model tier's test server: install them, e.g. `apt-get install nodejs npm`"
+        );
     }
     fs::create_dir_all(&server)?;
     fs::copy(src.join("package.json"), server.join("package.json"))?;

@@ -55,7 +55,7 @@ struct ProxyState {
 
 /// The real model server and the recording proxy in front of it.
 pub struct ModelRig {
-    pub model: RealModel,
+    pub _model: RealModel,
     addr: SocketAddr,
     log: Arc<Mutex<Vec<Exchange>>>,
     _thread: std::thread::JoinHandle<()>,
@@ -96,7 +96,7 @@ impl ModelRig {
                 let _ = axum::serve(listener, Router::new().fallback(forward).with_state(state)).await;
             });
         })?;
-        Ok(ModelRig { model, addr, log, _thread: thread })
+        Ok(ModelRig { _model: model, addr, log, _thread: thread })
     }
 
     /// The daemon's `[model]` section, pointing at the proxy.
