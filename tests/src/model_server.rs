@@ -168,3 +168,101 @@ impl Drop for ScriptedModel {
         }
     }
 }
+
+/// How long the real model server may take to load the model and listen.
+pub const REAL_MODEL_STARTUP: Duration = Duration::from_secs(180);
+
+/// `CHAPERONE_TEST_MODEL`, else `<workspace>/target/model-tier/gemma-3-270m-q4_k_m.gguf`
+/// (what `cargo xtask test` / `cargo xtask tools --model` install).
+pub fn real_model_gguf() -> std::path::PathBuf {
+    match std::env::var_os("CHAPERONE_TEST_MODEL") {
+        Some(v) if !v.is_empty() => v.into(),
+        _ => crate::workspace_root().join("target/model-tier/gemma-3-270m-q4_k_m.gguf"),
+    }
+}
+
+/// `CHAPERONE_MODEL_SERVER_DIR`, else `<workspace>/target/model-tier/server`:
+/// `server.mjs` beside the `node_modules` holding node-llama-cpp.
+pub fn real_model_server_dir() -> std::path::PathBuf {
+    match std::env::var_os("CHAPERONE_MODEL_SERVER_DIR") {
+        Some(v) if !v.is_empty() => v.into(),
+        _ => crate::workspace_root().join("target/model-tier/server"),
+    }
+}
+
+/// The real model server (`tests/model-server/server.mjs`: llama.cpp with
+/// a small GGUF, OpenAI-compatible, on 127.0.0.1), started as a child
+/// process and killed on drop. It also exits by itself when this process
+/// dies (its stdin is a pipe from here).
+pub struct RealModel {
+    child: std::process::Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+/// The model's name on the real server (any name; one model is loaded).
+pub const REAL_MODEL_NAME: &str = "gemma-3-270m";
+
+impl RealModel {
+    /// Starts the server and waits (at most [`REAL_MODEL_STARTUP`]) until
+    /// it listens. `Err` says what is missing or how it failed.
+    pub async fn start() -> anyhow::Result<RealModel> {
+        use anyhow::{Context, bail};
+        let gguf = real_model_gguf();
+        let dir = real_model_server_dir();
+        let script = dir.join("server.mjs");
+        if !gguf.is_file() || !script.is_file() || !dir.join("node_modules/node-llama-cpp").is_dir() {
+            bail!(
+                "the model tier's test model is not installed (looked for {} and {}): run `cargo xtask tools --model` \
+                 (or `cargo xtask test`, which installs it), or set CHAPERONE_TEST_MODEL and CHAPERONE_MODEL_SERVER_DIR",
+                gguf.display(),
+                script.display()
+            );
+        }
+        let tmp = crate::temp_dir("model-server");
+        let port_file = tmp.path().join("port");
+        let log = std::fs::File::create(tmp.path().join("server.log"))?;
+        let child = std::process::Command::new("node")
+            .arg(&script)
+            .arg(&gguf)
+            .arg(&port_file)
+            .current_dir(&dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()
+            .context("starting node (the model tier's test server needs node ≥ 20)")?;
+        let mut model = RealModel { child, port: 0, _dir: tmp };
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(p) = std::fs::read_to_string(&port_file).ok().and_then(|s| s.trim().parse::<u16>().ok()) {
+                model.port = p;
+                return Ok(model);
+            }
+            if let Some(status) = model.child.try_wait()? {
+                bail!("the model server exited ({status}) before listening: {}", model.log_tail());
+            }
+            if started.elapsed() > REAL_MODEL_STARTUP {
+                bail!("the model server did not listen within {REAL_MODEL_STARTUP:?}: {}", model.log_tail());
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The end of the server's output (for failure messages).
+    pub fn log_tail(&self) -> String {
+        crate::tail(&self._dir.path().join("server.log"), 20)
+    }
+}
+
+impl Drop for RealModel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

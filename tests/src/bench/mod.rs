@@ -16,6 +16,7 @@ pub mod files;
 pub mod flows;
 pub mod forge;
 pub mod machine;
+pub mod model;
 pub mod network;
 pub mod pages;
 pub mod playwright;
@@ -43,11 +44,24 @@ pub struct Config {
     pub no_profile: bool,
     /// Measure Playwright MCP on the same pages (`snapshot` suite).
     pub playwright: bool,
+    /// Start the real model server and give the daemon a `[model]`
+    /// section (the `model` suite runs).
+    pub model: bool,
+    /// Only the first N intents of the `model` suite.
+    pub model_intents: Option<usize>,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { warmup: 3, runs: 20, cold_loads: 5, no_profile: false, playwright: true }
+        Config {
+            warmup: 3,
+            runs: 20,
+            cold_loads: 5,
+            no_profile: false,
+            playwright: true,
+            model: false,
+            model_intents: None,
+        }
     }
 }
 
@@ -66,6 +80,8 @@ pub struct Bench {
     pub adapted: Option<(usize, usize)>,
     /// `up/` (the allowed upload folder) and `dl/` (the download folder).
     pub files_dir: PathBuf,
+    /// The real model server behind a recording proxy (`config.model`).
+    pub model: Option<model::ModelRig>,
     _files: tempfile::TempDir,
     _site: tempfile::TempDir,
     _extension: tempfile::TempDir,
@@ -83,11 +99,16 @@ impl Bench {
 
         let files = tests::temp_dir("bench-files");
         std::fs::create_dir_all(files.path().join("up"))?;
-        let daemon_config = format!(
+        let mut daemon_config = format!(
             "[uploads]\nallowed_dirs = [{:?}]\n[downloads]\nenabled = true\ndir = {:?}\n",
             files.path().join("up").display().to_string(),
             files.path().join("dl").display().to_string()
         );
+        let model =
+            if config.model { Some(model::ModelRig::start().await.context("the real model server")?) } else { None };
+        if let Some(rig) = &model {
+            daemon_config.push_str(&rig.config_section());
+        }
         let daemon = Daemon::start_with_config(Some(&daemon_config)).await?;
         let browser = Browser::launch(BrowserOptions {
             extension: Some(extension_dir.clone()),
@@ -107,6 +128,7 @@ impl Bench {
             config,
             adapted: None,
             files_dir: files.path().to_path_buf(),
+            model,
             _files: files,
             _site: site,
             _extension: extension,

@@ -2,7 +2,7 @@
 //! through the real stack. See BENCHMARKS.md.
 //!
 //! ```text
-//! bench [SUITE…] [--runs N] [--warmup N] [--cold N] [--no-profile] [--no-playwright] [--out DIR]
+//! bench [SUITE…] [--runs N] [--warmup N] [--cold N] [--no-profile] [--no-playwright] [--model-intents N] [--out DIR]
 //! bench --count-tokens FILE…
 //! ```
 //!
@@ -23,7 +23,7 @@ use bench::report::Suite;
 use bench::{Bench, Config};
 
 /// The suites, in the order they run. Add new ones here (e.g. `click`).
-const SUITES: &[&str] = &["snapshot", "click", "files", "flows", "sessions", "network", "forge", "dashboard"];
+const SUITES: &[&str] = &["snapshot", "click", "files", "flows", "sessions", "network", "forge", "dashboard", "model"];
 
 async fn run_suite(name: &str, b: &mut Bench) -> Result<Suite> {
     match name {
@@ -35,6 +35,7 @@ async fn run_suite(name: &str, b: &mut Bench) -> Result<Suite> {
         "network" => bench::network::run(b).await,
         "forge" => bench::forge::run(b).await,
         "dashboard" => bench::dashboard::run(b).await,
+        "model" => bench::model::run(b).await,
         other => bail!("unknown suite {other} (known: {})", SUITES.join(", ")),
     }
 }
@@ -65,11 +66,12 @@ async fn real_main() -> Result<()> {
             "--cold" => config.cold_loads = num("--cold")?.max(1),
             "--no-profile" => config.no_profile = true,
             "--no-playwright" => config.playwright = false,
+            "--model-intents" => config.model_intents = Some(num("--model-intents")?.max(1)),
             "--out" => out = PathBuf::from(args.next().context("--out needs a directory")?),
             "--count-tokens" => return count_tokens(args.by_ref().collect()),
             "-h" | "--help" => {
                 println!(
-                    "bench [SUITE…] [--runs N] [--warmup N] [--cold N] [--no-profile] [--no-playwright] [--out DIR]\n       bench --count-tokens FILE…   (bytes and o200k_base tokens of each file, as the snapshot suite counts them)\nsuites: {}",
+                    "bench [SUITE…] [--runs N] [--warmup N] [--cold N] [--no-profile] [--no-playwright] [--model-intents N] [--out DIR]\n       bench --count-tokens FILE…   (bytes and o200k_base tokens of each file, as the snapshot suite counts them)\nsuites: {}",
                     SUITES.join(", ")
                 );
                 return Ok(());
@@ -86,6 +88,7 @@ async fn real_main() -> Result<()> {
             bail!("unknown suite {s} (known: {})", SUITES.join(", "));
         }
     }
+    config.model = suites.iter().any(|s| s == "model");
 
     let start = Instant::now();
     println!(

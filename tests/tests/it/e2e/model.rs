@@ -249,3 +249,65 @@ async fn no_model_section_explains_and_an_off_loopback_url_is_refused_at_start()
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("line 4: model.url") && err.contains("loopback"), "{err}");
 }
+
+/// Seconds one call to the real model may take: generous (a small model on
+/// a loaded 2-core machine takes 20–90 s, a few on an idle one); below the
+/// test client's 120 s.
+const REAL_MODEL_TIMEOUT_SECS: u64 = 100;
+
+/// The model tier against a real model (llama.cpp running Gemma 3 270M,
+/// `tests/model-server/`, installed by `cargo xtask test`), two model
+/// calls in all:
+/// - on the hostile settings page (hidden "click Delete account" text, a
+///   5,000-character label) the real server's grammar-constrained answer
+///   is a listed ref, the pick runs through the gate as a click, the result
+///   names the model, and nothing destructive runs;
+/// - on a page whose only element is "Delete account" (with text telling
+///   the model the person agreed), the model's pick is that destructive
+///   button: the gate asks the person; headless, nobody answers →
+///   `APPROVAL_DENIED` and nothing ran.
+///
+/// The test model is far too small to judge between similar elements (on
+/// this page it answers a field for "the Save button"; `cargo xtask bench
+/// model` measures its accuracy), so which element it picks among many is
+/// not asserted here: what is asserted holds whatever it picks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_model_answers_a_listed_ref_and_a_destructive_pick_asks_the_person() {
+    let model = tests::model_server::RealModel::start().await.expect("start the real model server");
+    let config = format!(
+        "approval_timeout_secs = {APPROVAL_TIMEOUT_SECS}\n\n[model]\nprovider = \"openai\"\nurl = \"{}/v1\"\n\
+         name = \"{}\"\nmax_calls_per_action = 1\nmax_calls_per_session = 5\ntimeout_secs = {REAL_MODEL_TIMEOUT_SECS}\n",
+        model.url(),
+        tests::model_server::REAL_MODEL_NAME,
+    );
+    let mut s = Stack::start_headless(Some(&config)).await.expect("start the stack");
+    let settings = s.url("/model/settings.html");
+    new_tab(&mut s.mcp, &settings).await;
+    let page = page_at(&s, &settings).await;
+
+    // ---- the real server answers a listed ref; the pick runs as a click through the gate
+    let r = s.mcp.call("browser_act", act("click", "the Save button of the billing form")).await.unwrap();
+    assert!(!r.is_error(), "{} / model log: {}", r.raw, model.log_tail());
+    let by = &r.structured()["resolvedBy"];
+    assert_eq!(by["model"], json!(tests::model_server::REAL_MODEL_NAME), "{}", r.raw);
+    let picked = by["ref"].as_str().unwrap_or_default().to_string();
+    let snap = super::snapshot(&mut s.mcp, json!({})).await.snapshot();
+    assert!(snap.contains(&format!("[{picked}]")), "the model's ref {picked} is not on the page: {snap}");
+    assert!(by["millis"].as_u64().is_some_and(|ms| ms > 0), "{}", r.raw);
+    assert!(r.text().contains("Clicked"), "the pick did not run as a click: {}", r.raw);
+    assert_eq!(dataset(&page, "deleted").await, json!("0"), "something destructive ran: {}", r.raw);
+
+    // ---- the model's pick is the destructive button: the person is asked; nobody answers
+    let danger = s.url("/model/danger.html");
+    s.mcp.ok("browser_navigate", json!({ "url": danger })).await;
+    let danger_page = page_at(&s, &danger).await;
+    let r = s.mcp.call("browser_act", act("click", "the Delete account button")).await.unwrap();
+    assert_eq!(
+        code(&r),
+        "APPROVAL_DENIED",
+        "the destructive pick must go to the person: {} / {}",
+        r.raw,
+        model.log_tail()
+    );
+    assert_eq!(dataset(&danger_page, "deleted").await, json!("0"), "the destructive pick ran without the person");
+}
