@@ -9,6 +9,11 @@ const ready = init({ module_or_path: new URL('./worker/worker_bg.wasm', import.m
 });
 ready.catch((e) => console.error('chaperone: worker failed to start:', e));
 
+// Firefox runs this file as an event page (manifest/firefox.json); what it
+// lacks is skipped here and in extension/worker/src/browser.rs.
+const gecko = chrome.runtime.getURL('').startsWith('moz-extension:');
+const extra = gecko ? [] : ['extraHeaders'];
+
 chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
   ready
     .then((w) => w.on_runtime_message(msg, sender))
@@ -35,13 +40,13 @@ chrome.webRequest.onBeforeRequest.addListener(
   const all = { urls: ['http://*/*', 'https://*/*'] };
   const net = (name) => (d) => { ready.then((w) => w[name](d)); };
   chrome.webRequest.onBeforeRequest.addListener(net('on_net_request'), all, ['requestBody']);
-  chrome.webRequest.onSendHeaders.addListener(net('on_net_send_headers'), all, ['requestHeaders', 'extraHeaders']);
-  chrome.webRequest.onHeadersReceived.addListener(net('on_net_headers'), all, ['responseHeaders', 'extraHeaders']);
-  chrome.webRequest.onBeforeRedirect.addListener(net('on_net_redirect'), all, ['responseHeaders', 'extraHeaders']);
-  chrome.webRequest.onCompleted.addListener(net('on_net_completed'), all, ['responseHeaders', 'extraHeaders']);
+  chrome.webRequest.onSendHeaders.addListener(net('on_net_send_headers'), all, ['requestHeaders', ...extra]);
+  chrome.webRequest.onHeadersReceived.addListener(net('on_net_headers'), all, ['responseHeaders', ...extra]);
+  chrome.webRequest.onBeforeRedirect.addListener(net('on_net_redirect'), all, ['responseHeaders', ...extra]);
+  chrome.webRequest.onCompleted.addListener(net('on_net_completed'), all, ['responseHeaders', ...extra]);
   chrome.webRequest.onErrorOccurred.addListener(net('on_net_error'), all);
 }
-chrome.downloads.onDeterminingFilename.addListener((item, suggest) => {
+if (chrome.downloads.onDeterminingFilename) chrome.downloads.onDeterminingFilename.addListener((item, suggest) => {
   ready.then((w) => w.on_determining_filename(item, suggest), () => suggest());
   return true;
 });

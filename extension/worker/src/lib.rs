@@ -49,6 +49,7 @@ use wasm_bindgen_futures::spawn_local;
 mod approval;
 mod autodownloads;
 mod badge;
+mod browser;
 mod chrome;
 mod commands;
 mod conn;
@@ -92,7 +93,7 @@ pub fn start_worker() {
     conn::publish();
     spawn_local(async {
         let info = obj(&[("periodInMinutes", JsValue::from_f64(0.5))]);
-        if let Err(e) = chrome::alarms_create(RECONNECT_ALARM, &info).await {
+        if let Err(e) = browser::alarms_create(RECONNECT_ALARM, &info).await {
             web_sys::console::warn_1(&e);
         }
     });
