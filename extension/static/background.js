@@ -50,6 +50,8 @@ if (chrome.downloads.onDeterminingFilename) chrome.downloads.onDeterminingFilena
   ready.then((w) => w.on_determining_filename(item, suggest), () => suggest());
   return true;
 });
+// Firefox has no naming hook: the same verdict applies to the running download, unrenamed.
+else chrome.downloads.onCreated.addListener((item) => { ready.then((w) => w.on_determining_filename(item, () => {})); });
 chrome.tabs.onCreated.addListener((tab) => ready.then((w) => w.on_tab_created(tab)));
 chrome.downloads.onChanged.addListener((delta) => ready.then((w) => w.on_download_changed(delta)));
 chrome.alarms.onAlarm.addListener((alarm) => ready.then((w) => w.on_alarm(alarm.name)));
