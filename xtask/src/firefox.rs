@@ -68,7 +68,8 @@ fn check_manifest(root: &Path) -> Result<String> {
             bail!("manifest/firefox.json has the Chromium-only key {key:?}");
         }
     }
-    let perms = json.get("permissions").and_then(|p| p.as_array()).context("manifest/firefox.json has no permissions")?;
+    let perms =
+        json.get("permissions").and_then(|p| p.as_array()).context("manifest/firefox.json has no permissions")?;
     for p in perms {
         if let Some(p) = p.as_str()
             && CHROMIUM_ONLY_PERMISSIONS.contains(&p)

@@ -417,7 +417,9 @@ pub fn ensure_tools(root: &Path, browser: bool) -> Result<()> {
                 run_cmd(Command::new("apt-get").arg("update"))?;
                 run_cmd(Command::new("apt-get").args(["install", "-y", "firefox-esr"]))?;
             } else {
-                bail!("Firefox is needed for the e2e::firefox tests: install it, e.g. `sudo apt-get install firefox-esr`");
+                bail!(
+                    "Firefox is needed for the e2e::firefox tests: install it, e.g. `sudo apt-get install firefox-esr`"
+                );
             }
         }
     }
