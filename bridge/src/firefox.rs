@@ -60,6 +60,11 @@ pub const PREFS: &[(&str, Pref)] = &[
     ("extensions.enabledScopes", Pref::Int(5)),
     // MV3 host permissions granted at install (the default, made explicit).
     ("extensions.originControls.grantByDefault", Pref::Bool(true)),
+    // Firefox suspends an idle event page after 30 s, and an open WebSocket
+    // does not count as activity (Chromium's service worker stays up while
+    // its socket talks). 5 min is the longest Firefox takes; the worker's
+    // 30 s alarm then always comes first, so the add-on stays connected.
+    ("extensions.background.idle.timeout", Pref::Int(300_000)),
     ("extensions.update.enabled", Pref::Bool(false)),
     ("extensions.getAddons.cache.enabled", Pref::Bool(false)),
     // Quiet on a machine without internet; no first-run pages.

@@ -52,6 +52,9 @@ fn user_js() -> String {
         ("extensions.autoDisableScopes", "0"),
         ("extensions.enabledScopes", "5"),
         ("extensions.update.enabled", "false"),
+        // As `chaperone up` sets it (bridge/src/firefox.rs): the event page
+        // is not suspended while the add-on's socket is open.
+        ("extensions.background.idle.timeout", "300000"),
         ("browser.shell.checkDefaultBrowser", "false"),
         ("browser.startup.homepage_override.mstone", "\"ignore\""),
         ("browser.aboutwelcome.enabled", "false"),
@@ -62,6 +65,9 @@ fn user_js() -> String {
         // Downloads land in the profile's folder without a dialog.
         ("browser.download.useDownloadDir", "true"),
         ("browser.download.folderList", "2"),
+        // The add-on's console (its event page is privileged) in firefox.stdout.
+        ("devtools.console.stdout.chrome", "true"),
+        ("devtools.console.stdout.content", "true"),
     ]
     .iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -189,6 +195,11 @@ impl Firefox {
     /// The last lines Firefox wrote to stderr.
     pub fn stderr_tail(&self, lines: usize) -> String {
         crate::tail(&self.logs.path().join("firefox.stderr"), lines)
+    }
+
+    /// The last lines Firefox wrote to stdout (the add-on's console).
+    pub fn stdout_tail(&self, lines: usize) -> String {
+        crate::tail(&self.logs.path().join("firefox.stdout"), lines)
     }
 
     /// Browsing contexts whose URL starts with `prefix`.

@@ -48,7 +48,12 @@ impl FxStack {
 
     /// The Firefox tab showing exactly `url`, as a BiDi context id.
     pub async fn page(&self, url: &str) -> String {
-        self.firefox.tab(url, Duration::from_secs(10)).await.unwrap_or_else(|e| panic!("no tab at {url}: {e:#}")).id
+        self.firefox
+            .bidi
+            .wait_for_context(Duration::from_secs(10), |u| u == url)
+            .await
+            .unwrap_or_else(|e| panic!("no tab at {url}: {e:#}"))
+            .id
     }
 
     /// Evaluates `expr` in the page.
@@ -67,32 +72,4 @@ async fn the_addon_connects_from_firefox() {
     let ctx = s.firefox.bidi.contexts().await.expect("contexts");
     assert!(!ctx.is_empty());
     let _ = json!({});
-}
-
-/// Runs `call`, approving with trusted clicks in Firefox's approval window
-/// every request it shows until the call returns. Returns the result and
-/// the texts of the requests shown.
-pub async fn approving<F: std::future::Future<Output = tests::ToolResult>>(
-    bidi: &tests::bidi::Bidi,
-    call: F,
-) -> (tests::ToolResult, Vec<String>) {
-    let human = tests::firefox::FirefoxHuman { bidi };
-    let mut seen = std::collections::HashSet::new();
-    let mut call = std::pin::pin!(call);
-    let mut shown = Vec::new();
-    loop {
-        let approve = async {
-            match human.new_request(&mut seen, Duration::from_secs(60)).await {
-                Some((win, id, text)) => {
-                    human.approve(&win, id).await.expect("click Approve");
-                    Some(text)
-                }
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            r = &mut call => return (r, shown),
-            t = approve => shown.extend(t),
-        }
-    }
 }
