@@ -88,6 +88,8 @@ pub enum Cmd {
         #[arg(long)]
         headless: bool,
         /// Browser executable (default: chromium or google-chrome on PATH).
+        /// Firefox (e.g. /usr/bin/firefox-esr) is recognised by its name and
+        /// gets an owned Firefox profile with the add-on of dist/firefox.
         #[arg(long, value_name = "PATH")]
         browser: Option<PathBuf>,
         /// Page to open first (http or https).
@@ -396,12 +398,20 @@ pub async fn run(cli: Cli) -> Result<i32, Error> {
             let home = Home::resolve(home.home)?;
             home.ensure()?;
             let dir = match user_data_dir {
+                Some(_) if browser == BrowserFamily::Firefox => {
+                    return Err(Error::Config(
+                        "--user-data-dir is a Chromium folder; Firefox reads only ~/.mozilla/native-messaging-hosts \
+                         (leave --user-data-dir out)"
+                            .into(),
+                    ));
+                }
                 Some(udd) => udd.join("NativeMessagingHosts"),
                 None => native_host::default_hosts_dir(browser)?,
             };
-            let path = native_host::install(&dir, &home)?;
+            let path = native_host::install_for(&dir, &home, browser)?;
             println!("wrote {}", path.display());
-            println!("the extension {} can now find the bridge of {}", shared::EXTENSION_ID, home.root().display());
+            let id = if browser == BrowserFamily::Firefox { shared::FIREFOX_ADDON_ID } else { shared::EXTENSION_ID };
+            println!("the extension {id} can now find the bridge of {}", home.root().display());
             Ok(0)
         }
         Cmd::Secret { command } => secret(command).await,
@@ -481,7 +491,11 @@ fn profile(cmd: ProfileCmd) -> Result<i32, Error> {
                 );
             }
             let log = profiles::browser_log(&home, &name);
-            let mut child = launcher::launch_for_login(&browser, &home.profile(&name), &log)?;
+            let mut child = if crate::firefox::is_firefox(&browser) {
+                crate::firefox::launch_for_login(&browser, &home.profile(&name), &log)?
+            } else {
+                launcher::launch_for_login(&browser, &home.profile(&name), &log)?
+            };
             println!("opened profile {name} (no extension, no automation): log in to your sites, finish any MFA,");
             println!("then close the browser window. Browser output: {}", log.display());
             let status = tokio::task::block_in_place(|| child.wait()).map_err(|e| Error::io(&browser, e))?;
@@ -794,16 +808,18 @@ async fn up(a: UpArgs) -> Result<i32, Error> {
         println!("no display found: starting the browser headless");
     }
     let log = crate::profiles::browser_log(&a.home, &a.profile);
-    let mut child = launcher::launch(
-        &launcher::Launch {
-            browser: &browser,
-            profile_dir: &profile_dir,
-            extension_dir: &extension_dir,
-            headless,
-            url: url.as_deref(),
-        },
-        &log,
-    )?;
+    let launch = launcher::Launch {
+        browser: &browser,
+        profile_dir: &profile_dir,
+        extension_dir: &extension_dir,
+        headless,
+        url: url.as_deref(),
+    };
+    let mut child = if crate::firefox::is_firefox(&browser) {
+        crate::firefox::launch(&a.home, &launch, &log)?
+    } else {
+        launcher::launch(&launch, &log)?
+    };
     let native_log = a.home.logs().join("native-host.log");
     let native_before = std::fs::metadata(&native_log).map(|m| m.len()).unwrap_or(0);
 

@@ -80,7 +80,7 @@ impl ServeConfig {
     pub fn new(tokens: Tokens) -> Self {
         Self {
             tokens,
-            extension_origins: vec![extension_origin(shared::EXTENSION_ID)],
+            extension_origins: default_extension_origins(),
             policy: Policy::default(),
             audit: None,
             secrets: None,
@@ -109,6 +109,14 @@ impl std::fmt::Debug for ServeConfig {
 
 pub fn extension_origin(id: &str) -> String {
     format!("chrome-extension://{id}")
+}
+
+/// The origins whose `/ext` sockets the bridge accepts by default: our
+/// extension in Chromium, and in the Firefox profiles Chaperone owns
+/// (whose `moz-extension://` host `chaperone up` fixes, see
+/// `crate::firefox`).
+pub fn default_extension_origins() -> Vec<String> {
+    vec![shared::chromium_extension_origin(), shared::firefox_extension_origin()]
 }
 
 /// `home/config.toml`. Every key is optional; unknown keys are errors, so a
@@ -312,7 +320,7 @@ impl FileConfig {
 
     pub fn extension_origins(&self) -> Result<Vec<String>, Error> {
         match &self.server.extension_ids {
-            None => Ok(vec![extension_origin(shared::EXTENSION_ID)]),
+            None => Ok(default_extension_origins()),
             Some(ids) => ids
                 .iter()
                 .map(|id| {
@@ -347,7 +355,7 @@ mod tests {
     fn default_binds_loopback() {
         let c = FileConfig::parse("").unwrap();
         assert!(c.bind_ip().unwrap().is_loopback());
-        assert_eq!(c.extension_origins().unwrap(), vec![extension_origin(shared::EXTENSION_ID)]);
+        assert_eq!(c.extension_origins().unwrap(), default_extension_origins());
     }
 
     #[test]

@@ -25,6 +25,7 @@ pub mod connect;
 pub mod daemon;
 pub mod dashboard_cli;
 pub mod error;
+pub mod firefox;
 pub mod flow_cli;
 pub mod flows;
 pub mod home;

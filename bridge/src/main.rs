@@ -7,12 +7,12 @@ use bridge::logging::warn_stderr;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let first = std::env::args().nth(1);
-    if bridge::native_host::is_native_host_invocation(first.as_deref()) {
-        // Started by Chrome: stdout is the native-messaging channel, so
-        // logs go to stderr only.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(origin) = bridge::native_host::caller(&args) {
+        // Started by Chromium or Firefox: stdout is the native-messaging
+        // channel, so logs go to stderr only.
         bridge::logging::init(false);
-        let origin = first.unwrap_or_default();
+        let origin = origin.to_string();
         return match bridge::home::Home::resolve(None).and_then(|home| bridge::native_host::run(&origin, &home)) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

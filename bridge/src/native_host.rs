@@ -30,6 +30,27 @@ pub fn is_native_host_invocation(first_arg: Option<&str>) -> bool {
     first_arg.is_some_and(|a| a.starts_with("chrome-extension://"))
 }
 
+/// Who started the process as a native host, from its arguments (without
+/// the program name): Chromium passes the extension's origin first
+/// (`chrome-extension://<id>/`); Firefox passes the host manifest's
+/// absolute path, then the add-on id. `None`: an ordinary command line.
+/// Whether that caller is ours is [`answer`]'s decision.
+pub fn caller(args: &[String]) -> Option<&str> {
+    match args {
+        [first, ..] if is_native_host_invocation(Some(first)) => Some(first),
+        [manifest, addon] if manifest.starts_with('/') && manifest.ends_with(".json") && !addon.starts_with('-') => {
+            Some(addon)
+        }
+        _ => None,
+    }
+}
+
+/// Whether a caller named by [`caller`] is our extension: Chromium's origin
+/// of our pinned id, or Firefox's add-on id.
+pub fn is_our_extension(caller: &str) -> bool {
+    caller == format!("{}/", extension_origin(shared::EXTENSION_ID)) || caller == shared::FIREFOX_ADDON_ID
+}
+
 /// Serves one native-messaging exchange on stdin/stdout.
 pub fn run(origin: &str, home: &Home) -> Result<(), Error> {
     let reply = answer(origin, home, &mut std::io::stdin().lock());
@@ -48,8 +69,7 @@ pub fn run(origin: &str, home: &Home) -> Result<(), Error> {
 }
 
 fn answer(origin: &str, home: &Home, input: &mut impl Read) -> NativeReply {
-    let allowed = format!("{}/", extension_origin(shared::EXTENSION_ID));
-    if origin != allowed {
+    if !is_our_extension(origin) {
         return NativeReply::Error { message: "this native host only serves the Chaperone extension".into() };
     }
     match read_request(input) {
@@ -120,6 +140,8 @@ pub fn default_hosts_dir(browser: BrowserFamily) -> Result<PathBuf, Error> {
     let sub = match browser {
         BrowserFamily::Chromium => "chromium",
         BrowserFamily::Chrome => "google-chrome",
+        // Firefox reads `~/.mozilla/native-messaging-hosts`, not XDG.
+        BrowserFamily::Firefox => return crate::firefox::user_hosts_dir(),
     };
     Ok(config.join(sub).join("NativeMessagingHosts"))
 }
@@ -128,11 +150,19 @@ pub fn default_hosts_dir(browser: BrowserFamily) -> Result<PathBuf, Error> {
 pub enum BrowserFamily {
     Chromium,
     Chrome,
+    Firefox,
 }
 
 /// Writes `<dir>/com.chaperone.bridge.json` and its launcher script.
 /// Returns the manifest path.
 pub fn install(hosts_dir: &Path, home: &Home) -> Result<PathBuf, Error> {
+    install_for(hosts_dir, home, BrowserFamily::Chromium)
+}
+
+/// [`install`] for one browser family: Chromium's manifest names the
+/// extension's origin (`allowed_origins`), Firefox's the add-on id
+/// (`allowed_extensions`).
+pub fn install_for(hosts_dir: &Path, home: &Home, browser: BrowserFamily) -> Result<PathBuf, Error> {
     std::fs::create_dir_all(hosts_dir).map_err(|e| Error::io(hosts_dir, e))?;
     let exe = std::env::current_exe().map_err(|e| Error::io("current executable", e))?;
     let launcher = hosts_dir.join(LAUNCHER_NAME);
@@ -142,13 +172,19 @@ pub fn install(hosts_dir: &Path, home: &Home) -> Result<PathBuf, Error> {
         shell_quote(&exe.to_string_lossy()),
     );
     write_file_mode(&launcher, script.as_bytes(), 0o700)?;
-    let manifest = serde_json::json!({
+    let mut manifest = serde_json::json!({
         "name": shared::NATIVE_HOST_NAME,
         "description": "Chaperone bridge bootstrap (hands the extension the local port and its token)",
         "path": launcher,
         "type": "stdio",
-        "allowed_origins": [format!("{}/", extension_origin(shared::EXTENSION_ID))],
     });
+    let (key, allowed) = match browser {
+        BrowserFamily::Firefox => ("allowed_extensions", shared::FIREFOX_ADDON_ID.to_string()),
+        BrowserFamily::Chromium | BrowserFamily::Chrome => {
+            ("allowed_origins", format!("{}/", extension_origin(shared::EXTENSION_ID)))
+        }
+    };
+    manifest[key] = serde_json::json!([allowed]);
     let path = hosts_dir.join(format!("{}.json", shared::NATIVE_HOST_NAME));
     let text = serde_json::to_vec_pretty(&manifest)?;
     write_file_mode(&path, &text, 0o644)?;
@@ -195,6 +231,33 @@ mod tests {
     #[test]
     fn shell_quoting_survives_quotes_and_spaces() {
         assert_eq!(shell_quote("/a b/it's"), "'/a b/it'\\''s'");
+    }
+
+    #[test]
+    fn firefox_and_chromium_callers_are_told_apart_from_a_command_line() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let ours = format!("chrome-extension://{}/", shared::EXTENSION_ID);
+        assert_eq!(caller(&args(&[&ours])), Some(ours.as_str()));
+        let ff = args(&["/h/.mozilla/native-messaging-hosts/com.chaperone.bridge.json", shared::FIREFOX_ADDON_ID]);
+        assert_eq!(caller(&ff), Some(shared::FIREFOX_ADDON_ID));
+        for cli in [
+            &["serve"][..],
+            &["up", "--browser", "/usr/bin/firefox-esr"],
+            &["x.json", "a@b"],
+            &[],
+            &["/a.json", "--help"],
+        ] {
+            assert_eq!(caller(&args(cli)), None, "{cli:?}");
+        }
+        assert!(is_our_extension(&ours));
+        assert!(is_our_extension(shared::FIREFOX_ADDON_ID));
+        for other in ["chaperone@evil.example", "chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/", "", "/x.json"] {
+            assert!(!is_our_extension(other), "{other}");
+        }
+        let home = Home::at(std::env::temp_dir().join("chaperone-nh-never-created-ff"));
+        let reply = answer("someone@else", &home, &mut &framed(r#"{"type":"bootstrap"}"#)[..]);
+        assert!(matches!(reply, NativeReply::Error { .. }));
+        assert!(!home.root().exists());
     }
 
     #[test]

@@ -99,6 +99,11 @@ fn hostname() -> Option<String> {
 /// The live holder of the profile in `dir`, if it is in use. Reads only
 /// the lock symlink's target; never removes it.
 pub fn lock_holder(dir: &Path) -> Option<LockHolder> {
+    chromium_lock_holder(dir).or_else(|| crate::firefox::lock_holder(dir))
+}
+
+/// Chromium's `SingletonLock` holder, if alive.
+fn chromium_lock_holder(dir: &Path) -> Option<LockHolder> {
     let target = fs::read_link(dir.join(LOCK_FILE)).ok()?;
     let holder = parse_lock_target(target.to_str()?)?;
     match hostname() {

@@ -9,6 +9,11 @@ const ready = init({ module_or_path: new URL('./worker/worker_bg.wasm', import.m
 });
 ready.catch((e) => console.error('chaperone: worker failed to start:', e));
 
+// Firefox runs this file as an event page (manifest/firefox.json); what it
+// lacks is skipped here and in extension/worker/src/browser.rs.
+const gecko = chrome.runtime.getURL('').startsWith('moz-extension:');
+const extra = gecko ? [] : ['extraHeaders'];
+
 chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
   ready
     .then((w) => w.on_runtime_message(msg, sender))
@@ -35,10 +40,10 @@ chrome.webRequest.onBeforeRequest.addListener(
   const all = { urls: ['http://*/*', 'https://*/*'] };
   const net = (name) => (d) => { ready.then((w) => w[name](d)); };
   chrome.webRequest.onBeforeRequest.addListener(net('on_net_request'), all, ['requestBody']);
-  chrome.webRequest.onSendHeaders.addListener(net('on_net_send_headers'), all, ['requestHeaders', 'extraHeaders']);
-  chrome.webRequest.onHeadersReceived.addListener(net('on_net_headers'), all, ['responseHeaders', 'extraHeaders']);
-  chrome.webRequest.onBeforeRedirect.addListener(net('on_net_redirect'), all, ['responseHeaders', 'extraHeaders']);
-  chrome.webRequest.onCompleted.addListener(net('on_net_completed'), all, ['responseHeaders', 'extraHeaders']);
+  chrome.webRequest.onSendHeaders.addListener(net('on_net_send_headers'), all, ['requestHeaders', ...extra]);
+  chrome.webRequest.onHeadersReceived.addListener(net('on_net_headers'), all, ['responseHeaders', ...extra]);
+  chrome.webRequest.onBeforeRedirect.addListener(net('on_net_redirect'), all, ['responseHeaders', ...extra]);
+  chrome.webRequest.onCompleted.addListener(net('on_net_completed'), all, ['responseHeaders', ...extra]);
   chrome.webRequest.onErrorOccurred.addListener(net('on_net_error'), all);
 }
 // The bodies build (manifest with `debugger`; extension/worker/src/bodies.rs):
@@ -49,10 +54,12 @@ if (chrome.debugger) {
   });
   chrome.debugger.onDetach.addListener((source, reason) => { ready.then((w) => w.on_debugger_detach(source, reason)); });
 }
-chrome.downloads.onDeterminingFilename.addListener((item, suggest) => {
+if (chrome.downloads.onDeterminingFilename) chrome.downloads.onDeterminingFilename.addListener((item, suggest) => {
   ready.then((w) => w.on_determining_filename(item, suggest), () => suggest());
   return true;
 });
+// Firefox has no naming hook: the same verdict applies to the running download, unrenamed.
+else chrome.downloads.onCreated.addListener((item) => { ready.then((w) => w.on_determining_filename(item, () => {})); });
 chrome.tabs.onCreated.addListener((tab) => ready.then((w) => w.on_tab_created(tab)));
 chrome.downloads.onChanged.addListener((delta) => ready.then((w) => w.on_download_changed(delta)));
 chrome.alarms.onAlarm.addListener((alarm) => ready.then((w) => w.on_alarm(alarm.name)));

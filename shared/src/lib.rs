@@ -146,3 +146,25 @@ pub const NATIVE_HOST_NAME: &str = "com.chaperone.bridge";
 /// The extension id derived from the fixed `key` in `manifest/manifest.json`.
 /// `cargo xtask build` checks that the manifest key still produces this id.
 pub const EXTENSION_ID: &str = "afcoapfcldjoabchcfnblibmoninpacc";
+
+/// Firefox: the add-on id fixed in `manifest/firefox.json`
+/// (`browser_specific_settings.gecko.id`); the native host's
+/// `allowed_extensions` names it, and Firefox passes it to the host.
+pub const FIREFOX_ADDON_ID: &str = "chaperone@chaperone.dev";
+/// Firefox: the `moz-extension://` host of our add-on in the profiles
+/// Chaperone owns. Firefox picks a random one per profile unless the
+/// profile's `extensions.webextensions.uuids` pref names it, which
+/// `chaperone up` writes into the profile's `user.js`; the bridge accepts
+/// `/ext` sockets whose `Origin` is this (ARCHITECTURE.md, "Firefox").
+pub const FIREFOX_EXTENSION_UUID: &str = "5b0a7e4e-2c6f-4a51-9d3b-6c1f0e8a7d24";
+
+/// The `Origin` of the extension's own pages in Chromium.
+pub fn chromium_extension_origin() -> String {
+    format!("chrome-extension://{EXTENSION_ID}")
+}
+
+/// The `Origin` of the extension's own pages in a Firefox profile
+/// Chaperone owns.
+pub fn firefox_extension_origin() -> String {
+    format!("moz-extension://{FIREFOX_EXTENSION_UUID}")
+}

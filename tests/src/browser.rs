@@ -249,7 +249,7 @@ impl Drop for Browser {
 
 /// Starts an X server on a free display (`-displayfd`: it names the display
 /// once it is ready) with one [`XVFB_SCREEN`] screen.
-fn start_xvfb(logs: &Path) -> Result<(Child, String)> {
+pub(crate) fn start_xvfb(logs: &Path) -> Result<(Child, String)> {
     use std::io::Read;
     let (w, h) = XVFB_SCREEN;
     let mut child = Command::new("Xvfb")

@@ -22,11 +22,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub mod ax;
+pub mod bidi;
 mod browser;
 mod cdp;
 mod daemon;
 mod expect;
 pub mod ext_socket;
+pub mod firefox;
 mod fixtures;
 pub mod flowshop;
 pub mod har;

@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
+mod firefox;
 mod help;
 mod model;
 mod sha256;
@@ -21,9 +22,10 @@ USAGE:
     cargo xtask <COMMAND> [ARGS…]
 
 COMMANDS:
-    build           Build the unpacked MV3 extension into dist/extension/
-                    (service worker + popup WASM, content script as plain JS), and
+    build           Build the unpacked MV3 extension into dist/extension/ (Chromium),
                     its bodies flavour (`debugger` permission) into dist/extension-bodies/
+                    and dist/firefox/ (Firefox)
+                    (service worker + popup WASM, content script as plain JS)
     up [ARGS…]      Build the extension and the bridge, then run
                     `target/debug/chaperone up --extension-dir dist/extension ARGS…`
                     (dist/extension-bodies with --network-bodies)
@@ -428,6 +430,17 @@ pub fn ensure_tools(root: &Path, browser: bool) -> Result<()> {
                 );
             }
         }
+        // 7. Firefox ESR for the `e2e::firefox` tests (tests/src/firefox.rs).
+        if !on_path("firefox-esr") && !on_path("firefox") && env::var_os("FIREFOX").is_none() {
+            if is_root() && have("apt-get") {
+                run_cmd(Command::new("apt-get").arg("update"))?;
+                run_cmd(Command::new("apt-get").args(["install", "-y", "firefox-esr"]))?;
+            } else {
+                bail!(
+                    "Firefox is needed for the e2e::firefox tests: install it, e.g. `sudo apt-get install firefox-esr`"
+                );
+            }
+        }
     }
     Ok(())
 }
@@ -533,6 +546,7 @@ pub fn build_extension(root: &Path) -> Result<()> {
             bail!("dist/extension/{f} is missing after the build");
         }
     }
+    firefox::build(root)?;
     let content_size = fs::metadata(dist.join("content.js"))?.len();
     let worker_size = fs::metadata(dist.join("worker/worker_bg.wasm"))?.len();
     eprintln!(

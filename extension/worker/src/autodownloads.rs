@@ -75,6 +75,10 @@ fn on_updated(tab_id: JsValue, change: JsValue, _tab: JsValue) {
 
 /// Recomputes the allowed origins soon (coalesced, one pass at a time).
 pub fn schedule() {
+    // Firefox has no content settings (crate::browser).
+    if !crate::browser::has_content_settings() {
+        return;
+    }
     let start = STATE.with(|s| {
         let mut s = s.borrow_mut();
         s.dirty = true;

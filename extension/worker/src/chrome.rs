@@ -123,9 +123,7 @@ extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "storage", "onChanged"], js_name = addListener)]
     pub fn storage_on_changed_add_listener(cb: &Function);
 
-    // ---- alarms
-    #[wasm_bindgen(js_namespace = ["chrome", "alarms"], js_name = create, catch)]
-    pub async fn alarms_create(name: &str, info: &Object) -> Result<JsValue, JsValue>;
+    // ---- alarms: `crate::browser::alarms_create` (Firefox returns no promise)
 
     // ---- timers (global in workers and pages)
     #[wasm_bindgen(js_name = setTimeout)]

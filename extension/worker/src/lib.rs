@@ -51,6 +51,7 @@ mod approval;
 mod autodownloads;
 mod badge;
 mod bodies;
+mod browser;
 mod chrome;
 mod commands;
 mod conn;
@@ -96,7 +97,7 @@ pub fn start_worker() {
     conn::publish();
     spawn_local(async {
         let info = obj(&[("periodInMinutes", JsValue::from_f64(0.5))]);
-        if let Err(e) = chrome::alarms_create(RECONNECT_ALARM, &info).await {
+        if let Err(e) = browser::alarms_create(RECONNECT_ALARM, &info).await {
             web_sys::console::warn_1(&e);
         }
     });

@@ -17,6 +17,7 @@ mod csp;
 mod dashboard;
 mod downloads;
 mod files;
+mod firefox;
 mod flows;
 mod handed_tab;
 mod handoff;

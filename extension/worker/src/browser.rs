@@ -1,0 +1,85 @@
+//! The per-browser layer: what differs between Chromium and Firefox for
+//! the worker, decided here and nowhere else (ARCHITECTURE.md, "Firefox").
+//!
+//! The same WASM runs as Chromium's service worker and as Firefox's event
+//! page (`manifest/firefox.json`, `background.scripts`). Both expose the
+//! `chrome.*` namespace with promises; the differences the worker meets:
+//!
+//! - Which browser: the extension's own URL scheme ([`is_firefox`]:
+//!   `moz-extension:` in Firefox, `chrome-extension:` in Chromium); the
+//!   loader `static/background.js` makes the same test for what it must
+//!   register synchronously (no `extraHeaders` in `webRequest` options, no
+//!   `downloads.onDeterminingFilename` in Firefox).
+//! - Firefox's `alarms.create` returns nothing, not a promise
+//!   ([`alarms_create`]).
+//! - Firefox has no `contentSettings` ([`has_content_settings`]): its
+//!   downloads are not held per origin as Chromium's are, so the
+//!   automatic-downloads setting has nothing to change there.
+//! - Feature checks ([`has`]) read the live namespace, so a browser that
+//!   gains an API uses it without a rebuild.
+
+use js_sys::{Object, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = ["chrome", "alarms"], js_name = create, catch)]
+    fn alarms_create_raw(name: &str, info: &Object) -> Result<JsValue, JsValue>;
+}
+
+/// The browser the extension runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Browser {
+    Chromium,
+    Firefox,
+}
+
+/// Which browser runs the extension, from the scheme of its own URL.
+pub fn which() -> Browser {
+    browser_of_url(&crate::chrome::runtime_get_url(""))
+}
+
+/// The pure rule behind [`which`].
+pub fn browser_of_url(own_url: &str) -> Browser {
+    if own_url.starts_with("moz-extension:") { Browser::Firefox } else { Browser::Chromium }
+}
+
+pub fn is_firefox() -> bool {
+    which() == Browser::Firefox
+}
+
+/// Whether `chrome.<path…>` exists in this browser (e.g. `["contentSettings"]`).
+pub fn has(path: &[&str]) -> bool {
+    let mut v: JsValue = js_sys::global().into();
+    for key in std::iter::once(&"chrome").chain(path) {
+        v = Reflect::get(&v, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED);
+        if v.is_undefined() || v.is_null() {
+            return false;
+        }
+    }
+    true
+}
+
+/// `chrome.contentSettings` (Chromium only).
+pub fn has_content_settings() -> bool {
+    has(&["contentSettings", "automaticDownloads"])
+}
+
+/// `chrome.alarms.create`: a promise in Chromium, nothing in Firefox.
+pub async fn alarms_create(name: &str, info: &Object) -> Result<JsValue, JsValue> {
+    let ret = alarms_create_raw(name, info)?;
+    JsFuture::from(Promise::resolve(&ret)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_browser_is_told_by_the_extension_url_scheme() {
+        assert_eq!(browser_of_url("moz-extension://5b0a7e4e-2c6f-4a51-9d3b-6c1f0e8a7d24/"), Browser::Firefox);
+        assert_eq!(browser_of_url("chrome-extension://afcoapfcldjoabchcfnblibmoninpacc/"), Browser::Chromium);
+        assert_eq!(browser_of_url(""), Browser::Chromium);
+    }
+}

@@ -1,0 +1,288 @@
+//! Firefox for the tests: a fresh profile in Firefox's format with the
+//! unpacked add-on of `dist/firefox` (a proxy file), the native-messaging
+//! host for a daemon's home (in the browser's own `HOME`, where Firefox
+//! reads it, as `chaperone up` does), and a WebDriver BiDi connection (the
+//! tests' eyes and hands; the product never opens the port). Headless, or
+//! headed on its own Xvfb screen where windows matter (the approval
+//! window).
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, bail};
+
+use crate::bidi::{Bidi, Context};
+
+/// `CHAPERONE_TEST_FIREFOX`, else `firefox-esr` (or `firefox`) on the PATH.
+pub fn firefox_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("CHAPERONE_TEST_FIREFOX").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    for name in ["firefox-esr", "firefox"] {
+        for dir in std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()) {
+            if dir.join(name).is_file() {
+                return dir.join(name);
+            }
+        }
+    }
+    panic!("no Firefox: install firefox-esr (cargo xtask test does) or set CHAPERONE_TEST_FIREFOX")
+}
+
+/// `dist/firefox`, next to [`crate::extension_dir`].
+pub fn firefox_extension_dir() -> PathBuf {
+    let chromium = crate::extension_dir();
+    let p = chromium.parent().map(|d| d.join("firefox")).unwrap_or_default();
+    assert!(p.join("manifest.json").is_file(), "no built Firefox add-on at {} (run `cargo xtask build`)", p.display());
+    std::fs::canonicalize(&p).unwrap_or(p)
+}
+
+/// The extension's own page `path` in Firefox (`moz-extension://UUID/path`).
+pub fn extension_url(path: &str) -> String {
+    format!("{}/{path}", shared::firefox_extension_origin())
+}
+
+/// The prefs a test profile gets: those `chaperone up` writes (the add-on's
+/// fixed host, unsigned add-ons, no first run), and no update checks.
+fn user_js() -> String {
+    let uuids = serde_json::json!({ shared::FIREFOX_ADDON_ID: shared::FIREFOX_EXTENSION_UUID }).to_string();
+    let mut prefs: Vec<(String, String)> = [
+        ("xpinstall.signatures.required", "false"),
+        ("extensions.autoDisableScopes", "0"),
+        ("extensions.enabledScopes", "5"),
+        ("extensions.update.enabled", "false"),
+        // As `chaperone up` sets it (bridge/src/firefox.rs): the event page
+        // is not suspended while the add-on's socket is open.
+        ("extensions.background.idle.timeout", "300000"),
+        ("browser.shell.checkDefaultBrowser", "false"),
+        ("browser.startup.homepage_override.mstone", "\"ignore\""),
+        ("browser.aboutwelcome.enabled", "false"),
+        ("datareporting.policy.dataSubmissionEnabled", "false"),
+        ("toolkit.telemetry.reportingpolicy.firstRun", "false"),
+        ("app.normandy.enabled", "false"),
+        ("browser.tabs.warnOnClose", "false"),
+        // Downloads land in the profile's folder without a dialog.
+        ("browser.download.useDownloadDir", "true"),
+        ("browser.download.folderList", "2"),
+        // The add-on's console (its event page is privileged) in firefox.stdout.
+        ("devtools.console.stdout.chrome", "true"),
+        ("devtools.console.stdout.content", "true"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    prefs.push(("extensions.webextensions.uuids".into(), serde_json::Value::String(uuids).to_string()));
+    prefs.iter().map(|(k, v)| format!("user_pref({k:?}, {v});\n")).collect()
+}
+
+/// A running Firefox with the add-on; killed (and its profile removed) on drop.
+pub struct Firefox {
+    child: Option<Child>,
+    pub bidi: Bidi,
+    /// The BiDi port (tests only).
+    pub port: u16,
+    profile: tempfile::TempDir,
+    home: tempfile::TempDir,
+    logs: tempfile::TempDir,
+    xvfb: Option<Child>,
+}
+
+impl Firefox {
+    /// Firefox with the add-on and the native host for `home` (the daemon's
+    /// home), headed on Xvfb or headless.
+    pub async fn with_extension(chaperone_home: &Path, headed: bool) -> Result<Firefox> {
+        let profile = crate::temp_dir("ff-profile");
+        let home = crate::temp_dir("ff-home");
+        let logs = crate::temp_dir("ff-logs");
+        let p = profile.path();
+        std::fs::write(p.join("user.js"), user_js())?;
+        std::fs::create_dir_all(p.join("extensions"))?;
+        std::fs::write(
+            p.join("extensions").join(shared::FIREFOX_ADDON_ID),
+            format!("{}\n", firefox_extension_dir().display()),
+        )?;
+        let downloads = p.join("Downloads");
+        std::fs::create_dir_all(&downloads)?;
+        let mut js = std::fs::read_to_string(p.join("user.js"))?;
+        js.push_str(&format!("user_pref(\"browser.download.dir\", {:?});\n", downloads.display().to_string()));
+        std::fs::write(p.join("user.js"), js)?;
+
+        let out = Command::new(crate::chaperone_bin())
+            .args(["install-native-host", "--browser", "firefox", "--home"])
+            .arg(chaperone_home)
+            .env("HOME", home.path())
+            .output()
+            .context("run chaperone install-native-host --browser firefox")?;
+        if !out.status.success() {
+            bail!(
+                "chaperone install-native-host --browser firefox failed ({}): {}{}",
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+
+        let (xvfb, display) = if headed {
+            let (child, display) = crate::browser::start_xvfb(logs.path())?;
+            (Some(child), Some(display))
+        } else {
+            (None, None)
+        };
+        let mut args: Vec<String> =
+            vec!["-profile".into(), p.display().to_string(), "-no-remote".into(), "--remote-debugging-port=0".into()];
+        if !headed {
+            args.push("--headless".into());
+        }
+        args.push("about:blank".into());
+        let stderr = File::create(logs.path().join("firefox.stderr"))?;
+        let stdout = File::create(logs.path().join("firefox.stdout"))?;
+        let mut command = Command::new(firefox_path());
+        command.env("HOME", home.path()).env_remove("MOZ_HEADLESS");
+        match &display {
+            Some(d) => {
+                command.env("DISPLAY", d);
+            }
+            None => {
+                command.env_remove("DISPLAY");
+            }
+        }
+        let mut child =
+            command.args(&args).stdin(Stdio::null()).stdout(stdout).stderr(stderr).spawn().context("spawn Firefox")?;
+
+        // Firefox writes {"ws_host", "ws_port"} once BiDi listens.
+        let port_file = p.join("WebDriverBiDiServer.json");
+        let mut port = None;
+        for _ in 0..600 {
+            if let Ok(text) = std::fs::read_to_string(&port_file)
+                && let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
+                && let Some(n) = v["ws_port"].as_u64()
+            {
+                port = u16::try_from(n).ok();
+                break;
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                bail!("Firefox exited early ({status}): {}", crate::tail(&logs.path().join("firefox.stderr"), 30));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let Some(port) = port else {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!("Firefox opened no BiDi port within 30 s: {}", crate::tail(&logs.path().join("firefox.stderr"), 30));
+        };
+        let bidi = Bidi::connect(port).await?;
+        Ok(Firefox { child: Some(child), bidi, port, profile, home, logs, xvfb })
+    }
+
+    pub fn profile_dir(&self) -> &Path {
+        self.profile.path()
+    }
+
+    /// The `HOME` Firefox runs with (its native-messaging folder).
+    pub fn home_dir(&self) -> &Path {
+        self.home.path()
+    }
+
+    pub fn downloads_dir(&self) -> PathBuf {
+        self.profile.path().join("Downloads")
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// The last lines Firefox wrote to stderr.
+    pub fn stderr_tail(&self, lines: usize) -> String {
+        crate::tail(&self.logs.path().join("firefox.stderr"), lines)
+    }
+
+    /// The last lines Firefox wrote to stdout (the add-on's console).
+    pub fn stdout_tail(&self, lines: usize) -> String {
+        crate::tail(&self.logs.path().join("firefox.stdout"), lines)
+    }
+
+    /// Browsing contexts whose URL starts with `prefix`.
+    pub async fn contexts_at(&self, prefix: &str) -> Result<Vec<Context>> {
+        Ok(self.bidi.contexts().await?.into_iter().filter(|c| c.url.starts_with(prefix)).collect())
+    }
+
+    /// The tab showing `url_prefix`, waiting up to `within`.
+    pub async fn tab(&self, url_prefix: &str, within: Duration) -> Result<Context> {
+        self.bidi.wait_for_context(within, |u| u.starts_with(url_prefix)).await
+    }
+}
+
+impl Drop for Firefox {
+    fn drop(&mut self) {
+        for mut child in [self.child.take(), self.xvfb.take()].into_iter().flatten() {
+            crate::send_signal(child.id(), "TERM");
+            let mut gone = false;
+            for _ in 0..100 {
+                if matches!(child.try_wait(), Ok(Some(_))) {
+                    gone = true;
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            if !gone {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+    }
+}
+
+/// The person at Firefox: trusted clicks in the approval window (a Firefox
+/// popup window showing the add-on's `approval.html`).
+pub struct FirefoxHuman<'a> {
+    pub bidi: &'a Bidi,
+}
+
+impl FirefoxHuman<'_> {
+    /// The first request id an open approval window lists that is not in
+    /// `seen`, with that window's context and the card's text.
+    pub async fn unseen_request(&self, seen: &std::collections::HashSet<u64>) -> Option<(String, u64, String)> {
+        let want = extension_url("approval.html");
+        for c in self.bidi.contexts().await.ok()?.into_iter().filter(|c| c.url.starts_with(&want)) {
+            let Ok(v) = self
+                .bidi
+                .evaluate(
+                    &c.id,
+                    "[...document.querySelectorAll('section.request')].map(c => [c.dataset.request, c.textContent])",
+                )
+                .await
+            else {
+                continue;
+            };
+            for card in v.as_array().into_iter().flatten() {
+                let Some(id) = card[0].as_str().and_then(|s| s.parse::<u64>().ok()) else { continue };
+                if !seen.contains(&id) {
+                    return Some((c.id.clone(), id, card[1].as_str().unwrap_or_default().to_string()));
+                }
+            }
+        }
+        None
+    }
+
+    /// Waits up to `within` for a request not in `seen`, and adds it.
+    pub async fn new_request(
+        &self,
+        seen: &mut std::collections::HashSet<u64>,
+        within: Duration,
+    ) -> Option<(String, u64, String)> {
+        let found = crate::poll(within, Duration::from_millis(150), || self.unseen_request(seen)).await;
+        if let Some((_, id, _)) = &found {
+            seen.insert(*id);
+        }
+        found
+    }
+
+    pub async fn approve(&self, window: &str, request: u64) -> Result<()> {
+        self.bidi.click_selector(window, &format!("#approve-{request}")).await
+    }
+
+    pub async fn deny(&self, window: &str, request: u64) -> Result<()> {
+        self.bidi.click_selector(window, &format!("#deny-{request}")).await
+    }
+}

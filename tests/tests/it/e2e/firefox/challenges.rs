@@ -1,0 +1,49 @@
+//! A challenge page stops an action in Firefox: with a CAPTCHA on the page
+//! the agent's click is not dispatched. Headless Firefox keeps its normal
+//! user agent, so the add-on hands the tab to the person (as headed) and
+//! the call ends at the hand-off's timeout with `HUMAN_REQUIRED`; the page
+//! never sees the click. Before the CAPTCHA the same kind of click runs
+//! (control).
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tests::ref_of;
+
+use super::FxStack;
+use crate::e2e::{code, new_tab, snapshot};
+
+const HUMAN_TIMEOUT_SECS: u64 = 6;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_challenge_page_stops_the_action() {
+    let mut s = FxStack::start(Some(&format!("human_timeout_secs = {HUMAN_TIMEOUT_SECS}\n")), false).await;
+    let url = s.url("/handoff/captcha.html");
+    new_tab(&mut s.mcp, &url).await;
+    let page = s.page(&url).await;
+    let snap = snapshot(&mut s.mcp, json!({})).await.snapshot();
+    let show = ref_of(&snap, "button", "Show the check").unwrap_or_else(|| panic!("no Show the check:\n{snap}"));
+    let cont = ref_of(&snap, "button", "Continue").unwrap_or_else(|| panic!("no Continue:\n{snap}"));
+    // Control: a low-risk click runs while there is no challenge.
+    s.mcp.ok("browser_click", json!({ "ref": show })).await.expect_untrusted();
+    assert_eq!(s.eval(&page, "!!document.querySelector('.g-recaptcha')").await, json!(true), "the check is shown");
+    let snap = snapshot(&mut s.mcp, json!({})).await;
+    assert!(snap.raw.to_string().contains("captcha"), "the snapshot does not name the challenge: {}", snap.raw);
+
+    let started = Instant::now();
+    let r = tokio::time::timeout(
+        Duration::from_secs(HUMAN_TIMEOUT_SECS + 30),
+        s.mcp.call("browser_click", json!({ "ref": cont })),
+    )
+    .await
+    .expect("the call is bounded by the hand-off's timeout")
+    .expect("browser_click");
+    let c = code(&r);
+    assert!(c == "HUMAN_REQUIRED" || c == "SECURITY_CHALLENGE", "{}", r.raw);
+    assert!(started.elapsed() < Duration::from_secs(HUMAN_TIMEOUT_SECS + 25));
+    assert_eq!(
+        s.eval(&page, "document.body.dataset.continued || '0'").await,
+        json!("0"),
+        "the click ran on a CAPTCHA page"
+    );
+}
