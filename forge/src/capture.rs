@@ -210,6 +210,8 @@ mod tests {
             }),
             redirect_url: None,
             from_cache: false,
+            response_body: None,
+            websocket_messages: Vec::new(),
         }
     }
 

@@ -129,7 +129,7 @@ fn settle(n: &mut Node, samples: &[Sample], parent: Option<&str>, no_shapes: boo
     }
     if wordy.len() >= 2 {
         let mut cluster = largest_cluster(n, &wordy, samples, true);
-        if no_shapes && parent.is_some_and(|p| crate::naming::is_plural(p)) {
+        if no_shapes && parent.is_some_and(crate::naming::is_plural) {
             cluster = members(n, &wordy);
         }
         let marked = cluster.iter().filter(|k| segment::kind(k) == Kind::Slug).count();

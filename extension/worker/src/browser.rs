@@ -5,11 +5,10 @@
 //! page (`manifest/firefox.json`, `background.scripts`). Both expose the
 //! `chrome.*` namespace with promises; the differences the worker meets:
 //!
-//! - Which browser: the extension's own URL scheme ([`is_firefox`]:
-//!   `moz-extension:` in Firefox, `chrome-extension:` in Chromium); the
-//!   loader `static/background.js` makes the same test for what it must
-//!   register synchronously (no `extraHeaders` in `webRequest` options, no
-//!   `downloads.onDeterminingFilename` in Firefox).
+//! - What the loader must register synchronously differs (no
+//!   `extraHeaders` in `webRequest` options, no
+//!   `downloads.onDeterminingFilename` in Firefox): `static/background.js`
+//!   tests the extension's own URL scheme (`moz-extension:`) for that.
 //! - Firefox's `alarms.create` returns nothing, not a promise
 //!   ([`alarms_create`]).
 //! - Firefox has no `contentSettings` ([`has_content_settings`]): its
@@ -26,27 +25,6 @@ use wasm_bindgen_futures::JsFuture;
 extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "alarms"], js_name = create, catch)]
     fn alarms_create_raw(name: &str, info: &Object) -> Result<JsValue, JsValue>;
-}
-
-/// The browser the extension runs in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Browser {
-    Chromium,
-    Firefox,
-}
-
-/// Which browser runs the extension, from the scheme of its own URL.
-pub fn which() -> Browser {
-    browser_of_url(&crate::chrome::runtime_get_url(""))
-}
-
-/// The pure rule behind [`which`].
-pub fn browser_of_url(own_url: &str) -> Browser {
-    if own_url.starts_with("moz-extension:") { Browser::Firefox } else { Browser::Chromium }
-}
-
-pub fn is_firefox() -> bool {
-    which() == Browser::Firefox
 }
 
 /// Whether `chrome.<path…>` exists in this browser (e.g. `["contentSettings"]`).
@@ -70,16 +48,4 @@ pub fn has_content_settings() -> bool {
 pub async fn alarms_create(name: &str, info: &Object) -> Result<JsValue, JsValue> {
     let ret = alarms_create_raw(name, info)?;
     JsFuture::from(Promise::resolve(&ret)).await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_browser_is_told_by_the_extension_url_scheme() {
-        assert_eq!(browser_of_url("moz-extension://5b0a7e4e-2c6f-4a51-9d3b-6c1f0e8a7d24/"), Browser::Firefox);
-        assert_eq!(browser_of_url("chrome-extension://afcoapfcldjoabchcfnblibmoninpacc/"), Browser::Chromium);
-        assert_eq!(browser_of_url(""), Browser::Chromium);
-    }
 }

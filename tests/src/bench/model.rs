@@ -161,7 +161,7 @@ impl Page {
     }
 
     /// The fixture pages of `fixtures/sites/` are served by a second server.
-    fn from_fixtures(self) -> bool {
+    fn served_from_fixtures(self) -> bool {
         matches!(self, Page::Settings | Page::Newsletter)
     }
 }
@@ -270,7 +270,7 @@ pub async fn run(b: &mut Bench) -> Result<Suite> {
     let bench_pages: Vec<(Page, String)> =
         [Page::Form, Page::Rows, Page::Cards].into_iter().map(|p| (p, b.url(&p.path()))).collect();
     let url = |p: Page| {
-        if p.from_fixtures() {
+        if p.served_from_fixtures() {
             fixtures.url(&p.path())
         } else {
             bench_pages.iter().find(|(q, _)| *q == p).map(|(_, u)| u.clone()).unwrap_or_default()
@@ -281,6 +281,7 @@ pub async fn run(b: &mut Bench) -> Result<Suite> {
     let mut model_ms = Vec::new();
     let mut act_ms = Vec::new();
     let (mut right, mut ranker_right, mut listed, mut asked) = (0usize, 0usize, 0usize, 0usize);
+    #[allow(clippy::type_complexity)]
     let mut per_page: Vec<(Page, usize, Vec<usize>, Vec<usize>, Vec<f64>)> = Vec::new();
     let mut misses = Vec::new();
     let mut current: Option<Page> = None;

@@ -68,32 +68,32 @@ async fn record(server: &LibraryServer) -> Value {
 pub(super) async fn use_the_app(page: &CdpSession) {
     page.click_and_type("#username", USERNAME).await.unwrap();
     page.click_and_type("#password", PASSWORD).await.unwrap();
-    click(&page, "#login", "signed in").await;
+    click(page, "#login", "signed in").await;
     for id in ["1", "4", "7"] {
-        click(&page, "#search", "books page 1").await;
+        click(page, "#search", "books page 1").await;
         if id == "7" {
-            click(&page, "#next", "books page 2").await;
+            click(page, "#next", "books page 2").await;
         }
-        click(&page, &format!("#books button[data-id='{id}']"), &format!("book {id}")).await;
+        click(page, &format!("#books button[data-id='{id}']"), &format!("book {id}")).await;
         page.click_selector("#author-link").await.unwrap();
-        status_starts(&page, "author ").await;
+        status_starts(page, "author ").await;
         page.click_and_type("#review-text", &format!("Review of book {id}")).await.unwrap();
-        click(&page, "#post-review", "review 201").await;
-        click(&page, "#borrow", "borrowed 201").await;
+        click(page, "#post-review", "review 201").await;
+        click(page, "#borrow", "borrowed 201").await;
     }
-    click(&page, "#sort-rating", "reviews 7").await;
+    click(page, "#sort-rating", "reviews 7").await;
     for shelf in ["fantasy", "science-fiction", "classics", "humour"] {
-        click(&page, &format!("button[data-shelf='{shelf}']"), &format!("shelf {shelf}")).await;
+        click(page, &format!("button[data-shelf='{shelf}']"), &format!("shelf {shelf}")).await;
     }
-    click(&page, "#my-loans", "loans 3").await;
-    click(&page, "#loans li:first-child button", "returned 204").await;
-    click(&page, "#active-loans", "loans 2").await;
-    click(&page, "#loans li:first-child button", "returned 204").await;
+    click(page, "#my-loans", "loans 3").await;
+    click(page, "#loans li:first-child button", "returned 204").await;
+    click(page, "#active-loans", "loans 2").await;
+    click(page, "#loans li:first-child button", "returned 204").await;
     page.click_and_type("#q", "the").await.unwrap();
-    click(&page, "#search", "books page 1").await;
-    click(&page, "#next", "books page 2").await;
+    click(page, "#search", "books page 1").await;
+    click(page, "#next", "books page 2").await;
     page.click_and_type("#newname", "Robin R.").await.unwrap();
-    click(&page, "#rename", "renamed").await;
+    click(page, "#rename", "renamed").await;
 }
 
 #[tokio::test]

@@ -129,7 +129,7 @@ async fn the_agent_learns_the_api_of_its_tabs_and_never_writes_a_credential() {
             .as_object()
             .unwrap()
             .values()
-            .any(|v| v["in"] == "header" && v["name"].as_str().unwrap_or("").to_ascii_lowercase() == "x-csrf-token"),
+            .any(|v| v["in"] == "header" && v["name"].as_str().unwrap_or("").eq_ignore_ascii_case("x-csrf-token")),
         "{schemes}"
     );
     assert_eq!(list["post"]["x-effect"], "write");
@@ -317,7 +317,8 @@ async fn the_agent_learns_the_api_of_its_tabs_and_never_writes_a_credential() {
     ] {
         assert!(scanned.contains(&exports.join(f)), "{f} was not scanned: {scanned:?}");
     }
-    for f in ["chaperone.db"] {
+    {
+        let f = "chaperone.db";
         assert!(scanned.contains(&home.join(f)), "{f} was not scanned: {scanned:?}");
     }
     assert!(hits.is_empty(), "credentials leaked: {hits:#?}");
