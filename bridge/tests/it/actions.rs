@@ -216,7 +216,7 @@ async fn a_denied_site_is_refused_without_an_act_and_without_a_resolve_once_know
     assert_eq!(s.fake.resolves(), 1, "{:?}", s.fake.commands());
     assert!(s.fake.acts().is_empty());
 
-    let rows: Vec<_> = s.rows().into_iter().filter(|r| r.tool != "browser_tabs").collect();
+    let rows: Vec<_> = s.rows().into_iter().filter(|r| r.tool != "browser_tabs" && r.tool != "session").collect();
     assert_eq!(rows.len(), 5, "{rows:?}");
     for row in &rows {
         assert_eq!(row.decision.map(|d| d.as_str()), Some("deny"));
@@ -547,7 +547,7 @@ async fn bank_and_card_fields_are_never_filled_not_even_from_a_secret() {
     assert!(s.fake.acts().is_empty(), "nothing dispatched: {:?}", s.fake.acts());
     let fake = s.fake.config.lock().unwrap().clone();
     assert!(fake.secret_answers.is_empty() && fake.typed_secrets.is_empty(), "no secret was released");
-    let rows: Vec<_> = s.rows().into_iter().filter(|r| r.tool != "browser_tabs").collect();
+    let rows: Vec<_> = s.rows().into_iter().filter(|r| r.tool != "browser_tabs" && r.tool != "session").collect();
     assert_eq!(rows.len(), 10, "one refusal row per call: {rows:?}");
     for row in &rows {
         assert_eq!(
