@@ -220,7 +220,7 @@ async fn a_denied_site_is_refused_without_an_act_and_without_a_resolve_once_know
     assert_eq!(rows.len(), 5, "{rows:?}");
     for row in &rows {
         assert_eq!(row.decision.map(|d| d.as_str()), Some("deny"));
-        assert_eq!(row.decided_by, Some(DecidedBy::Policy));
+        assert_eq!(row.decided_by, Some(DecidedBy::SiteRule));
         assert_eq!(row.outcome.as_deref(), Some("PERMISSION_DENIED"));
         assert_eq!(row.url.as_deref(), Some("https://www.bank.example/transfer"), "no query string");
     }
