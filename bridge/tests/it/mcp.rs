@@ -312,7 +312,7 @@ async fn a_denied_site_is_refused_before_anything_is_dispatched_and_audited() {
     assert_eq!(rows.len(), 3, "{rows:?}");
     assert!(rows[..2].iter().all(|r| r.decision.map(|d| d.as_str()) == Some("deny")
         && r.outcome.as_deref() == Some("PERMISSION_DENIED")
-        && r.decided_by == Some(shared::audit::DecidedBy::Policy)));
+        && r.decided_by == Some(shared::audit::DecidedBy::SiteRule)));
     assert_eq!(rows[0].url.as_deref(), Some("http://www.bank.example/login"), "no query string in the audit");
     assert_eq!(rows[2].decision.map(|d| d.as_str()), Some("allow"));
     assert_eq!(rows[2].outcome.as_deref(), Some("ok"));
