@@ -18,7 +18,8 @@
 //!   JSON with the access and refresh tokens, no credentials asked, not
 //!   kept; `/netapp/ws`: a WebSocket echo server ([`WS_PATH`]).
 //!
-//! Every API request the server saw is kept ([`seen`]): `METHOD /path?query`.
+//! Every API request the server saw is kept ([`seen`]): `METHOD /path?query`,
+//! per fixture server (port), so tests running at once do not mix.
 
 use std::sync::{Mutex, OnceLock};
 
@@ -76,17 +77,31 @@ pub fn creds() -> &'static Creds {
     })
 }
 
-static SEEN: Mutex<Vec<String>> = Mutex::new(Vec::new());
-static NOTES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+/// What the server saw, keyed by the port it was asked on (the `Host`
+/// header): tests run in parallel in one process, each with its own
+/// fixture server, and must not count each other's calls.
+static SEEN: Mutex<Vec<(u16, String)>> = Mutex::new(Vec::new());
+static NOTES: Mutex<Vec<(u16, String)>> = Mutex::new(Vec::new());
 
-/// Every API request seen so far: `METHOD /netapp/api/path?query`.
-pub fn seen() -> Vec<String> {
-    SEEN.lock().unwrap_or_else(|p| p.into_inner()).clone()
+fn on_port(log: &Mutex<Vec<(u16, String)>>, port: u16) -> Vec<String> {
+    let all = log.lock().unwrap_or_else(|p| p.into_inner());
+    all.iter().filter(|(p, _)| *p == port).map(|(_, l)| l.clone()).collect()
 }
 
-/// Bodies of `POST /notes`.
-pub fn notes() -> Vec<String> {
-    NOTES.lock().unwrap_or_else(|p| p.into_inner()).clone()
+fn port_of(headers: &axum::http::HeaderMap) -> u16 {
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
+    host.rsplit_once(':').and_then(|(_, p)| p.parse().ok()).unwrap_or(80)
+}
+
+/// Every API request the fixture server on `port` saw so far:
+/// `METHOD /netapp/api/path?query`.
+pub fn seen(port: u16) -> Vec<String> {
+    on_port(&SEEN, port)
+}
+
+/// Bodies of `POST /notes` sent to the fixture server on `port`.
+pub fn notes(port: u16) -> Vec<String> {
+    on_port(&NOTES, port)
 }
 
 /// Whether the fixture server hands `path` to this module.
@@ -167,7 +182,8 @@ pub(crate) async fn handle(root: &std::path::Path, req: Request<Body>) -> Respon
     }
     let method = req.method().clone();
     let query = req.uri().query().map(|q| format!("?{q}")).unwrap_or_default();
-    SEEN.lock().unwrap_or_else(|p| p.into_inner()).push(format!("{method} {path}{query}"));
+    let port = port_of(req.headers());
+    SEEN.lock().unwrap_or_else(|p| p.into_inner()).push((port, format!("{method} {path}{query}")));
     let headers = req.headers().clone();
     let body = axum::body::to_bytes(req.into_body(), 64 * 1024).await.unwrap_or_default();
     let body = String::from_utf8_lossy(&body).into_owned();
@@ -217,7 +233,7 @@ pub(crate) async fn handle(root: &std::path::Path, req: Request<Body>) -> Respon
         ("GET", ["profile"]) => json(StatusCode::OK, r#"{"name":"Ann","plan":"pro"}"#.into(), &[]),
         ("POST", ["events"]) => json(StatusCode::NO_CONTENT, String::new(), &[]),
         ("POST", ["notes"]) => {
-            NOTES.lock().unwrap_or_else(|p| p.into_inner()).push(body);
+            NOTES.lock().unwrap_or_else(|p| p.into_inner()).push((port, body));
             json(StatusCode::CREATED, r#"{"saved":true}"#.into(), &[])
         }
         _ => json(StatusCode::NOT_FOUND, r#"{"error":"no such route"}"#.into(), &[]),

@@ -67,12 +67,10 @@ async fn page_candidates(state: &AppState, tab: TabId) -> Result<Vec<Candidate>,
     let CommandResult::Snapshot { snapshot } =
         state.hub().call(Command::Snapshot { tab, request }, Duration::from_millis(COMMAND_TIMEOUT_MS)).await?
     else {
-        tracing::error!("unexpected answer kind from the extension");
-        return Err(WireError::new(ErrorCode::Internal, "unexpected answer from the browser extension"));
+        return Err(crate::server::unexpected_answer());
     };
-    state.actions().remember_url(tab, &snapshot.url);
     state.actions().remember_challenge(tab, snapshot.challenge.is_some());
-    state.check_site(&snapshot.url)?;
+    state.url_seen(tab, &snapshot.url)?;
     if snapshot.challenge.is_some() {
         return Err(WireError::new(
             ErrorCode::SecurityChallenge,

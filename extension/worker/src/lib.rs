@@ -24,14 +24,14 @@
 //! secret         typed, conn, tabs
 //! upload         conn, tabs
 //! downloads      sessions, conn, tabs
-//! autodownloads  sessions
+//! autodownloads  sessions, browser
 //! network        bodies, typed, sessions, conn
 //! bodies         typed, sessions, conn
 //! proceed        conn
 //! sessions       conn
 //! conn           refusals, messages
 //! tabs           load_errors
-//! load_errors, refusals, messages, badge, typed    (none)
+//! load_errors, refusals, messages, badge, typed, browser    (none)
 //! ```
 //!
 //! `tests/tests/it/imports.rs` checks this table against every module's
