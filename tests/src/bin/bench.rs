@@ -64,6 +64,8 @@ async fn real_main() -> Result<()> {
             "--runs" => config.runs = num("--runs")?.max(1),
             "--warmup" => config.warmup = num("--warmup")?,
             "--cold" => config.cold_loads = num("--cold")?.max(1),
+            // `cargo xtask bench -- --runs 5` (BENCHMARKS.md) may pass the `--` on.
+            "--" => {}
             "--no-profile" => config.no_profile = true,
             "--no-playwright" => config.playwright = false,
             "--model-intents" => config.model_intents = Some(num("--model-intents")?.max(1)),
