@@ -31,6 +31,7 @@ use axum::http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode,
 pub struct FixtureServer {
     addr: SocketAddr,
     posted: Posted,
+    netapp: crate::netapp::Log,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -50,6 +51,8 @@ impl FixtureServer {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let posted = Posted::default();
         let log = posted.clone();
+        let netapp = crate::netapp::Log::default();
+        let net_log = netapp.clone();
         let thread = std::thread::Builder::new()
             .name("fixture-server".into())
             .spawn(move || {
@@ -59,7 +62,8 @@ impl FixtureServer {
                     let app = Router::new().fallback(move |req: Request<Body>| {
                         let root = root.clone();
                         let log = log.clone();
-                        async move { handle(&root, &log, req).await }
+                        let net_log = net_log.clone();
+                        async move { handle(&root, &log, &net_log, req).await }
                     });
                     let _ = axum::serve(listener, app)
                         .with_graceful_shutdown(async move {
@@ -69,12 +73,17 @@ impl FixtureServer {
                 });
             })
             .expect("spawn the fixture server thread");
-        FixtureServer { addr, posted, shutdown: Some(tx), thread: Some(thread) }
+        FixtureServer { addr, posted, netapp, shutdown: Some(tx), thread: Some(thread) }
     }
 
     /// Every `POST` so far: `(path, body)`.
     pub fn posted(&self) -> Vec<Post> {
         self.posted.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// What the net app of this server saw (`crate::netapp`).
+    pub fn netapp(&self) -> &crate::netapp::Log {
+        &self.netapp
     }
 
     pub fn port(&self) -> u16 {
@@ -222,10 +231,10 @@ fn download(req: &Request<Body>) -> Response<Body> {
     resp
 }
 
-async fn handle(root: &Path, posted: &Posted, req: Request<Body>) -> Response<Body> {
+async fn handle(root: &Path, posted: &Posted, net: &crate::netapp::Log, req: Request<Body>) -> Response<Body> {
     // The net app's API (`netapp.rs`).
     if crate::netapp::owns(req.uri().path()) {
-        return crate::netapp::handle(root, req).await;
+        return crate::netapp::handle(root, net, req).await;
     }
     if req.method() == Method::POST {
         let path = req.uri().path().to_string();

@@ -18,10 +18,10 @@
 //!   JSON with the access and refresh tokens, no credentials asked, not
 //!   kept; `/netapp/ws`: a WebSocket echo server ([`WS_PATH`]).
 //!
-//! Every API request the server saw is kept ([`seen`]): `METHOD /path?query`,
-//! per fixture server (port), so tests running at once do not mix.
+//! Every API request the server saw is kept ([`Log::seen`]), per fixture
+//! server, so tests running at once do not mix.
 
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use axum::body::Body;
 use axum::http::{HeaderValue, Method, Request, Response, StatusCode, header};
@@ -77,31 +77,31 @@ pub fn creds() -> &'static Creds {
     })
 }
 
-/// What the server saw, keyed by the port it was asked on (the `Host`
-/// header): tests run in parallel in one process, each with its own
-/// fixture server, and must not count each other's calls.
-static SEEN: Mutex<Vec<(u16, String)>> = Mutex::new(Vec::new());
-static NOTES: Mutex<Vec<(u16, String)>> = Mutex::new(Vec::new());
+/// What one fixture server's net app saw (each test has its own server;
+/// tests run at once in one process and must not count each other's calls).
+#[derive(Clone, Default)]
+pub struct Log(Arc<Mutex<Seen>>);
 
-fn on_port(log: &Mutex<Vec<(u16, String)>>, port: u16) -> Vec<String> {
-    let all = log.lock().unwrap_or_else(|p| p.into_inner());
-    all.iter().filter(|(p, _)| *p == port).map(|(_, l)| l.clone()).collect()
+#[derive(Default)]
+struct Seen {
+    requests: Vec<String>,
+    notes: Vec<String>,
 }
 
-fn port_of(headers: &axum::http::HeaderMap) -> u16 {
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
-    host.rsplit_once(':').and_then(|(_, p)| p.parse().ok()).unwrap_or(80)
-}
+impl Log {
+    fn with<T>(&self, f: impl FnOnce(&mut Seen) -> T) -> T {
+        f(&mut self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
 
-/// Every API request the fixture server on `port` saw so far:
-/// `METHOD /netapp/api/path?query`.
-pub fn seen(port: u16) -> Vec<String> {
-    on_port(&SEEN, port)
-}
+    /// Every API request seen so far: `METHOD /netapp/api/path?query`.
+    pub fn seen(&self) -> Vec<String> {
+        self.with(|s| s.requests.clone())
+    }
 
-/// Bodies of `POST /notes` sent to the fixture server on `port`.
-pub fn notes(port: u16) -> Vec<String> {
-    on_port(&NOTES, port)
+    /// Bodies of `POST /notes`.
+    pub fn notes(&self) -> Vec<String> {
+        self.with(|s| s.notes.clone())
+    }
 }
 
 /// Whether the fixture server hands `path` to this module.
@@ -150,7 +150,7 @@ fn has(req_headers: &axum::http::HeaderMap, name: &str, want: &str) -> bool {
     req_headers.get(name).and_then(|v| v.to_str().ok()).is_some_and(|v| v.contains(want))
 }
 
-pub(crate) async fn handle(root: &std::path::Path, req: Request<Body>) -> Response<Body> {
+pub(crate) async fn handle(root: &std::path::Path, log: &Log, req: Request<Body>) -> Response<Body> {
     let c = creds();
     let path = req.uri().path().to_string();
     if path == "/netapp/app.js" {
@@ -182,8 +182,7 @@ pub(crate) async fn handle(root: &std::path::Path, req: Request<Body>) -> Respon
     }
     let method = req.method().clone();
     let query = req.uri().query().map(|q| format!("?{q}")).unwrap_or_default();
-    let port = port_of(req.headers());
-    SEEN.lock().unwrap_or_else(|p| p.into_inner()).push((port, format!("{method} {path}{query}")));
+    log.with(|s| s.requests.push(format!("{method} {path}{query}")));
     let headers = req.headers().clone();
     let body = axum::body::to_bytes(req.into_body(), 64 * 1024).await.unwrap_or_default();
     let body = String::from_utf8_lossy(&body).into_owned();
@@ -233,7 +232,7 @@ pub(crate) async fn handle(root: &std::path::Path, req: Request<Body>) -> Respon
         ("GET", ["profile"]) => json(StatusCode::OK, r#"{"name":"Ann","plan":"pro"}"#.into(), &[]),
         ("POST", ["events"]) => json(StatusCode::NO_CONTENT, String::new(), &[]),
         ("POST", ["notes"]) => {
-            NOTES.lock().unwrap_or_else(|p| p.into_inner()).push((port, body));
+            log.with(|s| s.notes.push(body));
             json(StatusCode::CREATED, r#"{"saved":true}"#.into(), &[])
         }
         _ => json(StatusCode::NOT_FOUND, r#"{"error":"no such route"}"#.into(), &[]),

@@ -162,7 +162,8 @@ fn browser_tools() -> Vec<Tool> {
              \"value\"`, one space of indent a level, a quoted string alone is text. Elements you can act on carry \
              refs like [e12]. Row lines: a list item, table row or repeated group of siblings (div rows, cards) \
              is one line with its elements after `|`; a row starting with a quoted string is a list item with \
-             that text, unless the row above starts with a role word. In the rows below a row of the same shape, a part starting with a quote leaves out its \
+             that text, unless the row above starts with a role word. In the rows below a row of the same \
+             shape, a part starting with a quote leaves out its \
              role word: it has the role of the same part in the row above, and its `level=N` and `offscreen` \
              too unless it says its own (its ref follows the quote: `\"Edit\"[e14]`). A select's choices follow on an \
              `options:` line (`*` marks the current one, `+N more` how many are not listed; `scope` on the select \

@@ -83,17 +83,18 @@ async fn the_agent_learns_the_api_of_its_tabs_and_never_writes_a_credential() {
     s.mcp.ok("browser_navigate", json!({ "url": s.url("/netapp/index.html") })).await;
     let r = s.mcp.call("browser_wait_for", json!({ "text": "All calls done", "ms": 30000 })).await.unwrap();
     outputs.extend_from_slice(r.expect_ok("the app finished its calls").raw.to_string().as_bytes());
-    let port = s.server.port();
+    let net = s.server.netapp().clone();
     let listed = tests::poll(Duration::from_secs(15), Duration::from_millis(200), || {
         let mut mcp = s.mcp.same_session();
+        let net = net.clone();
         async move {
             let r = mcp.ok("browser_network_requests", json!({ "filter": "/netapp/api/" })).await;
             let total = r.data()["total"].as_u64()?;
-            (total >= 31 && total as usize >= netapp::seen(port).len()).then_some(total)
+            (total >= 31 && total as usize >= net.seen().len()).then_some(total)
         }
     })
     .await;
-    assert!(listed.is_some(), "the capture never held the app's calls: {:?}", netapp::seen(port));
+    assert!(listed.is_some(), "the capture never held the app's calls: {:?}", net.seen());
 
     // ---- api_learn: `../` stays in the exports folder
     let r = s.mcp.ok("api_learn", json!({ "name": "../../netapp" })).await;

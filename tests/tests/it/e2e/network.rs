@@ -68,12 +68,12 @@ async fn the_agent_sees_the_traffic_of_its_tabs_and_never_a_credential() {
     for _ in 0..50 {
         let (all, _) = list(&mut s, &mut outputs, json!({ "filter": "/netapp/api/" })).await;
         api = all;
-        if api.len() >= netapp::seen(s.server.port()).len() && netapp::seen(s.server.port()).len() >= 31 {
+        if api.len() >= s.server.netapp().seen().len() && s.server.netapp().seen().len() >= 31 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let seen = netapp::seen(s.server.port());
+    let seen = s.server.netapp().seen();
     assert!(seen.len() >= 31, "the app made fewer calls than it should: {seen:#?}");
     let mut listed: Vec<String> = api
         .iter()
@@ -158,15 +158,15 @@ async fn the_agent_sees_the_traffic_of_its_tabs_and_never_a_credential() {
     r.expect_ok("save the note");
     // Control: the site really got the secret, under a harmless name.
     for _ in 0..50 {
-        if netapp::notes(s.server.port()).iter().any(|b| b.contains(&format!("\"extra\":\"{note}\""))) {
+        if s.server.netapp().notes().iter().any(|b| b.contains(&format!("\"extra\":\"{note}\""))) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert!(
-        netapp::notes(s.server.port()).iter().any(|b| b.contains(&format!("\"extra\":\"{note}\""))),
+        s.server.netapp().notes().iter().any(|b| b.contains(&format!("\"extra\":\"{note}\""))),
         "{:?}",
-        netapp::notes(s.server.port())
+        s.server.netapp().notes()
     );
     let mut notes = Vec::new();
     for _ in 0..50 {
@@ -252,7 +252,7 @@ async fn the_agent_sees_the_traffic_of_its_tabs_and_never_a_credential() {
         ("daemon stderr".into(), std::fs::read(e).unwrap_or_default()),
     ];
     // Control: the scan finds what the site received.
-    let control: Vec<u8> = netapp::notes(s.server.port()).join("\n").into_bytes();
+    let control: Vec<u8> = s.server.netapp().notes().join("\n").into_bytes();
     assert!(!needles.last().unwrap().1.find("control", &control).is_empty(), "the scan would not notice a leak");
     let mut scanned = 0;
     for (name, n) in &needles {
