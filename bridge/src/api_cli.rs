@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use clap::Subcommand;
 use forge::client::{Lang, MARKER};
 
-use crate::cli::HomeArg;
+use crate::home::HomeArg;
 use crate::error::Error;
 use crate::home::Home;
 

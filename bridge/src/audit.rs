@@ -7,8 +7,9 @@
 //! The row is one typed shape, `shared::audit::AuditEntry`: what
 //! [`AuditStore::list`] reads, `chaperone audit --json` prints and the
 //! dashboard serves. [`SELECT`] and [`entry_of`] are the one mapping from
-//! the table to it (the dashboard's reads use them too); [`NewEntry`] is
-//! the same row before the store gives it an id and a time.
+//! the table to it (the dashboard's reads use them too); what a writer
+//! hands [`AuditStore::record`] is its `AuditRow`, before the store gives
+//! it an id and a time.
 //!
 //! # Upgrades
 //!
@@ -19,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, OptionalExtension, params};
-use shared::audit::{AuditDecision, AuditEntry, DecidedBy};
+use shared::audit::{AuditDecision, AuditEntry, AuditRow, DecidedBy};
 use shared::redact::redact_text;
 use shared::risk::RiskLevel;
 
@@ -59,9 +60,8 @@ pub(crate) const SELECT: &str = "SELECT id, time, session, client, tab, tool, su
 pub(crate) fn entry_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<AuditEntry> {
     let word = |i: usize| r.get::<_, Option<String>>(i);
     let reasons = word(10)?.unwrap_or_default();
-    Ok(AuditEntry {
-        id: r.get(0)?,
-        time: r.get(1)?,
+    let (id, time) = (r.get(0)?, r.get(1)?);
+    let row = AuditRow {
         session: r.get(2)?,
         client: r.get(3)?,
         tab: r.get(4)?,
@@ -75,7 +75,8 @@ pub(crate) fn entry_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<AuditEntry> {
         decided_by: word(12)?.as_deref().and_then(DecidedBy::parse),
         outcome: r.get(13)?,
         duration_ms: r.get::<_, Option<i64>>(14)?.and_then(|d| u64::try_from(d).ok()),
-    })
+    };
+    Ok(AuditEntry { id, time, row })
 }
 
 fn risk_of(s: &str) -> Option<RiskLevel> {
@@ -94,26 +95,6 @@ fn migrate(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// An [`AuditEntry`] before it is stored: the store assigns `id` and
-/// `time` (the fields mean what they mean there).
-#[derive(Debug, Clone, Default)]
-pub struct NewEntry {
-    pub session: String,
-    /// The session's client label, if an MCP session caused the row.
-    pub client: Option<String>,
-    pub tab: Option<i64>,
-    pub tool: String,
-    pub summary: String,
-    pub url: Option<String>,
-    pub title: Option<String>,
-    pub risk: Option<RiskLevel>,
-    pub reasons: Vec<String>,
-    pub decision: Option<AuditDecision>,
-    pub decided_by: Option<DecidedBy>,
-    pub outcome: Option<String>,
-    pub duration_ms: Option<u64>,
-}
-
 /// A cheap, clonable handle; calls run on the blocking pool.
 #[derive(Clone)]
 pub struct AuditStore {
@@ -127,7 +108,7 @@ impl AuditStore {
         if !path.exists() {
             crate::home::write_private(path, b"")?;
         }
-        let db = |e: rusqlite::Error| Error::Server(format!("audit database {}: {e}", path.display()));
+        let db = |e: rusqlite::Error| Error::Audit(format!("{}: {e}", path.display()));
         let conn = Connection::open(path).map_err(db)?;
         conn.pragma_update(None, "journal_mode", "WAL").map_err(db)?;
         conn.pragma_update(None, "synchronous", "FULL").map_err(db)?;
@@ -142,7 +123,7 @@ impl AuditStore {
     }
 
     /// Records one row and returns its id.
-    pub fn record(&self, e: &NewEntry) -> Result<i64, Error> {
+    pub fn record(&self, e: &AuditRow) -> Result<i64, Error> {
         let now = crate::time::unix_now();
         let url = e.url.as_deref().map(|u| redact_text(shared::url::strip_query(u)));
         let reasons: Vec<String> = e.reasons.iter().map(|r| redact_text(r)).collect();
@@ -170,7 +151,7 @@ impl AuditStore {
                 e.duration_ms.map(|d| i64::try_from(d).unwrap_or(i64::MAX)),
             ],
         )
-        .map_err(|e| Error::Server(format!("audit write: {e}")))?;
+        .map_err(|e| Error::Audit(format!("write: {e}")))?;
         Ok(conn.last_insert_rowid())
     }
 
@@ -183,7 +164,7 @@ impl AuditStore {
                 params![redact_text(outcome), duration, id],
             )
             .map(|_| ())
-            .map_err(|e| Error::Server(format!("audit write: {e}")))
+            .map_err(|e| Error::Audit(format!("write: {e}")))
     }
 
     /// Rows at or after `since_unix` (all when `None`), oldest first.
@@ -191,11 +172,11 @@ impl AuditStore {
         let conn = self.lock()?;
         let mut stmt = conn
             .prepare(&format!("{SELECT} WHERE time_unix >= ?1 ORDER BY id"))
-            .map_err(|e| Error::Server(format!("audit read: {e}")))?;
+            .map_err(|e| Error::Audit(format!("read: {e}")))?;
         let rows = stmt
             .query_map(params![since_unix.unwrap_or(i64::MIN)], entry_of)
-            .map_err(|e| Error::Server(format!("audit read: {e}")))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| Error::Server(format!("audit read: {e}")))
+            .map_err(|e| Error::Audit(format!("read: {e}")))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| Error::Audit(format!("read: {e}")))
     }
 
     /// Deletes rows older than `days`; returns how many went.
@@ -203,7 +184,7 @@ impl AuditStore {
         let cutoff = crate::time::unix_now() as i64 - i64::from(days) * 86_400;
         self.lock()?
             .execute("DELETE FROM audit WHERE time_unix < ?1", params![cutoff])
-            .map_err(|e| Error::Server(format!("audit prune: {e}")))
+            .map_err(|e| Error::Audit(format!("prune: {e}")))
     }
 
     /// The newest row id, if any.
@@ -212,11 +193,11 @@ impl AuditStore {
             .query_row("SELECT max(id) FROM audit", [], |r| r.get(0))
             .optional()
             .map(Option::flatten)
-            .map_err(|e| Error::Server(format!("audit read: {e}")))
+            .map_err(|e| Error::Audit(format!("read: {e}")))
     }
 
     fn lock(&self) -> Result<std::sync::MutexGuard<'_, Connection>, Error> {
-        self.conn.lock().map_err(|_| Error::Server("audit database lock poisoned".into()))
+        self.conn.lock().map_err(|_| Error::Audit("lock poisoned".into()))
     }
 }
 
@@ -239,7 +220,7 @@ mod tests {
         assert_eq!(sync, 2, "synchronous=FULL");
 
         let id = store
-            .record(&NewEntry {
+            .record(&AuditRow {
                 session: "s1".into(),
                 client: Some("claude\u{202E}code".into()),
                 tab: Some(7),
@@ -287,11 +268,11 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let store = AuditStore::open(&dir.join("a.db")).unwrap();
         store
-            .record(&NewEntry { session: "s".into(), tool: "t".into(), summary: "x".into(), ..Default::default() })
+            .record(&AuditRow { session: "s".into(), tool: "t".into(), summary: "x".into(), ..Default::default() })
             .unwrap();
         store.lock().unwrap().execute("UPDATE audit SET time_unix = time_unix - 40 * 86400", []).unwrap();
         store
-            .record(&NewEntry { session: "s".into(), tool: "t".into(), summary: "y".into(), ..Default::default() })
+            .record(&AuditRow { session: "s".into(), tool: "t".into(), summary: "y".into(), ..Default::default() })
             .unwrap();
         assert_eq!(store.prune(30).unwrap(), 1);
         let rows = store.list(None).unwrap();
@@ -325,7 +306,7 @@ mod tests {
             }
             let store = AuditStore::open(&path).unwrap();
             store
-                .record(&NewEntry {
+                .record(&AuditRow {
                     session: "mcp:new".into(),
                     client: Some("cursor".into()),
                     tool: "t".into(),

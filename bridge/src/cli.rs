@@ -399,7 +399,7 @@ pub async fn run(cli: Cli) -> Result<i32, Error> {
             home.ensure()?;
             let dir = match user_data_dir {
                 Some(_) if browser == BrowserFamily::Firefox => {
-                    return Err(Error::Config(
+                    return Err(Error::Usage(
                         "--user-data-dir is a Chromium folder; Firefox reads only ~/.mozilla/native-messaging-hosts \
                          (leave --user-data-dir out)"
                             .into(),

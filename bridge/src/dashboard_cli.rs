@@ -44,7 +44,7 @@ pub fn report(home: &Home, session: Option<String>, last: bool, output: &Path) -
     let which = match (session, last) {
         (Some(s), false) => Which::Session(s),
         (None, true) => Which::Last,
-        _ => return Err(Error::Config("say which session: --session ID or --last".into())),
+        _ => return Err(Error::Usage("say which session: --session ID or --last".into())),
     };
     let html = report::render_from(&home.db(), &which)?;
     crate::home::write_private(output, html.as_bytes())?;

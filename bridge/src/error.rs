@@ -63,6 +63,10 @@ pub enum Error {
     /// Anything else the daemon could not do (details in the message).
     #[error("server error: {0}")]
     Server(String),
+    /// The audit log (`HOME/chaperone.db`) could not be opened, read or
+    /// written; the message says which and why.
+    #[error("audit log: {0}")]
+    Audit(String),
     /// A secret name outside `[A-Za-z0-9_.-]{1,64}`.
     #[error("invalid secret name {0:?}: {rule}", rule = shared::names::SECRET_NAME_RULE)]
     SecretName(String),
@@ -146,6 +150,8 @@ mod tests {
                 "/h/config.toml: line 3",
             ),
             (Error::Random, "random generator failed"),
+            (Error::Audit("write: disk I/O error".into()), "audit log: write"),
+            (Error::BrowserStart("cannot start the browser /x: not found".into()), "cannot start the browser"),
         ];
         for (e, want) in cases {
             let text = e.to_string();

@@ -40,7 +40,6 @@ use std::process::{Child, Command, Stdio};
 use crate::error::Error;
 use crate::home::Home;
 use crate::launcher::Launch;
-use crate::profiles::LockHolder;
 
 /// A pref's value in `user.js`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,13 +91,6 @@ const FIREFOX_NAMES: &[&str] = &["firefox", "firefox-esr", "firefox-bin"];
 pub fn is_firefox(browser: &Path) -> bool {
     let named = |p: &Path| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| FIREFOX_NAMES.contains(&n));
     named(browser) || std::fs::canonicalize(browser).is_ok_and(|p| named(&p))
-}
-
-/// The person's user-level host folder, `$HOME/.mozilla/native-messaging-hosts`.
-pub fn user_hosts_dir() -> Result<PathBuf, Error> {
-    let home =
-        std::env::var_os("HOME").filter(|h| !h.is_empty()).ok_or_else(|| Error::Config("HOME is not set".into()))?;
-    Ok(PathBuf::from(home).join(".mozilla").join("native-messaging-hosts"))
 }
 
 /// `user.js` of an owned profile: [`PREFS`] and our add-on's fixed
@@ -212,25 +204,7 @@ fn spawn(mut cmd: Command, browser: &Path, log: &Path) -> Result<Child, Error> {
     let out = std::fs::File::create(log).map_err(|e| Error::io(log, e))?;
     let err = out.try_clone().map_err(|e| Error::io(log, e))?;
     cmd.stdin(Stdio::null()).stdout(out).stderr(err);
-    cmd.spawn().map_err(|e| Error::Config(format!("cannot start the browser {}: {e}", browser.display())))
-}
-
-/// Parses Firefox's `lock` symlink target, `ADDRESS:+PID`.
-pub fn parse_lock_target(target: &str) -> Option<LockHolder> {
-    let (host, pid) = target.rsplit_once(":+")?;
-    if host.is_empty() || pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let pid: u32 = pid.parse().ok().filter(|p| *p > 0)?;
-    Some(LockHolder { host: host.to_string(), pid })
-}
-
-/// The live holder of a Firefox profile's lock. The address is not a host
-/// name, so the process is looked up here.
-pub fn lock_holder(dir: &Path) -> Option<LockHolder> {
-    let target = std::fs::read_link(dir.join("lock")).ok()?;
-    let holder = parse_lock_target(target.to_str()?)?;
-    crate::home::process_alive(holder.pid).then_some(holder)
+    cmd.spawn().map_err(|e| Error::BrowserStart(format!("cannot start the browser {}: {e}", browser.display())))
 }
 
 #[cfg(test)]
@@ -276,15 +250,6 @@ mod tests {
         for line in js.lines().skip(1) {
             assert!(line.starts_with("user_pref(\"") && line.ends_with(");"), "{line}");
             assert!(!line.contains("marionette") && !line.contains("remote.active-protocols"), "{line}");
-        }
-    }
-
-    #[test]
-    fn lock_targets_are_address_plus_pid() {
-        assert_eq!(parse_lock_target("127.0.1.1:+4242"), Some(LockHolder { host: "127.0.1.1".into(), pid: 4242 }));
-        assert_eq!(parse_lock_target("::1:+7"), Some(LockHolder { host: "::1".into(), pid: 7 }));
-        for bad in ["", "127.0.0.1", "127.0.0.1:+", ":+12", "127.0.0.1:+0", "127.0.0.1:+x1", "h-12"] {
-            assert_eq!(parse_lock_target(bad), None, "{bad}");
         }
     }
 }

@@ -149,7 +149,7 @@ pub fn launch(l: &Launch<'_>, log: &Path) -> Result<Child, Error> {
     let out = std::fs::File::create(log).map_err(|e| Error::io(log, e))?;
     let err = out.try_clone().map_err(|e| Error::io(log, e))?;
     cmd.stdin(Stdio::null()).stdout(out).stderr(err);
-    cmd.spawn().map_err(|e| Error::Config(format!("cannot start the browser {}: {e}", l.browser.display())))
+    cmd.spawn().map_err(|e| Error::BrowserStart(format!("cannot start the browser {}: {e}", l.browser.display())))
 }
 
 /// The command line of a browser `chaperone up` starts. No stealth, ever
@@ -186,7 +186,7 @@ pub fn launch_for_login(browser: &Path, profile_dir: &Path, log: &Path) -> Resul
     let out = std::fs::File::create(log).map_err(|e| Error::io(log, e))?;
     let err = out.try_clone().map_err(|e| Error::io(log, e))?;
     cmd.stdin(Stdio::null()).stdout(out).stderr(err);
-    cmd.spawn().map_err(|e| Error::Config(format!("cannot start the browser {}: {e}", browser.display())))
+    cmd.spawn().map_err(|e| Error::BrowserStart(format!("cannot start the browser {}: {e}", browser.display())))
 }
 
 /// Whether there is a display to show a window on.

@@ -132,17 +132,22 @@ fn note(home: &Home, outcome: &str) {
 /// Where the browser reads user-level host manifests when it is started
 /// with its default profile.
 pub fn default_hosts_dir(browser: BrowserFamily) -> Result<PathBuf, Error> {
+    let sub = match browser {
+        BrowserFamily::Chromium => "chromium",
+        BrowserFamily::Chrome => "google-chrome",
+        // Firefox reads `$HOME/.mozilla/native-messaging-hosts`, not XDG.
+        BrowserFamily::Firefox => {
+            let home = std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .ok_or_else(|| Error::Home("HOME is not set".into()))?;
+            return Ok(PathBuf::from(home).join(".mozilla").join("native-messaging-hosts"));
+        }
+    };
     let config = std::env::var_os("XDG_CONFIG_HOME")
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
         .ok_or_else(|| Error::Home("HOME is not set".into()))?;
-    let sub = match browser {
-        BrowserFamily::Chromium => "chromium",
-        BrowserFamily::Chrome => "google-chrome",
-        // Firefox reads `~/.mozilla/native-messaging-hosts`, not XDG.
-        BrowserFamily::Firefox => return crate::firefox::user_hosts_dir(),
-    };
     Ok(config.join(sub).join("NativeMessagingHosts"))
 }
 

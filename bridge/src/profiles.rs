@@ -99,7 +99,7 @@ fn hostname() -> Option<String> {
 /// The live holder of the profile in `dir`, if it is in use. Reads only
 /// the lock symlink's target; never removes it.
 pub fn lock_holder(dir: &Path) -> Option<LockHolder> {
-    chromium_lock_holder(dir).or_else(|| crate::firefox::lock_holder(dir))
+    chromium_lock_holder(dir).or_else(|| firefox_lock_holder(dir))
 }
 
 /// Chromium's `SingletonLock` holder, if alive.
@@ -110,6 +110,24 @@ fn chromium_lock_holder(dir: &Path) -> Option<LockHolder> {
         Some(me) if me != holder.host => Some(holder),
         _ => crate::home::process_alive(holder.pid).then_some(holder),
     }
+}
+
+/// Parses Firefox's `lock` symlink target, `ADDRESS:+PID`.
+pub fn parse_firefox_lock_target(target: &str) -> Option<LockHolder> {
+    let (host, pid) = target.rsplit_once(":+")?;
+    if host.is_empty() || pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let pid: u32 = pid.parse().ok().filter(|p| *p > 0)?;
+    Some(LockHolder { host: host.to_string(), pid })
+}
+
+/// The live holder of a Firefox profile's `lock`. The address is not a host
+/// name, so the process is looked up here.
+fn firefox_lock_holder(dir: &Path) -> Option<LockHolder> {
+    let target = fs::read_link(dir.join("lock")).ok()?;
+    let holder = parse_firefox_lock_target(target.to_str()?)?;
+    crate::home::process_alive(holder.pid).then_some(holder)
 }
 
 /// `up`'s check: fails with `PROFILE_LOCKED` when the profile is in use.
@@ -271,6 +289,15 @@ mod tests {
         for bad in ["", "A", "Work", "a_b", "a b", "..", ".", "../x", "x/y", "/x", "é", "a.b", &"x".repeat(33)] {
             assert!(!valid_name(bad), "{bad}");
             assert!(parse_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn lock_targets_are_address_plus_pid() {
+        assert_eq!(parse_firefox_lock_target("127.0.1.1:+4242"), Some(LockHolder { host: "127.0.1.1".into(), pid: 4242 }));
+        assert_eq!(parse_firefox_lock_target("::1:+7"), Some(LockHolder { host: "::1".into(), pid: 7 }));
+        for bad in ["", "127.0.0.1", "127.0.0.1:+", ":+12", "127.0.0.1:+0", "127.0.0.1:+x1", "h-12"] {
+            assert_eq!(parse_firefox_lock_target(bad), None, "{bad}");
         }
     }
 

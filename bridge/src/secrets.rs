@@ -867,7 +867,7 @@ mod tests {
         let (_d, home) = temp_home();
         home.ensure().unwrap();
         let audit = crate::audit::AuditStore::open(&home.db()).unwrap();
-        audit.record(&crate::audit::NewEntry { tool: "t".into(), summary: "s".into(), ..Default::default() }).unwrap();
+        audit.record(&shared::audit::AuditRow { tool: "t".into(), summary: "s".into(), ..Default::default() }).unwrap();
         let store = SecretStore::open(&home).unwrap();
         assert!(store.list().unwrap().is_empty());
         store.set("a", v("x"), &[]).unwrap();

@@ -164,14 +164,31 @@ pub fn attribute(marked: Option<DecidedBy>, decision: Option<AuditDecision>, sit
     }
 }
 
-/// One audit row: an action, or a decision about one. The store assigns
-/// `id` and `time`; every text field is redacted before it is stored.
+/// One audit row as the store keeps it: its [`AuditRow`] and the `id` and
+/// `time` the store assigned. Reads of the row's fields go through to it
+/// (`entry.tool`), so a stored entry and a row about to be stored are one
+/// shape, not two copies of the field list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct AuditEntry {
     pub id: i64,
     /// RFC 3339 UTC.
     pub time: String,
+    #[serde(flatten)]
+    pub row: AuditRow,
+}
+
+impl std::ops::Deref for AuditEntry {
+    type Target = AuditRow;
+    fn deref(&self) -> &AuditRow {
+        &self.row
+    }
+}
+
+/// One audit row: an action, or a decision about one, before the store
+/// gives it an `id` and a `time` ([`AuditEntry`]); every text field is
+/// redacted before it is stored.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditRow {
     /// MCP session (or `cli`).
     pub session: String,
     /// The session's client (`shared::sessions::client_label` of its

@@ -30,6 +30,10 @@ use serde::{Deserialize, Serialize};
 use crate::audit::{AuditDecision, AuditEntry};
 use crate::risk::RiskLevel;
 
+/// The data endpoint: the one path of the bridge that accepts an `Origin`
+/// (the dashboard page's own, [`data_origin_allowed`]).
+pub const DATA_PATH: &str = "/dashboard/data";
+
 /// The `Content-Security-Policy` of every dashboard response.
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; \
                        frame-ancestors 'none'";

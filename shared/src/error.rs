@@ -98,6 +98,13 @@ impl WireError {
         Self { code, message, denied_by: None, challenge: None }
     }
 
+    /// `INTERNAL`: a bug or a broken environment on our side, never the
+    /// caller's input; `message` says what failed, not how (details go to
+    /// the log).
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Internal, message)
+    }
+
     /// The same error, naming the challenge that caused it.
     pub fn with_challenge(mut self, challenge: crate::challenge::Challenge) -> Self {
         self.challenge = Some(challenge);

@@ -22,7 +22,9 @@
 //! Decisions (pure functions with table tests):
 //! - `risk`: an action's risk (with look-alike letters folded by
 //!   `confusable`); `sensitive`: sensitive fields; `policy`: what a risk
-//!   on a site does; `gate`: the extension's gate; `navigation` and `url`:
+//!   on a site does; `gate`: the decision about one action, the bridge's
+//!   before it dispatches and the extension's before it acts, with one
+//!   rule for sensitive fields; `navigation` and `url` (with `Origin`):
 //!   which URLs an agent may load; `redact`: secrets masked in outgoing
 //!   text; `mask`: one-line action summaries, masked; `names`: the shape
 //!   of secret, flow and profile names.
@@ -32,7 +34,12 @@
 //!   their tabs; `files` and `downloads`: uploads and downloads, their
 //!   names, risk and attribution; `flow`, `record`, `replay` and `target`:
 //!   the person's recorded flows, what they may hold, how they are
-//!   replayed and what a changed target is.
+//!   replayed and what a changed target is;
+//! - `network` and `typed_secrets`: the agent's tabs' captured traffic, its
+//!   HAR export, and stored secrets recognised in it without their values;
+//! - `model`: the local model tier's request, candidates, answer and trace;
+//! - `dashboard`: the review dashboard's and session report's data and who
+//!   may read it.
 //!
 //! The modules' imports form a DAG, each module using only those listed
 //! after it (`tests/tests/it/imports.rs` checks this table against every

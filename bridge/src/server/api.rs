@@ -70,16 +70,14 @@ pub(crate) async fn dispatch(
     name: &str,
     args: JsonObject,
 ) -> Option<Result<CallToolResult, WireError>> {
-    let value = Value::Object(args);
-    let bad = |e: serde_json::Error| WireError::new(ErrorCode::InvalidRequest, format!("invalid arguments: {e}"));
     Some(match name {
-        "api_learn" => match serde_json::from_value(value) {
+        "api_learn" => match crate::server::parse_args(args) {
             Ok(a) => learn(state, caller, a).await,
-            Err(e) => Err(bad(e)),
+            Err(e) => Err(e),
         },
-        "api_client" => match serde_json::from_value(value) {
+        "api_client" => match crate::server::parse_args(args) {
             Ok(a) => client(state, caller, a).await,
-            Err(e) => Err(bad(e)),
+            Err(e) => Err(e),
         },
         _ => return None,
     })
@@ -94,7 +92,7 @@ fn exports_dir(state: &AppState) -> Result<PathBuf, WireError> {
 }
 
 fn internal(what: &str) -> WireError {
-    WireError::new(ErrorCode::Internal, format!("{what} (see the daemon's log)"))
+    WireError::internal(format!("{what} (see the daemon's log)"))
 }
 
 /// A `forge` error as the agent sees it.

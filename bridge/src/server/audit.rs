@@ -47,7 +47,7 @@ use shared::risk::RiskLevel;
 use shared::sessions::SessionKey;
 
 use super::AppState;
-use crate::audit::NewEntry;
+use shared::audit::AuditRow;
 
 /// Titles at most this long are kept (characters); longer ones are cut.
 pub(crate) const MAX_TITLE_CHARS: usize = 300;
@@ -101,8 +101,6 @@ impl Caller {
 
 /// One row as a tool records it; `time` and `id` are the store's, the
 /// title, duration and a site rule as decider the writer's (module docs).
-/// `decision` is one of [`AuditDecision`]'s words (a typed field once
-/// every caller passes the type; an unknown word is logged and dropped).
 #[derive(Debug, Default)]
 pub(crate) struct Row<'a> {
     pub(crate) tool: &'a str,
@@ -111,7 +109,7 @@ pub(crate) struct Row<'a> {
     pub(crate) url: Option<&'a str>,
     pub(crate) risk: Option<RiskLevel>,
     pub(crate) reasons: &'a [String],
-    pub(crate) decision: Option<&'a str>,
+    pub(crate) decision: Option<AuditDecision>,
     pub(crate) decided_by: Option<DecidedBy>,
     pub(crate) outcome: &'a str,
 }
@@ -171,14 +169,8 @@ impl<'a> Audit<'a> {
     }
 
     /// The entry `row` becomes (module docs: title, duration, decider).
-    fn entry(&self, row: &Row<'_>) -> NewEntry {
-        let decision = row.decision.and_then(|word| {
-            let d = AuditDecision::parse(word);
-            if d.is_none() {
-                tracing::warn!(tool = row.tool, decision = word, "audit row with an unknown decision word");
-            }
-            d
-        });
+    fn entry(&self, row: &Row<'_>) -> AuditRow {
+        let decision = row.decision;
         let url = row.url.map(|u| shared::url::strip_query(u).to_string());
         let decided_by = match (&url, row.decided_by) {
             (Some(u), Some(DecidedBy::Policy)) => {
@@ -190,7 +182,7 @@ impl<'a> Audit<'a> {
             (Some(tab), Some(u)) => self.state.page_titles().at(tab, u),
             _ => None,
         };
-        NewEntry {
+        AuditRow {
             session: self.caller.session.clone(),
             client: self.caller.client.clone(),
             tab: row.tab,

@@ -57,6 +57,7 @@ use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 use shared::action::Action;
 use shared::downloads::{Attribution, Provenance};
+use shared::audit::AuditDecision;
 use shared::error::{ErrorCode, WireError};
 use shared::files::{
     DOWNLOAD_WAIT_MS, DownloadEvent, DownloadState, DownloadVerdict, MAX_DOWNLOAD_BYTES, MAX_LISTED_DOWNLOADS,
@@ -69,7 +70,6 @@ use shared::tools::DownloadsArgs;
 use super::AppState;
 use super::actions;
 use super::audit::{Audit, Caller, Row};
-use super::files::Files;
 use super::results::untrusted_result;
 
 /// How `config.toml` enables downloads, for the agent.
@@ -121,9 +121,13 @@ impl Download {
     }
 }
 
-impl Files {
+/// This daemon's downloads, newest last (at most [`MAX_LISTED_DOWNLOADS`]).
+#[derive(Default)]
+pub(crate) struct Downloads(std::sync::Mutex<Vec<Download>>);
+
+impl Downloads {
     fn downloads(&self) -> std::sync::MutexGuard<'_, Vec<Download>> {
-        self.downloads.lock().unwrap_or_else(|p| p.into_inner())
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn update(&self, id: u64, f: impl FnOnce(&mut Download)) -> Option<Download> {
@@ -183,7 +187,7 @@ pub(super) async fn on_download(state: &AppState, connection: u64, event: Downlo
         DownloadEvent::Interrupted { id, reason } => {
             let mut reason = reason;
             shared::limits::truncate_chars(&mut reason, 80);
-            if let Some(d) = state.inner.files.update(id, |d| {
+            if let Some(d) = state.inner.downloads.update(id, |d| {
                 if d.state.pending() {
                     d.state = shared::downloads::interrupted_state(&reason);
                     d.message = Some(format!("the browser interrupted it ({reason})"));
@@ -194,7 +198,7 @@ pub(super) async fn on_download(state: &AppState, connection: u64, event: Downlo
         }
         DownloadEvent::TooLarge { id, received } => {
             let limit = state.config().files.max_download_bytes();
-            if let Some(d) = state.inner.files.update(id, |d| {
+            if let Some(d) = state.inner.downloads.update(id, |d| {
                 d.state = DownloadState::TooLarge;
                 d.size = Some(received);
                 d.message = Some(format!(
@@ -203,7 +207,7 @@ pub(super) async fn on_download(state: &AppState, connection: u64, event: Downlo
                 ));
             }) {
                 tracing::info!(tab = d.tab, id, received, "download too large, cancelled");
-                record(state, &d, Some("deny"), d.state.as_str()).await;
+                record(state, &d, Some(AuditDecision::Deny), d.state.as_str()).await;
             }
         }
         DownloadEvent::NotStarted { tab, url, name } => {
@@ -216,7 +220,7 @@ pub(super) async fn on_download(state: &AppState, connection: u64, event: Downlo
                     .into(),
             );
             tracing::info!(tab, "an attachment the browser did not turn into a download");
-            state.inner.files.push(d.clone());
+            state.inner.downloads.push(d.clone());
             record(state, &d, None, d.state.as_str()).await;
         }
     }
@@ -224,10 +228,10 @@ pub(super) async fn on_download(state: &AppState, connection: u64, event: Downlo
 
 async fn started(state: &AppState, connection: u64, d: Download, placed: bool, provenance: &Provenance) {
     let (id, tab) = (d.id, d.tab);
-    state.inner.files.push(d.clone());
+    state.inner.downloads.push(d.clone());
     let files = state.config().files.clone();
     let block = |state_now: DownloadState, message: String| {
-        state.inner.files.update(id, |d| {
+        state.inner.downloads.update(id, |d| {
             d.state = state_now;
             d.message = Some(message);
         })
@@ -238,7 +242,7 @@ async fn started(state: &AppState, connection: u64, d: Download, placed: bool, p
         let message =
             format!("it is {}, over the limit of {} (`[downloads] max_mb`)", human_size(size), human_size(limit));
         if let Some(d) = block(DownloadState::TooLarge, message) {
-            record(state, &d, Some("deny"), d.state.as_str()).await;
+            record(state, &d, Some(AuditDecision::Deny), d.state.as_str()).await;
         }
         return;
     }
@@ -259,7 +263,7 @@ async fn started(state: &AppState, connection: u64, d: Download, placed: bool, p
         }
         tracing::info!(tab, id, placed, "download blocked");
         if let Some(d) = block(DownloadState::Blocked, message) {
-            record(state, &d, Some("deny"), ErrorCode::DownloadBlocked.as_str()).await;
+            record(state, &d, Some(AuditDecision::Deny), ErrorCode::DownloadBlocked.as_str()).await;
         }
         return;
     }
@@ -269,18 +273,18 @@ async fn started(state: &AppState, connection: u64, d: Download, placed: bool, p
         let message = format!("{}; several agents show that origin, so it was cancelled", unplaced.unwrap_or_default());
         tracing::info!(tab, id, "download of no known tab cancelled");
         if let Some(d) = block(DownloadState::Denied, message) {
-            record(state, &d, Some("deny"), d.state.as_str()).await;
+            record(state, &d, Some(AuditDecision::Deny), d.state.as_str()).await;
         }
         return;
     }
     let risky = shared::files::download_risk(&d.name, &d.mime).is_some();
     let action = Action::KeepDownload { name: d.name.clone(), mime: d.mime.clone(), risky };
     let asking = || {
-        state.inner.files.update(id, |d| d.state = DownloadState::WaitingForPerson);
+        state.inner.downloads.update(id, |d| d.state = DownloadState::WaitingForPerson);
     };
     match actions::keep_download(state, &download_caller(), tab, action, asking).await {
         Ok(_) => {
-            state.inner.files.update(id, |d| {
+            state.inner.downloads.update(id, |d| {
                 d.kept = true;
                 d.state = DownloadState::InProgress;
             });
@@ -288,7 +292,7 @@ async fn started(state: &AppState, connection: u64, d: Download, placed: bool, p
         }
         Err(e) => {
             verdict(state, connection, id, DownloadVerdict::Cancel).await;
-            state.inner.files.update(id, |d| {
+            state.inner.downloads.update(id, |d| {
                 d.state = DownloadState::Denied;
                 d.message = Some(format!("{}: {}", e.code, e.message));
             });
@@ -298,7 +302,7 @@ async fn started(state: &AppState, connection: u64, d: Download, placed: bool, p
 }
 
 async fn complete(state: &AppState, connection: u64, id: u64, path: PathBuf) {
-    let Some(d) = state.inner.files.downloads().iter().rev().find(|d| d.id == id).cloned() else {
+    let Some(d) = state.inner.downloads.downloads().iter().rev().find(|d| d.id == id).cloned() else {
         tracing::debug!(id, "completion of an unknown download");
         return;
     };
@@ -316,7 +320,7 @@ async fn complete(state: &AppState, connection: u64, id: u64, path: PathBuf) {
         .unwrap_or_else(|_| Err(NotSaved::Failed("the copy task failed".to_string())));
     // Chromium's own copy goes either way: the one that counts is ours.
     verdict(state, connection, id, DownloadVerdict::Discard).await;
-    let d = state.inner.files.update(id, |d| match saved {
+    let d = state.inner.downloads.update(id, |d| match saved {
         Ok(s) => {
             d.state = DownloadState::Saved;
             d.name = s.name;
@@ -344,7 +348,7 @@ async fn complete(state: &AppState, connection: u64, id: u64, path: PathBuf) {
 }
 
 /// One audit row for a download that ended (blocked, saved, failed).
-async fn record(state: &AppState, d: &Download, decision: Option<&str>, outcome: &str) {
+async fn record(state: &AppState, d: &Download, decision: Option<AuditDecision>, outcome: &str) {
     let mut summary = String::from("download ");
     shared::snapshot::quote(&d.name, &mut summary);
     if let Some(size) = d.size {
@@ -492,11 +496,11 @@ pub(crate) async fn browser_downloads(
     }
     let mine = |d: &Download| d.sessions.contains(&caller.key) && args.tab.is_none_or(|t| t == d.tab);
     let deadline = Instant::now() + Duration::from_millis(DOWNLOAD_WAIT_MS);
-    while Instant::now() < deadline && state.inner.files.downloads().iter().any(|d| mine(d) && d.state.pending()) {
+    while Instant::now() < deadline && state.inner.downloads.downloads().iter().any(|d| mine(d) && d.state.pending()) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let (list, blocked) = {
-        let mut all = state.inner.files.downloads();
+        let mut all = state.inner.downloads.downloads();
         let mut blocked = Vec::new();
         for d in all.iter_mut().filter(|d| mine(d)) {
             if d.state == DownloadState::Blocked && !d.reported {

@@ -39,7 +39,7 @@
 //!
 //! # Downloads
 //!
-//! In `super::downloads` (this struct holds their list).
+//! In `super::downloads`, which keeps their list.
 
 use std::collections::HashMap;
 use std::fs::OpenOptions;
@@ -55,6 +55,7 @@ use nix::libc;
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 use shared::action::Action;
+use shared::audit::AuditDecision;
 use shared::error::{ErrorCode, WireError};
 use shared::files::PlaceRefusal;
 use shared::files::{
@@ -72,12 +73,11 @@ use crate::config::FilesPolicy;
 const HOW_TO_ALLOW_UPLOADS: &str = "the person allows a folder with `[uploads] allowed_dirs = [\"/path/to/folder\"]` \
 in config.toml in the Chaperone home and restarts the daemon";
 
-/// Staged uploads (by upload id) and this daemon's downloads.
+/// Staged uploads (by upload id).
 #[derive(Default)]
 pub(crate) struct Files {
     uploads: Mutex<HashMap<u64, Vec<Vec<u8>>>>,
     next_upload: AtomicU64,
-    pub(super) downloads: Mutex<Vec<super::downloads::Download>>,
 }
 
 impl Files {
@@ -130,7 +130,7 @@ pub(crate) async fn browser_upload_file(
     let paths = args.paths.clone();
     let read = tokio::task::spawn_blocking(move || read_uploads(&files, &paths))
         .await
-        .unwrap_or_else(|_| Err(WireError::new(ErrorCode::Internal, "reading the files failed")));
+        .unwrap_or_else(|_| Err(WireError::internal("reading the files failed")));
     let loaded = match read {
         Ok(l) => l,
         Err(e) => {
@@ -143,7 +143,7 @@ pub(crate) async fn browser_upload_file(
                     summary: &summary,
                     url: state.actions().page(tab).url.as_deref(),
                     reasons: &reasons,
-                    decision: Some("deny"),
+                    decision: Some(AuditDecision::Deny),
                     decided_by: Some(shared::audit::DecidedBy::Policy),
                     outcome: e.code.as_str(),
                     ..Row::default()

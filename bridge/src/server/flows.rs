@@ -60,7 +60,7 @@ use std::time::{Duration, Instant};
 use rmcp::handler::server::tool::schema_for_type;
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use serde_json::{Value as Json, json};
-use shared::audit::DecidedBy;
+use shared::audit::{AuditDecision, DecidedBy};
 use shared::error::{ErrorCode, WireError};
 use shared::flow::{Flow, Step, StepAction, Value};
 use shared::limits::{COMMAND_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS};
@@ -109,10 +109,7 @@ pub(crate) fn tools() -> Vec<Tool> {
     ]
 }
 
-fn parse<T: serde::de::DeserializeOwned>(args: JsonObject) -> Result<T, WireError> {
-    serde_json::from_value(Json::Object(args))
-        .map_err(|e| WireError::new(ErrorCode::InvalidRequest, format!("invalid arguments: {e}")))
-}
+use super::parse_args as parse;
 
 /// Runs a flow tool; `None` when `name` is not one.
 pub(crate) async fn dispatch(
@@ -153,15 +150,15 @@ async fn with_store<T: Send + 'static>(
     f: impl FnOnce(&FlowStore) -> Result<T, crate::error::Error> + Send + 'static,
 ) -> Result<T, WireError> {
     let Some(store) = state.config().flows.clone() else {
-        return Err(WireError::new(ErrorCode::Internal, "this bridge has no flow store"));
+        return Err(WireError::internal("this bridge has no flow store"));
     };
     match tokio::task::spawn_blocking(move || f(&store)).await {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => {
             tracing::error!(error = %e, "flow store failed");
-            Err(WireError::new(ErrorCode::Internal, "the flow store could not be read or written (see the bridge log)"))
+            Err(WireError::internal("the flow store could not be read or written (see the bridge log)"))
         }
-        Err(_) => Err(WireError::new(ErrorCode::Internal, "the flow store did not answer")),
+        Err(_) => Err(WireError::internal("the flow store did not answer")),
     }
 }
 
@@ -304,7 +301,7 @@ async fn flow_delete(state: &AppState, caller: &Caller, name: &str) -> Result<Ca
                 Ok(false) => ErrorCode::NotFound.as_str(),
                 Err(e) => e.code.as_str(),
             };
-            audit.record(row("approved", Some(decided_by), outcome)).await;
+            audit.record(row(AuditDecision::Approved, Some(decided_by), outcome)).await;
             if !deleted? {
                 return Err(no_such_flow(name));
             }
@@ -316,7 +313,7 @@ async fn flow_delete(state: &AppState, caller: &Caller, name: &str) -> Result<Ca
         Ok(_) => Err(super::unexpected_answer()),
         Err(e) => {
             let by = e.denied_by.map(DecidedBy::from);
-            audit.record(row("denied", by, e.code.as_str())).await;
+            audit.record(row(AuditDecision::Denied, by, e.code.as_str())).await;
             Err(e)
         }
     }
@@ -480,7 +477,7 @@ async fn run_step(
         },
         StepAction::PressKey { key } => StepDo::PressKey(key.clone()),
     };
-    let mut report = failed(step, WireError::new(ErrorCode::Internal, "not run"));
+    let mut report = failed(step, WireError::internal("not run"));
     let (target, changed) = match &step.target {
         None if matches!(step.action, StepAction::PressKey { .. }) => (None, None),
         None => {
@@ -612,7 +609,7 @@ async fn locate(state: &AppState, tab: TabId, d: &shared::flow::Descriptor) -> R
 
 /// A navigation step, checked like `browser_navigate`.
 async fn navigate(state: &AppState, caller: &Caller, tab: TabId, step: &Step, url: &str) -> StepReport {
-    let mut report = failed(step, WireError::new(ErrorCode::Internal, "not run"));
+    let mut report = failed(step, WireError::internal("not run"));
     report.risk = Some(RiskLevel::Low);
     let url = match shared::url::validate_navigation_url(url).and_then(|u| state.check_site(&u).map(|()| u)) {
         Ok(u) => u,
@@ -677,7 +674,7 @@ async fn nav_audit(state: &AppState, caller: &Caller, tab: TabId, url: &str, err
             url: Some(url),
             risk: Some(class.risk),
             reasons: &reasons,
-            decision: Some(if denied { "deny" } else { "allow" }),
+            decision: Some(if denied { AuditDecision::Deny } else { AuditDecision::Allow }),
             decided_by: Some(DecidedBy::Policy),
             outcome: error.map_or("ok", |e| e.code.as_str()),
         })

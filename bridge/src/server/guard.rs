@@ -71,7 +71,7 @@ pub(crate) async fn guard(State(state): State<AppState>, req: Request, next: Nex
             tracing::warn!(path = %path, reason = "origin", "request refused");
             return refuse(StatusCode::FORBIDDEN);
         }
-    } else if path == super::dashboard::DATA_PATH {
+    } else if path == shared::dashboard::DATA_PATH {
         // The one endpoint that accepts an `Origin`: its own page's only.
         let own = match origin {
             (None, None) => true,

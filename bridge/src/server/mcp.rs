@@ -37,8 +37,8 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use shared::audit::AuditDecision;
 use shared::error::{ErrorCode, WireError};
 use shared::limits::{COMMAND_TIMEOUT_MS, DEFAULT_SNAPSHOT_CHARS, NAVIGATION_TIMEOUT_MS};
 use shared::protocol::{Command, CommandResult, TabId, TabInfo};
@@ -268,10 +268,7 @@ fn browser_tools() -> Vec<Tool> {
     ]
 }
 
-fn parse<T: DeserializeOwned>(args: JsonObject) -> Result<T, WireError> {
-    serde_json::from_value(Value::Object(args))
-        .map_err(|e| WireError::new(ErrorCode::InvalidRequest, format!("invalid arguments: {e}")))
-}
+use super::parse_args as parse;
 
 fn tab_line(tab: &TabInfo, current: Option<TabId>, out: &mut String) {
     out.push_str(&format!("- tab {}", tab.id));
@@ -342,9 +339,9 @@ impl McpServer {
         outcome: &Result<(), WireError>,
     ) {
         let (decision, outcome) = match outcome {
-            Ok(()) => ("allow", "ok"),
-            Err(e) if e.code == ErrorCode::PermissionDenied => ("deny", e.code.as_str()),
-            Err(e) => ("allow", e.code.as_str()),
+            Ok(()) => (AuditDecision::Allow, "ok"),
+            Err(e) if e.code == ErrorCode::PermissionDenied => (AuditDecision::Deny, e.code.as_str()),
+            Err(e) => (AuditDecision::Allow, e.code.as_str()),
         };
         // A URL is judged like a link target (`shared::navigation`).
         let class = url.map(|u| shared::navigation::judge(&self.state.config().policy, u).class);

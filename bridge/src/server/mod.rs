@@ -93,6 +93,7 @@ struct Inner {
     actions: actions::Actions,
     /// Staged uploads and this daemon's downloads.
     files: files::Files,
+    downloads: downloads::Downloads,
     /// Permits for `/ext` sockets that have not said hello yet.
     unauthenticated: Arc<Semaphore>,
     ext_auth: guard::AuthLimiter,
@@ -130,6 +131,7 @@ impl AppState {
                 session_keys: sessions::Keys::default(),
                 actions: actions::Actions::new(),
                 files: files::Files::default(),
+                downloads: downloads::Downloads::default(),
                 unauthenticated: Arc::new(Semaphore::new(shared::limits::MAX_UNAUTHENTICATED_SOCKETS)),
                 ext_auth: guard::AuthLimiter::new(MAX_AUTH_FAILURES, AUTH_FAILURE_WINDOW),
                 cancel: CancellationToken::new(),
@@ -506,5 +508,13 @@ pub async fn serve(
 /// on one side, logged; the agent gets `INTERNAL`.
 pub(crate) fn unexpected_answer() -> WireError {
     tracing::error!("unexpected answer kind from the extension");
-    WireError::new(ErrorCode::Internal, "unexpected answer from the browser extension")
+    WireError::internal("unexpected answer from the browser extension")
+}
+
+/// A tool's arguments as their `shared::tools` type; anything else (a
+/// missing or unknown field, a wrong type) is `INVALID_REQUEST` with
+/// serde's reason, for every tool alike.
+pub(crate) fn parse_args<T: serde::de::DeserializeOwned>(args: rmcp::model::JsonObject) -> Result<T, WireError> {
+    serde_json::from_value(serde_json::Value::Object(args))
+        .map_err(|e| WireError::new(ErrorCode::InvalidRequest, format!("invalid arguments: {e}")))
 }

@@ -24,7 +24,7 @@
 use std::time::Duration;
 
 use shared::action::Gate;
-use shared::audit::DecidedBy;
+use shared::audit::{AuditDecision, DecidedBy};
 use shared::error::{ErrorCode, WireError};
 use shared::limits::COMMAND_TIMEOUT_MS;
 use shared::navigation::{Verdict, judge};
@@ -49,7 +49,7 @@ pub(crate) async fn clear(
         Decision::Allow => Ok(DecidedBy::Policy),
         Decision::Deny => {
             let e = shared::navigation::denied(url, &v);
-            row(state, caller, tool, tab, url, &v, "deny", DecidedBy::Policy, e.code.as_str()).await;
+            row(state, caller, tool, tab, url, &v, AuditDecision::Deny, DecidedBy::Policy, e.code.as_str()).await;
             tracing::info!(tool, risk = v.class.risk.as_str(), "navigation refused by the policy");
             Err(e)
         }
@@ -88,13 +88,13 @@ async fn ask(
     let wait = Duration::from_secs(u64::from(gate.timeout_secs)) + Duration::from_millis(COMMAND_TIMEOUT_MS);
     match state.hub().call(Command::AskPerson { gate }, wait).await {
         Ok(CommandResult::Answered { decided_by }) => {
-            row(state, caller, tool, tab, url, v, "approved", decided_by, "ok").await;
+            row(state, caller, tool, tab, url, v, AuditDecision::Approved, decided_by, "ok").await;
             Ok(decided_by)
         }
         Ok(_) => Err(super::unexpected_answer()),
         Err(e) => {
             let by = e.denied_by.map(DecidedBy::from).unwrap_or(DecidedBy::Policy);
-            row(state, caller, tool, tab, url, v, "denied", by, e.code.as_str()).await;
+            row(state, caller, tool, tab, url, v, AuditDecision::Denied, by, e.code.as_str()).await;
             let mut refused = e;
             if refused.code == ErrorCode::ApprovalDenied {
                 refused.message = format!("{}; nothing was loaded", refused.message);
@@ -112,7 +112,7 @@ async fn row(
     tab: Option<TabId>,
     url: &str,
     v: &Verdict,
-    decision: &str,
+    decision: AuditDecision,
     decided_by: DecidedBy,
     outcome: &str,
 ) {

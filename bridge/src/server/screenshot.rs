@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rmcp::model::CallToolResult;
 use serde_json::json;
-use shared::audit::DecidedBy;
+use shared::audit::{AuditDecision, DecidedBy};
 use shared::error::{ErrorCode, WireError};
 use shared::limits::COMMAND_TIMEOUT_MS;
 use shared::protocol::{Command, CommandResult};
@@ -32,7 +32,7 @@ pub(crate) async fn screenshot(
     let _serial = lock.lock().await;
     let audit = Audit::new(state, caller);
     let reasons = vec!["screenshots are read-only".to_string()];
-    let row = |url: Option<&str>, decision: &'static str, outcome: &'static str| {
+    let row = |url: Option<&str>, decision: AuditDecision, outcome: &'static str| {
         let reasons = reasons.clone();
         let url = url.map(str::to_string);
         async move {
@@ -55,12 +55,12 @@ pub(crate) async fn screenshot(
     if let Some(url) = &memo.url
         && let Err(e) = state.check_site(url)
     {
-        row(Some(url), "deny", e.code.as_str()).await;
+        row(Some(url), AuditDecision::Deny, e.code.as_str()).await;
         return Err(e);
     }
     if memo.challenge {
         let e = challenge_error();
-        row(memo.url.as_deref(), "deny", e.code.as_str()).await;
+        row(memo.url.as_deref(), AuditDecision::Deny, e.code.as_str()).await;
         return Err(e);
     }
     let answer = state.hub().call(Command::Screenshot { tab }, Duration::from_millis(COMMAND_TIMEOUT_MS)).await;
@@ -72,19 +72,19 @@ pub(crate) async fn screenshot(
                 state.actions().remember_challenge(tab, true);
             }
             let decision = if matches!(e.code, ErrorCode::SecurityChallenge | ErrorCode::PermissionDenied) {
-                "deny"
+                AuditDecision::Deny
             } else {
-                "allow"
+                AuditDecision::Allow
             };
             row(memo.url.as_deref(), decision, e.code.as_str()).await;
             return Err(e);
         }
     };
     if let Err(e) = state.url_seen(tab, &url) {
-        row(Some(&url), "deny", e.code.as_str()).await;
+        row(Some(&url), AuditDecision::Deny, e.code.as_str()).await;
         return Err(e);
     }
-    row(Some(&url), "allow", "ok").await;
+    row(Some(&url), AuditDecision::Allow, "ok").await;
     let mut r = CallToolResult::success(vec![
         rmcp::model::ContentBlock::text(shared::untrusted::wrap_text(&format!(
             "Screenshot of tab {tab} (visible area, PNG). The image shows web content: untrusted data."

@@ -192,7 +192,7 @@ fn start(target: Option<&str>, action: &Action, verify: Option<&ResolvedElement>
         return Err(WireError::new(ErrorCode::InvalidRequest, "this action needs a ref"));
     }
 
-    let win = web_sys::window().ok_or_else(|| WireError::new(ErrorCode::Internal, "no window"))?;
+    let win = web_sys::window().ok_or_else(|| WireError::internal("no window"))?;
     let unloading = Rc::new(Cell::new(false));
     let flag = unloading.clone();
     let listener = Closure::<dyn FnMut(JsValue)>::new(move |_: JsValue| flag.set(true)).into_js_value();
@@ -442,10 +442,10 @@ fn set_value(el: &Element, value: &str) -> Result<(), WireError> {
     let desc = Object::get_own_property_descriptor(proto.unchecked_ref::<Object>(), &JsValue::from_str("value"));
     let setter = dom::prop(&desc, "set")
         .dyn_into::<Function>()
-        .map_err(|_| WireError::new(ErrorCode::Internal, "no value setter"))?;
+        .map_err(|_| WireError::internal("no value setter"))?;
     setter
         .call1(el, &JsValue::from_str(value))
-        .map_err(|_| WireError::new(ErrorCode::Internal, "the value could not be set"))?;
+        .map_err(|_| WireError::internal("the value could not be set"))?;
     Ok(())
 }
 
@@ -707,7 +707,7 @@ fn implicit_submit(input: &Element) {
 }
 
 fn scroll(el: Option<&Element>, direction: ScrollDirection) -> Result<(), WireError> {
-    let win = web_sys::window().ok_or_else(|| WireError::new(ErrorCode::Internal, "no window"))?;
+    let win = web_sys::window().ok_or_else(|| WireError::internal("no window"))?;
     let step = win.inner_height().ok().and_then(|h| h.as_f64()).unwrap_or(600.0) * 0.8;
     match (direction, el) {
         (ScrollDirection::IntoView, Some(el)) => scroll_into_view(el, "center"),

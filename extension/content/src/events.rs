@@ -3,7 +3,7 @@
 //! constructors), for `act` and `upload`.
 
 use js_sys::{Array, Function, Object, Reflect};
-use shared::error::{ErrorCode, WireError};
+use shared::error::WireError;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
@@ -14,7 +14,7 @@ pub fn global_ctor(name: &str) -> Result<Function, WireError> {
     Reflect::get(&js_sys::global(), &JsValue::from_str(name))
         .ok()
         .and_then(|c| c.dyn_into::<Function>().ok())
-        .ok_or_else(|| WireError::new(ErrorCode::Internal, format!("no {name} here")))
+        .ok_or_else(|| WireError::internal(format!("no {name} here")))
 }
 
 /// `new <ctor>(type, init)` dispatched on `target`; true when not cancelled.

@@ -25,7 +25,7 @@ const MAX_CONTEXT: usize = 4;
 const MAX_HEADINGS: u32 = 2_000;
 
 pub fn document() -> Result<Document, WireError> {
-    web_sys::window().and_then(|w| w.document()).ok_or_else(|| WireError::new(ErrorCode::Internal, "no document"))
+    web_sys::window().and_then(|w| w.document()).ok_or_else(|| WireError::internal("no document"))
 }
 
 pub fn stale(target: &str) -> WireError {

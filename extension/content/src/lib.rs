@@ -89,7 +89,7 @@ pub fn handle_message(msg: JsValue) -> Promise {
                     let _ = js_sys::Reflect::set(&reply, &"nodes".into(), &JsValue::from_str(&nodes));
                     return Promise::resolve(&JsValue::from(reply));
                 }
-                Err(_) => Outcome::Err(WireError::new(ErrorCode::Internal, "could not encode the snapshot")),
+                Err(_) => Outcome::Err(WireError::internal("could not encode the snapshot")),
             },
             Err(e) => Outcome::Err(e),
         },
@@ -114,7 +114,7 @@ pub fn handle_message(msg: JsValue) -> Promise {
         Ok(PageRequest::Locate { target }) => locate::locate(&target),
         Ok(PageRequest::Signals {}) => match snapshot::page_signals() {
             Some(signals) => Outcome::Ok(CommandResult::Signals { signals: Box::new(signals) }),
-            None => Outcome::Err(WireError::new(ErrorCode::Internal, "the page has no document")),
+            None => Outcome::Err(WireError::internal("the page has no document")),
         },
         Err(e) => Outcome::Err(e),
     };
@@ -126,11 +126,11 @@ pub fn handle_message(msg: JsValue) -> Promise {
 fn go(delta: i32) -> Result<(), WireError> {
     let history = web_sys::window()
         .and_then(|w| w.history().ok())
-        .ok_or_else(|| WireError::new(ErrorCode::Internal, "no history"))?;
+        .ok_or_else(|| WireError::internal("no history"))?;
     if delta == 0 || history.length().unwrap_or(0) <= 1 {
         return Err(WireError::new(ErrorCode::InvalidRequest, "no page to go to in this tab's history"));
     }
-    history.go_with_delta(delta).map_err(|_| WireError::new(ErrorCode::Internal, "history navigation failed"))
+    history.go_with_delta(delta).map_err(|_| WireError::internal("history navigation failed"))
 }
 
 fn parse(msg: &JsValue) -> Result<PageRequest, WireError> {

@@ -73,8 +73,8 @@ const TEXT_SCAN: usize = 1_200;
 const RICH: &str = "a[href],button,input,select,textarea,img,svg,iframe,h1,h2,h3,h4,h5,h6,ul,ol,table,details,[role],[tabindex],[contenteditable]";
 
 pub fn take(req: &SnapshotRequest) -> Result<PageSnapshot, WireError> {
-    let window = web_sys::window().ok_or_else(|| internal("no window"))?;
-    let document = window.document().ok_or_else(|| internal("no document"))?;
+    let window = web_sys::window().ok_or_else(|| WireError::internal("no window"))?;
+    let document = window.document().ok_or_else(|| WireError::internal("no document"))?;
     let elements = reserve_memory(&document, req);
     let pseudo = Pseudo::scan(&document);
     Labels::scan(&document).install();
@@ -241,10 +241,6 @@ pub fn text_blocks(root: &Element, max_blocks: usize) -> Vec<String> {
     w.visit_from(root);
     w.flush_text();
     w.nodes.into_iter().take(max_blocks).map(|n| n.name).collect()
-}
-
-fn internal(msg: &str) -> WireError {
-    WireError::new(ErrorCode::Internal, msg)
 }
 
 /// Visible open dialogs of the top document, outermost only, and whether

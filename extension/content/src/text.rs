@@ -11,8 +11,8 @@ use shared::snapshot::{PageText, TextRequest};
 const MAX_BLOCKS: usize = 20_000;
 
 pub fn extract(req: &TextRequest) -> Result<PageText, WireError> {
-    let window = web_sys::window().ok_or_else(|| WireError::new(ErrorCode::Internal, "no window"))?;
-    let document = window.document().ok_or_else(|| WireError::new(ErrorCode::Internal, "no document"))?;
+    let window = web_sys::window().ok_or_else(|| WireError::internal("no window"))?;
+    let document = window.document().ok_or_else(|| WireError::internal("no document"))?;
     let root = match &req.scope {
         Some(r) => crate::refs::lookup(r).ok_or_else(|| {
             WireError::new(ErrorCode::StaleRef, format!("{r} is no longer on the page; take a new snapshot"))

@@ -68,24 +68,24 @@ pub fn set_files(el: &Element, files: &[UploadFile]) -> Result<(), WireError> {
         return Err(WireError::new(ErrorCode::InvalidRequest, "this file input is disabled; nothing set"));
     }
     if staged.len() != files.len() || staged.iter().zip(files).any(|(b, f)| b.len() as u64 != f.size) {
-        return Err(WireError::new(ErrorCode::Internal, "the staged files do not match the action; nothing set"));
+        return Err(WireError::internal("the staged files do not match the action; nothing set"));
     }
     let dt = Reflect::construct(&global_ctor("DataTransfer")?, &Array::new())
-        .map_err(|_| WireError::new(ErrorCode::Internal, "no DataTransfer here"))?;
+        .map_err(|_| WireError::internal("no DataTransfer here"))?;
     let items =
-        Reflect::get(&dt, &JsValue::from_str("items")).map_err(|_| WireError::new(ErrorCode::Internal, "no items"))?;
+        Reflect::get(&dt, &JsValue::from_str("items")).map_err(|_| WireError::internal("no items"))?;
     let file_ctor = global_ctor("File")?;
     for (bytes, f) in staged.iter().zip(files) {
         let parts = Array::of1(&Uint8Array::from(&bytes[..]));
         let file = Reflect::construct(&file_ctor, &Array::of2(&parts, &JsValue::from_str(&f.name)))
-            .map_err(|_| WireError::new(ErrorCode::Internal, "a File could not be made"))?;
+            .map_err(|_| WireError::internal("a File could not be made"))?;
         crate::dom::call(&items, "add", &[file])
-            .map_err(|_| WireError::new(ErrorCode::Internal, "a file could not be added"))?;
+            .map_err(|_| WireError::internal("a file could not be added"))?;
     }
     let list =
-        Reflect::get(&dt, &JsValue::from_str("files")).map_err(|_| WireError::new(ErrorCode::Internal, "no files"))?;
+        Reflect::get(&dt, &JsValue::from_str("files")).map_err(|_| WireError::internal("no files"))?;
     Reflect::set(el, &JsValue::from_str("files"), &list)
-        .map_err(|_| WireError::new(ErrorCode::Internal, "the files could not be set"))?;
+        .map_err(|_| WireError::internal("the files could not be set"))?;
     let t: &JsValue = el.as_ref();
     dispatch(t, "Event", "input", &bubbling());
     dispatch(t, "Event", "change", &bubbling());

@@ -80,9 +80,9 @@ async fn tab_new(url: Option<String>) -> CmdResult {
     let props = obj(&[("url", JsValue::from_str(&target)), ("active", JsValue::TRUE)]);
     let created: Tab = chrome::tabs_create(&props)
         .await
-        .map_err(|e| WireError::new(ErrorCode::Internal, js_error_text(&e)))?
+        .map_err(|e| WireError::internal(js_error_text(&e)))?
         .unchecked_into();
-    let id = created.id().ok_or_else(|| WireError::new(ErrorCode::Internal, "the new tab has no id"))? as TabId;
+    let id = created.id().ok_or_else(|| WireError::internal("the new tab has no id"))? as TabId;
     if url.is_some() {
         let waiter = LoadWaiter::register(id, true);
         if created.status().as_deref() == Some("complete") {
@@ -163,7 +163,7 @@ async fn locate(tab: TabId, target: shared::flow::Descriptor) -> CmdResult {
     crate::handoff::clear_for_agent(tab).await?;
     match ask_page(tab, &to_js(&PageRequest::Locate { target })).await? {
         r @ CommandResult::Located { .. } => Ok(r),
-        _ => Err(WireError::new(ErrorCode::Internal, "the page sent an invalid answer")),
+        _ => Err(WireError::internal("the page sent an invalid answer")),
     }
 }
 
@@ -225,18 +225,18 @@ async fn page_snapshot(tab: TabId, request: SnapshotRequest) -> Result<Snapshot,
     let (text, nodes) = match (reply.as_string(), part("head"), part("nodes")) {
         (Some(text), _, _) => (text, None),
         (None, Some(head), Some(nodes)) => (head.as_string().unwrap_or_default(), Some(nodes)),
-        _ => return Err(WireError::new(ErrorCode::Internal, "the page gave no answer")),
+        _ => return Err(WireError::internal("the page gave no answer")),
     };
     match shared::protocol::passed_snapshot_from_json(&text) {
         Ok(Ok(mut head)) => {
             head.decide_challenge();
             let Some(nodes) = nodes else {
-                return Err(WireError::new(ErrorCode::Internal, "the page sent an invalid snapshot"));
+                return Err(WireError::internal("the page sent an invalid snapshot"));
             };
             Ok(Snapshot { head, nodes: nodes.unchecked_into() })
         }
         Ok(Err(e)) => Err(e),
-        Err(_) => Err(WireError::new(ErrorCode::Internal, "the page sent an invalid snapshot")),
+        Err(_) => Err(WireError::internal("the page sent an invalid snapshot")),
     }
 }
 
@@ -244,7 +244,7 @@ async fn extract_text(tab: TabId, request: TextRequest) -> CmdResult {
     let msg = to_js(&PageRequest::ExtractText { request });
     match ask_page(tab, &msg).await? {
         r @ CommandResult::Text { .. } => Ok(r),
-        _ => Err(WireError::new(ErrorCode::Internal, "the page sent invalid text")),
+        _ => Err(WireError::internal("the page sent invalid text")),
     }
 }
 
@@ -263,7 +263,7 @@ async fn screenshot(tab: TabId) -> CmdResult {
     }
     let url = snapshot.head.url;
     let page = get_tab(tab).await?;
-    let window = page.window_id().ok_or_else(|| WireError::new(ErrorCode::Internal, "the tab has no window"))?;
+    let window = page.window_id().ok_or_else(|| WireError::internal("the tab has no window"))?;
     if page.active() != Some(true) {
         chrome::tabs_update(tab_id(tab)?, &obj(&[("active", JsValue::TRUE)])).await.map_err(|e| tab_error(tab, &e))?;
     }
@@ -277,11 +277,11 @@ async fn screenshot(tab: TabId) -> CmdResult {
     }
     let data = chrome::tabs_capture_visible_tab(window, &obj(&[("format", JsValue::from_str("png"))]))
         .await
-        .map_err(|e| WireError::new(ErrorCode::Internal, format!("cannot capture the tab: {}", js_error_text(&e))))?;
+        .map_err(|e| WireError::internal(format!("cannot capture the tab: {}", js_error_text(&e))))?;
     let data = data.as_string().unwrap_or_default();
     let png_base64 = data
         .strip_prefix("data:image/png;base64,")
-        .ok_or_else(|| WireError::new(ErrorCode::Internal, "the capture is not a PNG"))?
+        .ok_or_else(|| WireError::internal("the capture is not a PNG"))?
         .to_string();
     Ok(CommandResult::Image { png_base64, url })
 }

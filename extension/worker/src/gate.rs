@@ -455,7 +455,7 @@ async fn resolve_live(tab: TabId, target: Option<&str>) -> Result<Option<Resolve
     let msg = to_js(&PageRequest::Resolve { target: target.map(str::to_string) });
     match tabs::ask_page(tab, &msg).await {
         Ok(CommandResult::Element { element }) => Ok(Some(element)),
-        Ok(_) => Err(WireError::new(ErrorCode::Internal, "the page sent an invalid element")),
+        Ok(_) => Err(WireError::internal("the page sent an invalid element")),
         Err(e) if target.is_none() && e.code == ErrorCode::NotFound => Ok(None),
         Err(e) => Err(e),
     }
@@ -624,7 +624,7 @@ async fn close(tab: TabId, url: &str) -> Result<ActReport, WireError> {
         if text.contains("No tab") {
             WireError::new(ErrorCode::NotFound, format!("no tab {tab}"))
         } else {
-            WireError::new(ErrorCode::Internal, text)
+            WireError::internal(text)
         }
     })?;
     Ok(ActReport {
@@ -661,7 +661,7 @@ async fn perform(
         Ok(CommandResult::Acted { report }) => report,
         Ok(_) => {
             waiter.cancel();
-            return Err(WireError::new(ErrorCode::Internal, "the page sent an invalid report"));
+            return Err(WireError::internal("the page sent an invalid report"));
         }
         Err(e) if e.code == ErrorCode::Internal || e.code == ErrorCode::Timeout => {
             // The page went away (or hung) after it got the action: what

@@ -40,7 +40,7 @@ pub fn tab_error(tab: TabId, e: &JsValue) -> WireError {
     if text.contains("No tab with id") || text.contains("No tab") {
         WireError::new(ErrorCode::NotFound, format!("no tab {tab}"))
     } else {
-        WireError::new(ErrorCode::Internal, text)
+        WireError::internal(text)
     }
 }
 
@@ -77,7 +77,7 @@ pub async fn ask_page(tab: TabId, msg: &JsValue) -> Result<CommandResult, WireEr
     match serde_json::from_str::<Outcome>(&text) {
         Ok(Outcome::Ok(r)) => Ok(r),
         Ok(Outcome::Err(e)) => Err(e),
-        Err(_) => Err(WireError::new(ErrorCode::Internal, "the page sent an invalid answer")),
+        Err(_) => Err(WireError::internal("the page sent an invalid answer")),
     }
 }
 
@@ -87,7 +87,7 @@ pub async fn ask_page(tab: TabId, msg: &JsValue) -> Result<CommandResult, WireEr
 /// here, once, if it is an http(s) page (`INVALID_REQUEST` otherwise).
 pub async fn ask_page_text(tab: TabId, msg: &JsValue) -> Result<String, WireError> {
     let reply = ask_page_value(tab, msg).await?;
-    reply.as_string().ok_or_else(|| WireError::new(ErrorCode::Internal, "the page gave no answer"))
+    reply.as_string().ok_or_else(|| WireError::internal("the page gave no answer"))
 }
 
 /// [`ask_page_text`]'s answer as it came (a snapshot comes in two parts).
@@ -107,7 +107,7 @@ pub async fn ask_page_value(tab: TabId, msg: &JsValue) -> Result<JsValue, WireEr
                 if crate::load_errors::is_error_page(&text) {
                     return Err(crate::load_errors::error_page(tab, &tab_url(tab).await.unwrap_or_default()));
                 }
-                return Err(WireError::new(ErrorCode::Internal, format!("cannot reach the page: {text}")));
+                return Err(WireError::internal(format!("cannot reach the page: {text}")));
             }
             ask_content(id, msg).await
         }

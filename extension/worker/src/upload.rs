@@ -75,7 +75,7 @@ pub async fn stage(tab: TabId, action: &Action) -> Result<(), WireError> {
     let mut sizes = vec![0u64; files.len()];
     for (file, data) in &chunks {
         let Some(size) = sizes.get_mut(*file as usize) else {
-            return Err(WireError::new(ErrorCode::Internal, "the bridge sent a file the action does not name"));
+            return Err(WireError::internal("the bridge sent a file the action does not name"));
         };
         let pad = data.bytes().rev().take_while(|&b| b == b'=').count() as u64;
         *size += (data.len() as u64 / 4) * 3 - pad;

@@ -231,6 +231,81 @@ fn shared_imports_match_the_table_in_its_lib_rs() {
     check(&SHARED);
 }
 
+/// A cycle in `graph` (each module and what it uses), as the modules
+/// around it, or `None` when the uses form a DAG.
+fn cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit<'a>(
+        m: &'a str,
+        graph: &'a BTreeMap<String, BTreeSet<String>>,
+        done: &mut BTreeSet<&'a str>,
+        path: &mut Vec<&'a str>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|p| *p == m) {
+            let mut c: Vec<String> = path[at..].iter().map(|s| s.to_string()).collect();
+            c.push(m.to_string());
+            return Some(c);
+        }
+        if !done.insert(m) {
+            return None;
+        }
+        path.push(m);
+        for d in graph.get(m).into_iter().flatten() {
+            if let Some(c) = visit(d, graph, done, path) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph.keys().find_map(|m| visit(m, graph, &mut done, &mut Vec::new()))
+}
+
+/// What each submodule of the bridge's `server` uses of its siblings:
+/// `crate::server::x` anywhere, `super::x` in `server/*.rs` and
+/// `super::super::x` one folder down.
+fn server_imports() -> BTreeMap<String, BTreeSet<String>> {
+    let src = repo().join("bridge/src/server");
+    let modules = declared(&std::fs::read_to_string(src.join("mod.rs")).expect("server/mod.rs"));
+    let mut paths = Vec::new();
+    files(&src, &mut paths);
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for p in paths {
+        let rel = p.strip_prefix(&src).expect("under server");
+        let parts: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+        let module = parts[0].strip_suffix(".rs").unwrap_or(&parts[0]).to_string();
+        let depth = parts.len() - usize::from(parts.last().is_some_and(|l| l == "mod.rs"));
+        if module == "mod" || module == "tests" || p.file_name().is_some_and(|n| n == "tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        let code = code(&text)
+            .replace("crate::", "top::")
+            .replace("top::server::", "crate::")
+            .replace(&"super::".repeat(depth), "crate::");
+        let deps = used(&code).into_iter().filter(|d| modules.contains(d) && *d != module).collect::<Vec<_>>();
+        out.entry(module).or_default().extend(deps);
+    }
+    out
+}
+
+/// The bridge keeps no table (its modules change more often than the
+/// two sides' protocol), but its imports must still form a DAG: among
+/// its top-level modules and among the server's. A cycle is a module
+/// that cannot be read, tested or moved without the others.
+#[test]
+fn bridge_modules_import_no_cycle() {
+    let src = repo().join("bridge/src");
+    let lib_rs = std::fs::read_to_string(src.join("lib.rs")).expect("lib.rs");
+    let top = imports(&src, &declared(&lib_rs));
+    if let Some(c) = cycle(&top) {
+        panic!("bridge/src: the modules import each other in a cycle: {}", c.join(" → "));
+    }
+    if let Some(c) = cycle(&server_imports()) {
+        panic!("bridge/src/server: the modules import each other in a cycle: {}", c.join(" → "));
+    }
+}
+
 #[test]
 fn the_reader_sees_every_kind_of_use() {
     let text = "//! crate::nope\nuse crate::a::X;\nuse crate::{b, c::{D, E}, d};\nfn f() { crate::e::g(); \
@@ -242,4 +317,13 @@ fn the_reader_sees_every_kind_of_use() {
     assert_eq!(rows[0].1, ["b", "c"].into_iter().map(String::from).collect());
     assert!(rows[2].1.is_empty());
     assert_eq!(declared(lib), ["a", "b", "c"].into_iter().map(String::from).collect());
+    let graph = |edges: &[(&str, &str)]| {
+        let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (a, b) in edges {
+            g.entry(a.to_string()).or_default().insert(b.to_string());
+        }
+        g
+    };
+    assert_eq!(cycle(&graph(&[("a", "b"), ("b", "c"), ("a", "c")])), None);
+    assert_eq!(cycle(&graph(&[("a", "b"), ("b", "c"), ("c", "a")])).map(|c| c.len()), Some(4));
 }

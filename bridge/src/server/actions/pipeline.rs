@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rmcp::model::CallToolResult;
 use shared::action::{ActReport, Action, ControlState, Gate, ResolvedElement, Typing};
-use shared::audit::DecidedBy;
+use shared::audit::{AuditDecision, DecidedBy};
 use shared::error::{ErrorCode, WireError};
 use shared::gate::{Dispatch, Proposal, Refused};
 use shared::limits::COMMAND_TIMEOUT_MS;
@@ -122,7 +122,7 @@ impl Prepared {
     fn row<'a>(
         &'a self,
         (risk, reasons): (RiskLevel, &'a [String]),
-        decision: &'a str,
+        decision: AuditDecision,
         decided_by: Option<DecidedBy>,
         outcome: &'a str,
     ) -> Row<'a> {
@@ -158,7 +158,7 @@ async fn record_refusal(
             url,
             risk: class.map(|c| c.risk),
             reasons: class.map_or(&[][..], |c| &c.reasons),
-            decision: Some("deny"),
+            decision: Some(AuditDecision::Deny),
             decided_by: Some(decided_by),
             outcome: e.code.as_str(),
         })
@@ -301,7 +301,7 @@ pub(super) async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -
         changed: p.changed.clone(),
     };
     let decided_by = (p.decision == Decision::Allow).then_some(DecidedBy::Policy);
-    let action_row = |outcome| p.row((p.class.risk, &p.class.reasons), p.decision.as_str(), decided_by, outcome);
+    let action_row = |outcome| p.row((p.class.risk, &p.class.reasons), AuditDecision::from(p.decision), decided_by, outcome);
     // A consequential action is on record before it is dispatched; an
     // allowed one is written once, with its outcome (one fsync less on the
     // fast path).
@@ -378,7 +378,7 @@ pub(super) async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -
             finish(effect).await;
             if report.decided_by != DecidedBy::Policy {
                 let live = (report.risk, &report.reasons[..]);
-                audit.record(p.row(live, "approved", Some(report.decided_by), effect)).await;
+                audit.record(p.row(live, AuditDecision::Approved, Some(report.decided_by), effect)).await;
             }
             tracing::info!(
                 tool = p.plan.tool,
@@ -391,7 +391,7 @@ pub(super) async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -
         Err(e) => {
             finish(e.code.as_str()).await;
             if let Some(by) = denied_by(e) {
-                let row = p.row((p.class.risk, &p.class.reasons), "denied", Some(by), e.code.as_str());
+                let row = p.row((p.class.risk, &p.class.reasons), AuditDecision::Denied, Some(by), e.code.as_str());
                 audit.record(row).await;
             }
             tracing::info!(tool = p.plan.tool, tab = p.plan.tab, code = e.code.as_str(), "action failed");

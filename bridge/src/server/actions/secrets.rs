@@ -77,7 +77,7 @@ async fn with_store<T: Send + 'static>(
                 format!("the secret {name} could not be read (see the bridge log)"),
             ))
         }
-        Err(_) => Err(WireError::new(ErrorCode::Internal, "the secret store did not answer")),
+        Err(_) => Err(WireError::internal("the secret store did not answer")),
     }
 }
 

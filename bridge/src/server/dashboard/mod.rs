@@ -26,8 +26,7 @@ use shared::dashboard::{CSP, Filters};
 use super::AppState;
 use super::guard;
 
-/// The data endpoint: the one path that accepts an `Origin` (its own).
-pub(crate) const DATA_PATH: &str = "/dashboard/data";
+use shared::dashboard::DATA_PATH;
 
 const INDEX_HTML: &str = include_str!("static/index.html");
 const APP_JS: &str = include_str!("static/app.js");

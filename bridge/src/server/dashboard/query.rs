@@ -19,7 +19,7 @@ use crate::error::Error;
 const INDEXES: &str = "CREATE INDEX IF NOT EXISTS audit_session ON audit(session, id);";
 
 fn db(e: rusqlite::Error) -> Error {
-    Error::Server(format!("dashboard read: {e}"))
+    Error::Audit(format!("dashboard read: {e}"))
 }
 
 /// A connection for reads. `writable`: the daemon's (it may add
@@ -194,7 +194,8 @@ pub(crate) fn data(conn: &Connection, f: &Filters) -> Result<Data, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::audit::{AuditStore, NewEntry};
+    use crate::audit::AuditStore;
+    use shared::audit::AuditRow;
     use shared::audit::{AuditDecision, DecidedBy, SESSION_STARTED};
     use shared::risk::RiskLevel;
 
@@ -204,8 +205,8 @@ mod tests {
         (dir, store)
     }
 
-    fn entry(session: &str, tool: &str, url: &str, decision: AuditDecision, by: Option<DecidedBy>) -> NewEntry {
-        NewEntry {
+    fn entry(session: &str, tool: &str, url: &str, decision: AuditDecision, by: Option<DecidedBy>) -> AuditRow {
+        AuditRow {
             session: session.into(),
             client: Some(format!("client-{session}")),
             tab: Some(1),
@@ -222,8 +223,8 @@ mod tests {
         }
     }
 
-    fn session_row(session: &str, outcome: &str) -> NewEntry {
-        NewEntry {
+    fn session_row(session: &str, outcome: &str) -> AuditRow {
+        AuditRow {
             session: session.into(),
             client: Some(format!("client-{session}")),
             tool: SESSION_TOOL.into(),

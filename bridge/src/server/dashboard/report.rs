@@ -57,16 +57,16 @@ fn style_hash() -> String {
 /// The report of `which` from the database at `db`, read-only.
 pub fn render_from(db: &Path, which: &Which) -> Result<String, Error> {
     if !db.exists() {
-        return Err(Error::Config(format!("no audit log at {}: nothing has been recorded yet", db.display())));
+        return Err(Error::Usage(format!("no audit log at {}: nothing has been recorded yet", db.display())));
     }
     let conn = query::open(db, false)?;
     let session = match which {
         Which::Session(s) => s.clone(),
         Which::Last => query::last_session(&conn)?
-            .ok_or_else(|| Error::Config("the audit log is empty: there is no session to report".into()))?,
+            .ok_or_else(|| Error::Usage("the audit log is empty: there is no session to report".into()))?,
     };
     let summary = query::sessions(&conn, Some(&session))?.into_iter().next().ok_or_else(|| {
-        Error::Config(format!("no session {session} in the audit log (see `chaperone dashboard` or `chaperone audit`)"))
+        Error::Usage(format!("no session {session} in the audit log (see `chaperone dashboard` or `chaperone audit`)"))
     })?;
     let filters = Filters { session: Some(session), ..Default::default() };
     let (rows, more) = query::rows(&conn, &filters, MAX_REPORT_ROWS)?;
@@ -181,7 +181,8 @@ fn class(word: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::audit::{AuditStore, NewEntry};
+    use crate::audit::AuditStore;
+    use shared::audit::AuditRow;
 
     #[test]
     fn markup_is_escaped_and_the_file_loads_and_runs_nothing() {
@@ -190,7 +191,7 @@ mod tests {
         let store = AuditStore::open(&db).unwrap();
         let evil = "<img src=x onerror=alert(1)><script>alert(2)</script>";
         store
-            .record(&NewEntry {
+            .record(&AuditRow {
                 session: "mcp:abcd".into(),
                 client: Some(format!("agent {evil}")),
                 tab: Some(3),
@@ -207,7 +208,7 @@ mod tests {
             })
             .unwrap();
         store
-            .record(&NewEntry {
+            .record(&AuditRow {
                 session: "mcp:abcd".into(),
                 tool: "browser_type".into(),
                 summary: "type {secret:API_TOKEN} into textbox \"API token\"".into(),

@@ -61,20 +61,18 @@ pub(crate) async fn dispatch(
     name: &str,
     args: JsonObject,
 ) -> Option<Result<CallToolResult, WireError>> {
-    let value = Value::Object(args);
-    let bad = |e: serde_json::Error| WireError::new(ErrorCode::InvalidRequest, format!("invalid arguments: {e}"));
     Some(match name {
-        "browser_network_requests" => match serde_json::from_value(value) {
+        "browser_network_requests" => match crate::server::parse_args(args) {
             Ok(a) => requests(state, caller, a).await,
-            Err(e) => Err(bad(e)),
+            Err(e) => Err(e),
         },
-        "browser_network_request" => match serde_json::from_value(value) {
+        "browser_network_request" => match crate::server::parse_args(args) {
             Ok(a) => request(state, caller, a).await,
-            Err(e) => Err(bad(e)),
+            Err(e) => Err(e),
         },
-        "browser_network_export" => match serde_json::from_value(value) {
+        "browser_network_export" => match crate::server::parse_args(args) {
             Ok(a) => export(state, caller, a).await,
-            Err(e) => Err(bad(e)),
+            Err(e) => Err(e),
         },
         _ => return None,
     })
@@ -307,14 +305,14 @@ async fn export(state: &AppState, caller: &Caller, a: NetworkExportArgs) -> Resu
     let doc = har::document(entries.iter().map(|e| har::entry(e.id, &e.captured)).collect());
     let bytes = serde_json::to_vec_pretty(&doc).map_err(|e| {
         tracing::error!(error = %e, "HAR serialisation failed");
-        WireError::new(ErrorCode::Internal, "the export could not be written")
+        WireError::internal("the export could not be written")
     })?;
     let path = tokio::task::spawn_blocking(move || write_private(&dir, &file, &bytes))
         .await
-        .map_err(|_| WireError::new(ErrorCode::Internal, "the export could not be written"))?
+        .map_err(|_| WireError::internal("the export could not be written"))?
         .map_err(|e| {
             tracing::warn!(error = %e, "network export failed");
-            WireError::new(ErrorCode::Internal, "the export could not be written (see the daemon's log)")
+            WireError::internal("the export could not be written (see the daemon's log)")
         })?;
     let shown = path.display().to_string();
     let summary = format!("network export of {count} request(s) → {shown}");

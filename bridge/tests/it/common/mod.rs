@@ -788,7 +788,7 @@ async fn page_answer(
                 // let the action through.
                 let asks = cfg.lock().unwrap().secret_asks.clone();
                 let mut typed = None;
-                let mut last = WireError::new(ErrorCode::Internal, "no secret was asked for");
+                let mut last = WireError::internal("no secret was asked for");
                 for ask in asks {
                     let answer = match &ask {
                         SecretAsk::Own => wire.ask_secret(gate.request, &gate.origin).await,
@@ -847,7 +847,7 @@ async fn page_answer(
             ok(CommandResult::Tab { tab: tab(t, &url) })
         }
         Command::Snapshot { .. } => {
-            Some(Outcome::Err(WireError::new(ErrorCode::Internal, "no snapshots in the page fake")))
+            Some(Outcome::Err(WireError::internal("no snapshots in the page fake")))
         }
         Command::Locate { tab: t, target } => ok(CommandResult::Located { located: fake_locate(cfg, t, &target) }),
         Command::AskPerson { .. } => {
