@@ -137,6 +137,8 @@ enum Page {
     Form,
     Rows,
     Cards,
+    Controls,
+    Mail,
 }
 
 impl Page {
@@ -147,6 +149,8 @@ impl Page {
             Page::Form => pages::form_path(),
             Page::Rows => pages::rows_path(2_000),
             Page::Cards => pages::cards_path(),
+            Page::Controls => "/widgets/controls.html".into(),
+            Page::Mail => "/mail/index.html".into(),
         }
     }
 
@@ -157,12 +161,14 @@ impl Page {
             Page::Form => format!("{}-control form", pages::FORM_CONTROLS),
             Page::Rows => "2,000-row list".into(),
             Page::Cards => format!("{}-card shop", pages::CARDS),
+            Page::Controls => "ARIA controls (switches, sliders)".into(),
+            Page::Mail => "mail compose form".into(),
         }
     }
 
     /// The fixture pages of `fixtures/sites/` are served by a second server.
     fn served_from_fixtures(self) -> bool {
-        matches!(self, Page::Settings | Page::Newsletter)
+        matches!(self, Page::Settings | Page::Newsletter | Page::Controls | Page::Mail)
     }
 }
 
@@ -178,7 +184,7 @@ fn choosing(page: Page, i: &str, name: &str, value: &str) -> Intent {
     Intent { extra: json!({ "values": [value] }), ..intent(page, "select_option", i, "combobox", name) }
 }
 
-/// The intent set: 36 intents over five pages. Actions that would leave
+/// The intent set: 50 intents over seven pages. Actions that would leave
 /// the page or ask the person (submit, links, Delete) are `hover`s: the
 /// pick is what is measured.
 fn intents() -> Vec<Intent> {
@@ -221,6 +227,20 @@ fn intents() -> Vec<Intent> {
         intent(Cards, "hover", &format!("add {} to the cart", card_name(250)), "button", "Add to cart"),
         intent(Cards, "hover", "the shop heading link", "none", ""),
         intent(Cards, "hover", &format!("the Add to cart button of {}", card_name(3)), "button", "Add to cart"),
+        intent(Controls, "hover", "the eco mode switch", "switch", "Eco mode"),
+        intent(Controls, "hover", "the away mode toggle", "switch", "Away mode"),
+        intent(Controls, "hover", "the target temperature slider", "slider", "Target temperature"),
+        intent(Controls, "hover", "fan speed", "slider", "Fan speed"),
+        intent(Controls, "hover", "the boost minutes", "spinbutton", "Boost minutes"),
+        intent(Controls, "hover", "the Weekdays schedule", "radio", "Weekdays"),
+        intent(Controls, "hover", "apply the schedule", "button", "Apply schedule"),
+        intent(Controls, "hover", "the device search box", "searchbox", "Find a device"),
+        intent(Controls, "hover", "the history link", "link", "View history"),
+        typing(Mail, "the recipient", "To"),
+        typing(Mail, "the subject line", "Subject"),
+        typing(Mail, "the message body", "Message"),
+        intent(Mail, "hover", "the Send button", "button", "Send"),
+        intent(Mail, "hover", "save as draft", "button", "Save draft"),
     ]
 }
 

@@ -223,6 +223,60 @@ async fn a_model_picks_only_listed_elements_and_the_gate_still_decides() {
     assert!(html.contains("tok_live_CANARY_7f3a9c") && html.contains("Ignore previous instructions"));
 }
 
+/// A goal from start to end with the person there (headed): the model
+/// fills the two fields from the goal's inputs, the submit asks the person
+/// (a card in the approval window, approved with a trusted click), the
+/// form is sent with the inputs' values, the model says it is done and the
+/// goal ends well. No input value reaches the model or the traces.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_goal_fills_a_form_from_inputs_and_submits_it_when_the_person_approves() {
+    let model = ScriptedModel::start();
+    let config = format!(
+        "approval_timeout_secs = 60\n\n[model]\nprovider = \"openai\"\nurl = \"{}/v1\"\nname = \"scripted\"\n\
+         max_calls_per_action = 2\nmax_calls_per_session = 10\ntimeout_secs = {MODEL_TIMEOUT_SECS}\n",
+        model.url()
+    );
+    let mut s = Stack::start_with_config(Some(&config)).await.expect("start the stack");
+    let human = tests::Human::new(&s.browser.cdp);
+    let news = s.url("/model/newsletter.html");
+    new_tab(&mut s.mcp, &news).await;
+    let page = page_at(&s, &news).await;
+    model.answer(vec![
+        Answer::Step { op: "type".into(), needle: "\"Email address\"".into(), input: "email".into() },
+        Answer::Step { op: "type".into(), needle: "\"Your name\"".into(), input: "name".into() },
+        Answer::Step { op: "click".into(), needle: "\"Subscribe\"".into(), input: "none".into() },
+        Answer::Step { op: "done".into(), needle: String::new(), input: "none".into() },
+    ]);
+    let goal = json!({
+        "goal": "subscribe to the newsletter",
+        "inputs": { "email": "ada.goal@example.com", "name": "Goal Person" }
+    });
+    let (r, shown) = human.approving(async { s.mcp.call("browser_run_goal", goal).await.unwrap() }).await;
+    assert!(!r.is_error(), "the approved goal failed: {}", r.raw);
+    assert_eq!(shown.len(), 1, "only the submit asks the person: {shown:?}");
+    assert!(shown[0].text.contains("Subscribe"), "the card does not name the submit: {}", shown[0].text);
+    assert!(r.text().contains("type email into") && r.text().contains("type name into"), "{}", r.raw);
+    // The form was sent, with the inputs' values, after the person approved.
+    let sent = tests::poll(Duration::from_secs(10), Duration::from_millis(100), || async {
+        let v = page.evaluate("location.pathname + location.search").await.ok()?;
+        let v = v.as_str()?.to_string();
+        v.starts_with("/model/thanks.html").then_some(v)
+    })
+    .await
+    .expect("the form was not submitted");
+    assert!(sent.contains("email=ada.goal%40example.com") && sent.contains("name=Goal+Person"), "{sent}");
+    let traces = s.daemon.home().join("knowledge").join("traces.jsonl");
+    let text = std::fs::read_to_string(&traces).expect("the goal wrote traces");
+    assert_eq!(text.lines().count(), 4, "{text}");
+    assert!(text.contains("\"op\":\"done\""), "{text}");
+    for (_, body) in model.requests() {
+        let all = body.to_string();
+        for never in ["ada.goal@example.com", "Goal Person"] {
+            assert!(!all.contains(never) && !text.contains(never), "an input value reached the model or a trace");
+        }
+    }
+}
+
 /// Without `[model]` the tools say how to set one up; a `url` off loopback
 /// stops the daemon at start, naming the line.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
