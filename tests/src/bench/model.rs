@@ -310,7 +310,7 @@ pub async fn run(b: &mut Bench) -> Result<Suite> {
         if current != Some(it.page) {
             b.mcp.ok("browser_navigate", json!({ "url": url(it.page) })).await?;
             current = Some(it.page);
-            let snap = b.mcp.ok("browser_snapshot", json!({ "interactive": true })).await?;
+            let snap = b.mcp.ok("browser_snapshot", json!({ "interactive_only": true })).await?;
             let full = tokens.count(&result_text(&snap.result));
             per_page.push((it.page, full, Vec::new(), Vec::new(), Vec::new()));
         }
