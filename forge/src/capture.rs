@@ -2,7 +2,8 @@
 //! `api_learn`).
 //!
 //! The bridge keeps each session's requests as `shared::network::Captured`
-//! (no response bodies in the default build). The learner reads them only
+//! (no response bodies in the default build; the bodies build's whole text
+//! bodies are read, as redacted). The learner reads them only
 //! after `shared::redact::redact_captured`, the redaction every network
 //! output goes through, so no credential value reaches it at all. Two
 //! things that redaction hides are facts the learner needs, and neither is
@@ -22,7 +23,7 @@
 //! (`main_frame` → `document`, `xmlhttprequest` → `xhr`,
 //! `csp_report` → `ping`) so that [`crate::keep`] applies one set of rules.
 
-use shared::network::{Captured, Header, RequestBody};
+use shared::network::{Captured, Header, RequestBody, ResponseBody};
 use shared::redact::REDACTED;
 
 use crate::har::{Content, Entry, Pair, PostData, Request, Response};
@@ -140,7 +141,16 @@ pub fn entry(shown: &Captured, raw: &Captured) -> Entry {
         response: Response {
             status: i64::from(shown.status),
             headers: response_headers,
-            content: Some(Content { mime_type: shown.response_mime().to_string(), text: None, encoding: None }),
+            // A whole text body (the bodies build), as redacted: the
+            // response's fields can be learned. A cut one is not whole JSON.
+            content: Some(Content {
+                mime_type: shown.response_mime().to_string(),
+                text: match &shown.response_body {
+                    Some(ResponseBody::Text { text, cut: false }) => Some(text.clone()),
+                    _ => None,
+                },
+                encoding: None,
+            }),
         },
         resource_type: Some(resource_type(&shown.resource_type).to_string()),
     }
@@ -173,6 +183,20 @@ mod tests {
         for (name, raw, want) in cases {
             assert_eq!(auth_shape(name, raw).as_deref(), *want, "{name}: {raw}");
         }
+    }
+
+    #[test]
+    fn a_whole_text_body_is_learned_from_and_a_cut_one_is_not() {
+        let text = |body: Option<ResponseBody>| {
+            let mut c = cap();
+            c.response_body = body;
+            entry(&c, &c).response.content.and_then(|c| c.text)
+        };
+        let json = r#"{"id":1,"title":"x"}"#.to_string();
+        assert_eq!(text(Some(ResponseBody::Text { text: json.clone(), cut: false })), Some(json.clone()));
+        assert_eq!(text(Some(ResponseBody::Text { text: json, cut: true })), None, "a cut body is not whole JSON");
+        assert_eq!(text(Some(ResponseBody::Unavailable { reason: "detached".into() })), None);
+        assert_eq!(text(None), None);
     }
 
     #[test]

@@ -65,6 +65,7 @@ struct State {
 /// A running library server; stops on drop.
 pub struct LibraryServer {
     addr: SocketAddr,
+    state: Arc<Mutex<State>>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -76,6 +77,7 @@ impl LibraryServer {
         let addr = listener.local_addr().expect("library server address");
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let state = Arc::new(Mutex::new(State { name: "Robin Reader".into(), ..State::default() }));
+        let kept = state.clone();
         let root = crate::sites_dir().join("library");
         let thread = std::thread::Builder::new()
             .name("library-server".into())
@@ -96,7 +98,7 @@ impl LibraryServer {
                 });
             })
             .expect("spawn the library server");
-        LibraryServer { addr, shutdown: Some(tx), thread: Some(thread) }
+        LibraryServer { addr, state: kept, shutdown: Some(tx), thread: Some(thread) }
     }
 
     /// `http://127.0.0.1:PORT`
@@ -107,6 +109,13 @@ impl LibraryServer {
     /// `127.0.0.1:PORT`
     pub fn host(&self) -> String {
         self.addr.to_string()
+    }
+
+    /// Every credential the server has handed out so far: bearer tokens,
+    /// CSRF tokens and session cookies (for leak scans).
+    pub fn issued(&self) -> Vec<String> {
+        let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.tokens.iter().chain(&st.csrf).chain(st.sessions.keys()).cloned().collect()
     }
 }
 

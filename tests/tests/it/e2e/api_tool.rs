@@ -15,7 +15,8 @@
 //! - The person uses the library app in the agent's tab: the learned
 //!   templates and query parameters are measured against the authors'
 //!   documentation (response bodies are not captured by the default
-//!   extension, so only request fields are measured).
+//!   extension, so only request fields are measured there; with the
+//!   bodies build the response fields are measured too).
 //! - At the end every tool output, the daemon's logs and every file of the
 //!   home are searched for each credential in every encoding.
 
@@ -329,4 +330,53 @@ async fn the_agent_learns_the_api_of_its_tabs_and_never_writes_a_credential() {
         assert!(scanned.contains(&home.join(f)), "{f} was not scanned: {scanned:?}");
     }
     assert!(hits.is_empty(), "credentials leaked: {hits:#?}");
+}
+
+/// The bodies build (`dist/extension-bodies`) captures response bodies, so
+/// learning from Chaperone's own capture finds the response fields too:
+/// the person uses the library app in the agent's tab and `api_learn`'s
+/// description is measured against the authors' documentation, responses
+/// included (request bodies of `PATCH` stay out of reach: Chromium's
+/// `webRequest` gives `POST` and `PUT` bodies only).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_bodies_build_response_fields_are_learned_too() {
+    let mut s = Stack::start_bodies(None).await.expect("start the stack with the bodies build");
+    let exports = s.daemon.home().join("exports");
+    let start = s.url("/basic/index.html");
+    s.mcp.ok("browser_tabs", json!({ "action": "new", "url": start })).await;
+    let target = s
+        .browser
+        .cdp
+        .wait_for_target(Duration::from_secs(10), |t| t.kind == "page" && t.url == start)
+        .await
+        .expect("the agent's tab");
+    let page = s.browser.cdp.attach(&target.target_id).await.expect("attach");
+    let library = LibraryServer::start();
+    page.navigate(&format!("{}/", library.base())).await.expect("open the library");
+    super::api_learn::use_the_app(&page).await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let r = s.mcp.ok("api_learn", json!({ "name": "library", "host": library.host() })).await;
+    let lib_path = exports.join("library.json");
+    validate(&lib_path);
+    let lib_text = std::fs::read_to_string(&lib_path).unwrap();
+    assert!(!lib_text.contains(PASSWORD), "the library password reached the spec");
+    let issued = library.issued();
+    assert!(issued.len() >= 3, "the app signed in (token, CSRF token, session cookie): {}", issued.len());
+    for credential in &issued {
+        assert!(!lib_text.contains(credential.as_str()), "a credential from a response body reached the spec");
+    }
+    let lib: Value = serde_json::from_str(&lib_text).unwrap();
+    let mut expected: forge::measure::Expected = serde_json::from_str(
+        &std::fs::read_to_string(tests::workspace_root().join("fixtures/forge/library.expected.json")).unwrap(),
+    )
+    .unwrap();
+    expected.operations.iter_mut().filter(|o| o.method == "PATCH").for_each(|o| o.request.clear());
+    let responses: usize = expected.operations.iter().map(|o| o.response.len()).sum();
+    assert!(responses >= 10, "the documentation lists response fields ({responses})");
+    let scores = forge::measure::score(&lib, &expected);
+    eprintln!("scores from the bodies capture: {}", serde_json::to_string(&scores).unwrap());
+    eprintln!("learned from the bodies capture: {}", r.text());
+    assert!(scores.templates.precision >= 0.95 && scores.templates.recall >= 0.95, "{:?}", scores.templates);
+    assert!(scores.fields.precision >= 0.90 && scores.fields.recall >= 0.90, "{:?}", scores.fields);
+    assert!(scores.query.precision >= 0.90 && scores.query.recall >= 0.90, "{:?}", scores.query);
 }
