@@ -140,3 +140,44 @@ impl HarRecorder {
                             "pages": [], "entries": out } }))
     }
 }
+
+/// One request as Chrome DevTools' own HAR importer reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Imported {
+    pub method: String,
+    pub url: String,
+    pub status: i64,
+}
+
+/// Opens `har_text` with Chrome DevTools' own importer, the code behind
+/// the Network panel's "Import HAR file" (`models/har/har.js` of the
+/// frontend bundled in Chromium: `HARRoot` reads the file,
+/// `Importer.requestsFromHARLog` makes the panel's requests), in a
+/// `devtools://` page of `cdp`'s browser. An error when the frontend
+/// refuses the file.
+pub async fn devtools_import(cdp: &Cdp, har_text: &str) -> Result<Vec<Imported>> {
+    let page = cdp.new_page("devtools://devtools/bundled/devtools_app.html").await?;
+    let literal = serde_json::to_string(har_text)?;
+    let js = format!(
+        "(async () => {{ try {{ const m = await import('./models/har/har.js'); \
+         const log = new m.HARFormat.HARRoot(JSON.parse({literal})).log; \
+         const reqs = m.Importer.Importer.requestsFromHARLog(log); \
+         return {{ ok: reqs.map(r => [r.requestMethod, r.url(), r.statusCode]) }}; \
+         }} catch (e) {{ return {{ error: String(e) }}; }} }})()"
+    );
+    let v = page.evaluate(&js).await;
+    let _ = cdp.close_target(&page.target_id).await;
+    let v = v?;
+    if let Some(e) = v.get("error") {
+        anyhow::bail!("Chrome DevTools' HAR importer refused the file: {e}");
+    }
+    let rows = v["ok"].as_array().ok_or_else(|| anyhow::anyhow!("the importer answered {v}"))?;
+    Ok(rows
+        .iter()
+        .map(|r| Imported {
+            method: r[0].as_str().unwrap_or_default().to_string(),
+            url: r[1].as_str().unwrap_or_default().to_string(),
+            status: r[2].as_i64().unwrap_or(-1),
+        })
+        .collect())
+}

@@ -5,8 +5,8 @@
 //! 200/201/204/404, fetch and XHR, a beacon with a token in its query)
 //! plus static files. The agent lists and filters them, reads a body,
 //! fills a stored secret that the page then sends under a harmless name,
-//! exports a HAR (validated by the npm `har-validator`), and a second
-//! session sees nothing. Every credential is a canary; at the end every
+//! exports a HAR (validated by the npm `har-validator` and opened by Chrome
+//! DevTools' own HAR importer), and a second session sees nothing. Every credential is a canary; at the end every
 //! tool output, the export, the daemon's logs and every file of the home
 //! are searched for each of them in every encoding (`tests::leaks`).
 
@@ -210,6 +210,24 @@ async fn the_agent_sees_the_traffic_of_its_tabs_and_never_a_credential() {
     let har: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     assert_eq!(har["log"]["entries"].as_array().unwrap().len() as u64, entries);
     netapp::validate_har(&path).unwrap_or_else(|e| panic!("the HAR is not valid HAR 1.2: {e}"));
+    // Chrome DevTools' own importer (the Network panel's "Import HAR file")
+    // opens it: every entry, with its method, URL and status.
+    let imported =
+        tests::har::devtools_import(&s.browser.cdp, &String::from_utf8(std::fs::read(&path).unwrap()).unwrap())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    let exported: Vec<tests::har::Imported> = har["log"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| tests::har::Imported {
+            method: e["request"]["method"].as_str().unwrap_or_default().to_string(),
+            url: e["request"]["url"].as_str().unwrap_or_default().to_string(),
+            status: e["response"]["status"].as_i64().unwrap_or(-1),
+        })
+        .collect();
+    assert_eq!(imported, exported, "DevTools read the export otherwise");
+    assert!(imported.iter().any(|r| r.method == "PATCH") && imported.iter().any(|r| r.status == 204));
     // Control for the check before the export: the marker is in it now.
     assert!(!marker.find("export", &std::fs::read(&path).unwrap()).is_empty(), "the marker is not in the export");
 
