@@ -379,4 +379,24 @@ async fn with_the_bodies_build_response_fields_are_learned_too() {
     assert!(scores.templates.precision >= 0.95 && scores.templates.recall >= 0.95, "{:?}", scores.templates);
     assert!(scores.fields.precision >= 0.90 && scores.fields.recall >= 0.90, "{:?}", scores.fields);
     assert!(scores.query.precision >= 0.90 && scores.query.recall >= 0.90, "{:?}", scores.query);
+
+    // The same capture exported as HAR and learned by `chaperone api learn`:
+    // the response bodies are in the export, so the fields are learned too.
+    let r = s.mcp.ok("browser_network_export", json!({ "name": "library-capture" })).await;
+    let har = r.data()["path"].as_str().unwrap().to_string();
+    let har_text = std::fs::read_to_string(&har).unwrap();
+    for credential in issued.iter().map(String::as_str).chain([PASSWORD]) {
+        assert!(!har_text.contains(credential), "a credential in the export");
+    }
+    let from_export = exports.join("library-from-export.json");
+    let out = s.daemon.cli(&["api", "learn", &har, "--host", &library.host(), "-o", from_export.to_str().unwrap()], "");
+    let out = out.unwrap();
+    assert_eq!(out.code, 0, "{out:?}");
+    validate(&from_export);
+    let spec: Value = serde_json::from_slice(&std::fs::read(&from_export).unwrap()).unwrap();
+    let scores = forge::measure::score(&spec, &expected);
+    eprintln!("scores from the bodies export: {}", serde_json::to_string(&scores).unwrap());
+    assert!(scores.templates.precision >= 0.95 && scores.templates.recall >= 0.95, "{:?}", scores.templates);
+    assert!(scores.fields.precision >= 0.90 && scores.fields.recall >= 0.90, "{:?}", scores.fields);
+    assert!(scores.query.precision >= 0.90 && scores.query.recall >= 0.90, "{:?}", scores.query);
 }
