@@ -39,16 +39,33 @@ impl Human {
     }
 
     /// The approval window, once the extension has opened it.
+    /// A window found just as it closes (its last request decided while
+    /// the next opens another) may never answer: each attempt is bounded
+    /// and another window is looked for until `within` runs out.
     pub async fn approval_window(&self, within: Duration) -> Result<CdpSession> {
         let want = approval_url();
-        let t = self
-            .cdp
-            .wait_for_target(within, |t| t.kind == "page" && t.url.starts_with(&want))
-            .await
-            .context("the approval window did not open")?;
-        let s = self.cdp.attach(&t.target_id).await?;
-        s.call("Page.enable", serde_json::json!({})).await?;
-        Ok(s)
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let t = self
+                .cdp
+                .wait_for_target(left, |t| t.kind == "page" && t.url.starts_with(&want))
+                .await
+                .context("the approval window did not open")?;
+            let attempt = async {
+                let s = self.cdp.attach(&t.target_id).await?;
+                s.call("Page.enable", serde_json::json!({})).await?;
+                Ok::<_, anyhow::Error>(s)
+            };
+            match tokio::time::timeout(Duration::from_secs(3), attempt).await {
+                Ok(Ok(s)) => return Ok(s),
+                _ if std::time::Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(150)).await;
+                }
+                Ok(Err(e)) => return Err(e.context("the approval window did not answer")),
+                Err(_) => return Err(anyhow!("the approval window did not answer within {within:?}")),
+            }
+        }
     }
 
     /// The first request not in `seen` that any open approval window
@@ -60,12 +77,11 @@ impl Human {
         let targets = self.cdp.targets().await.ok()?;
         for t in targets.iter().filter(|t| t.kind == "page" && t.url.starts_with(&want)) {
             let Ok(page) = self.cdp.attach(&t.target_id).await else { continue };
-            let Ok(v) = page
-                .evaluate(
-                    "[...document.querySelectorAll('section.request')].map(c => [c.dataset.request, c.textContent])",
-                )
-                .await
-            else {
+            // A window closing as it is read may never answer.
+            let read = page.evaluate(
+                "[...document.querySelectorAll('section.request')].map(c => [c.dataset.request, c.textContent])",
+            );
+            let Ok(Ok(v)) = tokio::time::timeout(Duration::from_secs(3), read).await else {
                 continue;
             };
             for card in v.as_array().into_iter().flatten() {
@@ -108,13 +124,12 @@ impl Human {
     /// Waits until `page` (approval window or popup) lists a request.
     pub async fn wait_for_request(&self, page: &CdpSession, within: Duration) -> Result<ShownRequest> {
         let found = crate::poll(within, Duration::from_millis(100), || async {
-            let v = page
-                .evaluate(
-                    "(() => { const c = document.querySelector('section.request'); \
-                     return c ? [c.dataset.request, c.textContent] : null; })()",
-                )
-                .await
-                .ok()?;
+            // Bounded: a window that closes as it is read never answers.
+            let read = page.evaluate(
+                "(() => { const c = document.querySelector('section.request'); \
+                 return c ? [c.dataset.request, c.textContent] : null; })()",
+            );
+            let v = tokio::time::timeout(Duration::from_secs(3), read).await.ok()?.ok()?;
             let id = v.get(0)?.as_str()?.parse::<u64>().ok()?;
             Some(ShownRequest { request: id, text: v.get(1)?.as_str().unwrap_or_default().to_string() })
         })
