@@ -82,6 +82,9 @@ fn answer(origin: &str, home: &Home, input: &mut impl Read) -> NativeReply {
             port: info.port,
             token: tokens.extension.expose().to_string(),
             version: shared::VERSION.to_string(),
+            headless: shared::handoff::env_says_headless(
+                std::env::var(shared::handoff::FIREFOX_HEADLESS_ENV).ok().as_deref(),
+            ),
         },
         Err(e) => {
             tracing::warn!(error = %e, "native host could not reach the daemon");

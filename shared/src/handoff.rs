@@ -31,7 +31,8 @@
 //! tab waits again with a note for the person; [`MAX_MISSES`] misses end it
 //! as `still_there` (`HUMAN_REQUIRED`).
 //!
-//! Where no person can help (a headless browser, [`is_headless_user_agent`])
+//! Where no person can help (a headless browser, [`is_headless`]: the user
+//! agent for Chromium, the native host's [`FIREFOX_HEADLESS_ENV`] for Firefox)
 //! a detected challenge is `SECURITY_CHALLENGE {kind, evidence}` at once
 //! ([`headless_error`]): nothing is dispatched and nothing waits.
 //!
@@ -329,6 +330,23 @@ pub fn is_headless_user_agent(ua: &str) -> bool {
     ua.contains("HeadlessChrome")
 }
 
+/// The variable Firefox sets in its own environment when it runs
+/// `--headless`, which the processes it starts (the native host among
+/// them) inherit. Firefox's user agent does not say it runs headless.
+pub const FIREFOX_HEADLESS_ENV: &str = "MOZ_HEADLESS";
+
+/// Whether [`FIREFOX_HEADLESS_ENV`]'s value (as the native host finds it)
+/// says the browser that started it runs headless: set, not empty, not `0`.
+pub fn env_says_headless(value: Option<&str>) -> bool {
+    value.is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Whether nobody can help in this browser: its user agent says so
+/// (Chromium) or its native host found it started headless (Firefox).
+pub fn is_headless(user_agent: &str, host_says_headless: bool) -> bool {
+    host_says_headless || is_headless_user_agent(user_agent)
+}
+
 /// A challenge where no person can help: refused at once.
 pub fn headless_error(challenge: &Challenge) -> WireError {
     WireError::new(
@@ -535,6 +553,20 @@ mod tests {
         assert!(!is_headless_user_agent(
             "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36"
         ));
+        // Firefox: the user agent never says it; the native host's
+        // environment does.
+        let firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0";
+        let cases: &[(&str, Option<&str>, bool)] = &[
+            ("firefox --headless", Some("1"), true),
+            ("firefox headed", None, false),
+            ("MOZ_HEADLESS empty", Some(""), false),
+            ("MOZ_HEADLESS=0", Some("0"), false),
+            ("any other value", Some("true"), true),
+        ];
+        for (name, env, want) in cases {
+            assert_eq!(is_headless(firefox, env_says_headless(*env)), *want, "{name}");
+        }
+        assert!(is_headless("Mozilla/5.0 HeadlessChrome/142.0.0.0", false), "Chromium headless by its user agent");
         let e = headless_error(&captcha());
         assert_eq!(e.code, ErrorCode::SecurityChallenge);
         assert_eq!(e.challenge, Some(captcha()));

@@ -542,12 +542,19 @@ pub enum NativeRequest {
     Bootstrap,
 }
 
-/// What the native host answers: where the bridge listens and the
-/// extension token for `/ext`.
+/// What the native host answers: where the bridge listens, the extension
+/// token for `/ext`, and whether the browser that started the host runs
+/// headless (`shared::handoff::env_says_headless`; absent: headed).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum NativeReply {
-    Bridge { port: u16, token: String, version: String },
+    Bridge {
+        port: u16,
+        token: String,
+        version: String,
+        #[serde(default)]
+        headless: bool,
+    },
     Error { message: String },
 }
 

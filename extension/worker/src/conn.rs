@@ -67,6 +67,8 @@ struct State {
     ping_seq: u64,
     /// `human_timeout_secs` from the bridge's welcome (0 until then).
     human_timeout_secs: u32,
+    /// The native host found this browser started headless (Firefox).
+    host_says_headless: bool,
     /// Resolved (with "open"/"welcome") or rejected by socket events while
     /// a connect attempt waits for them.
     waiter: Option<(Function, Function)>,
@@ -147,6 +149,12 @@ async fn connect_loop() {
     }
 }
 
+/// Whether the native host found this browser started headless (see
+/// `shared::handoff::is_headless`).
+pub fn host_says_headless() -> bool {
+    STATE.with(|s| s.borrow().host_says_headless)
+}
+
 /// Asks the native host where the bridge is.
 async fn bootstrap() -> Result<(u16, String), String> {
     let req = to_js(&NativeRequest::Bootstrap);
@@ -158,10 +166,11 @@ async fn bootstrap() -> Result<(u16, String), String> {
         Err(e) => return Err(format!("native host: {}", js_error_text(&e))),
     };
     match from_js::<NativeReply>(&reply) {
-        Ok(NativeReply::Bridge { port, token, version }) => {
+        Ok(NativeReply::Bridge { port, token, version, headless }) => {
             if port == 0 {
                 return Err("native host gave port 0".into());
             }
+            STATE.with(|s| s.borrow_mut().host_says_headless = headless);
             if version != shared::VERSION {
                 web_sys::console::warn_1(&JsValue::from_str(&format!(
                     "chaperone: bridge version {version}, extension {}",

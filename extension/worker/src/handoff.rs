@@ -143,7 +143,7 @@ fn headless() -> bool {
         .ok()
         .and_then(|u| u.as_string())
         .unwrap_or_default();
-    shared::handoff::is_headless_user_agent(&ua)
+    shared::handoff::is_headless(&ua, crate::conn::host_says_headless())
 }
 
 /// The challenge on the tab's live page, if any. A page that does not

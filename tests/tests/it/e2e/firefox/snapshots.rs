@@ -22,17 +22,11 @@ const FOLDERS: &[&str] = &[
 ];
 const REQUIRED: f64 = 0.99;
 /// Pages left out of the comparison, with why (README, Firefox gaps):
-/// `browser_tabs new` on the page of site-prefilled password, card and
-/// one-time-code fields does not answer in Firefox ESR within the MCP
-/// client's 120 s (Chromium answers at once). Open, not explained yet.
-const FIREFOX_HANGS: &[&str] = &["settings/prefilled/"];
-
 fn pages() -> Vec<String> {
     let only = std::env::var("FIREFOX_PAGES").ok();
     tests::fixture_pages()
         .into_iter()
         .filter(|p| FOLDERS.iter().any(|f| p.starts_with(&format!("{f}/"))))
-        .filter(|p| !FIREFOX_HANGS.iter().any(|h| p.starts_with(h)))
         .filter(|p| only.as_deref().is_none_or(|o| o.split(',').any(|w| p.contains(w))))
         .collect()
 }
