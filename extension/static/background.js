@@ -20,9 +20,10 @@ chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
     .then(sendResponse, (e) => sendResponse({ type: 'error', message: String((e && e.message) || e) }));
   return true;
 });
-// Downloads (extension/worker/src/downloads.rs): webRequest only observes.
+// Downloads (extension/worker/src/downloads.rs) and the content script's
+// flavour (page_csp.rs): webRequest only observes.
 chrome.webRequest.onHeadersReceived.addListener(
-  (d) => { ready.then((w) => w.on_headers_received(d)); },
+  (d) => { ready.then((w) => { w.on_document_headers(d); w.on_headers_received(d); }); },
   { urls: ['http://*/*', 'https://*/*'], types: ['main_frame', 'sub_frame', 'other'] },
   ['responseHeaders'],
 );

@@ -1,17 +1,29 @@
 // Chaperone content script loader (classic script, isolated world). The
 // worker injects it (chrome.scripting.executeScript) the first time it needs
 // a page; nothing of the extension is web-accessible. `cargo xtask build`
-// puts the Rust content script (extension/content, plain JS by wasm2js, so
-// strict page CSPs cannot block it) in place of the marker below.
+// writes it twice, with the Rust content script (extension/content) in place
+// of the marker below: `content.js` holds it as plain JS (wasm2js), which
+// strict page CSPs cannot block, and `content-wasm.js` as WebAssembly, for
+// pages whose policy allows that (extension/worker/src/page_csp.rs). The
+// latter is a promise, of nothing when the page has a <meta> policy. The
+// script's value tells the worker whether it runs (true) or stepped aside.
 (() => {
-  if (globalThis.__chaperoneContent) return; // injected twice
-  const content = /* chaperone:content-module */ null;
-  globalThis.__chaperoneContent = content; // this world only; pages cannot see it
-  chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
-    if (sender.id !== chrome.runtime.id || sender.tab) return false;
-    content.handle_message(msg).then(sendResponse, (e) => sendResponse(JSON.stringify({
-      err: { code: 'INTERNAL', message: 'content script: ' + String((e && e.message) || e).slice(0, 200) },
-    })));
+  const present = globalThis.__chaperoneContent; // this world only; pages cannot see it
+  if (present) return present.then((c) => !!c); // injected twice
+  const content = Promise.resolve(/* chaperone:content-module */ null).catch(() => null);
+  globalThis.__chaperoneContent = content;
+  return content.then((c) => {
+    if (!c) {
+      delete globalThis.__chaperoneContent;
+      return false;
+    }
+    chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
+      if (sender.id !== chrome.runtime.id || sender.tab) return false;
+      c.handle_message(msg).then(sendResponse, (e) => sendResponse(JSON.stringify({
+        err: { code: 'INTERNAL', message: 'content script: ' + String((e && e.message) || e).slice(0, 200) },
+      })));
+      return true;
+    });
     return true;
   });
 })();

@@ -17,7 +17,8 @@
 //! - `snapshot`: the snapshot model and its text rendering; `untrusted`:
 //!   the wrapper around page-derived data; `text`: which characters can
 //!   reorder or hide text; `challenge`: CAPTCHA, login and block-page
-//!   detection; `input`: which `<input type>`s take typed text.
+//!   detection; `input`: which `<input type>`s take typed text; `csp`:
+//!   whether a page's policy lets the content script run as WebAssembly.
 //!
 //! Decisions (pure functions with table tests):
 //! - `risk`: an action's risk (with look-alike letters folded by
@@ -74,7 +75,7 @@
 //! network     tab
 //! challenge   sensitive, input, limits
 //! sensitive   confusable
-//! names, tab, text, untrusted, confusable, input, limits    (none)
+//! names, tab, text, untrusted, confusable, input, limits, csp    (none)
 //! ```
 
 /// One `#[test]` per language table (`name => "code"`), each calling the
@@ -102,6 +103,7 @@ pub mod audit;
 pub mod challenge;
 pub mod command;
 pub mod confusable;
+pub mod csp;
 pub mod dashboard;
 pub mod downloads;
 pub mod error;

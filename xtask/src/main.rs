@@ -538,10 +538,11 @@ pub fn build_extension(root: &Path) -> Result<()> {
         }
     }
     let loader = fs::read_to_string(root.join("extension/static/content.js"))?;
-    fs::write(dist.join("content.js"), with_content_module(&loader, &content)?)?;
+    fs::write(dist.join("content.js"), with_content_module(&loader, &content.plain)?)?;
+    fs::write(dist.join("content-wasm.js"), with_content_module(&loader, &content.wasm)?)?;
     fs::write(dist.join("manifest.json"), manifest)?;
 
-    for f in ["manifest.json", "background.js", "popup.html", "popup.js", "content.js", "worker/worker.js"] {
+    for f in ["manifest.json", "background.js", "popup.html", "popup.js", "content.js", "content-wasm.js", "worker/worker.js"] {
         if !dist.join(f).exists() {
             bail!("dist/extension/{f} is missing after the build");
         }
@@ -650,9 +651,10 @@ fn build_worker(root: &Path, dist: &Path) -> Result<()> {
     )
 }
 
-/// Builds the content script and returns it as one JavaScript expression
-/// (wasm-bindgen's glue and the wasm2js module, see [`content_module`]).
-fn build_content(root: &Path) -> Result<String> {
+/// Builds the content script and returns its two flavours, each as one
+/// JavaScript expression (wasm-bindgen's glue with the wasm2js module, see
+/// [`content_module`], or with the WebAssembly, [`content_module_wasm`]).
+fn build_content(root: &Path) -> Result<ContentModules> {
     // Own target dir: different RUSTFLAGS would otherwise rebuild everything each time.
     let target_dir = root.join("target/content-wasm");
     run_cmd(
@@ -719,7 +721,21 @@ fn build_content(root: &Path) -> Result<String> {
     let asm = patch_memory_copy(&patch_memory_grow(&converted)?)?;
     let main = fs::read_to_string(bindgen_dir.join("content.js"))?;
     let glue = patch_string_encoding(&fs::read_to_string(bindgen_dir.join("content_bg.js"))?)?;
-    content_module(&main, &glue, &asm, &snippets(&bindgen_dir)?)
+    let snippets = snippets(&bindgen_dir)?;
+    Ok(ContentModules {
+        plain: content_module(&main, &glue, &asm, &snippets)?,
+        wasm: content_module_wasm(&main, &glue, &fs::read(&optimised)?, &snippets)?,
+    })
+}
+
+/// The content script's two flavours, each one JavaScript expression for
+/// the loader's marker (ARCHITECTURE.md, "The content script's two
+/// flavours").
+struct ContentModules {
+    /// `content.js`: wasm2js, the module itself.
+    plain: String,
+    /// `content-wasm.js`: the WebAssembly, a promise of the module.
+    wasm: String,
 }
 
 /// wasm-bindgen's `inline_js` snippets under `dir/snippets/`, each as the
@@ -766,7 +782,26 @@ fn with_content_module(loader: &str, module: &str) -> Result<String> {
 /// exports (`handle_message`). `snippets`: the `inline_js` modules the
 /// glue imports (specifier, text), which import nothing themselves.
 fn content_module(main: &str, glue: &str, asm: &str, snippets: &[(String, String)]) -> Result<String> {
-    const GLUE: &str = "./content_bg.js";
+    let (glue, start) = glue_expression(main, glue, snippets)?;
+    let asm_fn = module_as_function(asm, "content_bg.wasm.js", &[GLUE])?;
+    Ok(format!(
+        "(() => {{\n\
+         const glue = {glue};\n\
+         const wasm = ({asm_fn})({{ {GLUE:?}: glue }});\n\
+         glue.__wbg_set_wasm(wasm);\n\
+         {}\
+         return glue;\n\
+         }})()",
+        if start { "wasm.__wbindgen_start();\n" } else { "" }
+    ))
+}
+
+/// The module the wasm imports its functions from (wasm-bindgen's glue).
+const GLUE: &str = "./content_bg.js";
+
+/// The glue module as an expression of its exports, and whether the wasm
+/// must be started (`__wbindgen_start`) once it is set.
+fn glue_expression(main: &str, glue: &str, snippets: &[(String, String)]) -> Result<(String, bool)> {
     if !main.contains("__wbg_set_wasm(wasm);") {
         bail!("wasm-bindgen's content.js does not call __wbg_set_wasm(wasm); the glue layout changed");
     }
@@ -778,18 +813,37 @@ fn content_module(main: &str, glue: &str, asm: &str, snippets: &[(String, String
     }
     let glue_imports = glue_imports.join(",\n");
     let glue_fn = module_as_function(glue, "content_bg.js", &names)?;
-    let asm_fn = module_as_function(asm, "content_bg.wasm.js", &[GLUE])?;
+    Ok((format!("({glue_fn})({{ {glue_imports} }})"), start))
+}
+
+/// The WebAssembly flavour: the same glue, the optimised `.wasm` inlined
+/// as base64 (nothing of the extension is web-accessible, so the script
+/// cannot fetch it) and instantiated asynchronously. The expression is a
+/// promise of the glue's exports, or of `null` without compiling anything
+/// when the document has a `<meta http-equiv>` policy: the worker chose
+/// this flavour from the response headers, which do not hold that one
+/// (`shared::csp`), and injects the plain flavour instead.
+fn content_module_wasm(main: &str, glue: &str, wasm: &[u8], snippets: &[(String, String)]) -> Result<String> {
+    let (glue, start) = glue_expression(main, glue, snippets)?;
+    let b64 = sha256::base64_encode(wasm);
     Ok(format!(
         "(() => {{\n\
-         const glue = ({glue_fn})({{ {glue_imports} }});\n\
-         const wasm = ({asm_fn})({{ {GLUE:?}: glue }});\n\
-         glue.__wbg_set_wasm(wasm);\n\
+         if (document.querySelector('meta[http-equiv=\"content-security-policy\" i]')) return null;\n\
+         const glue = {glue};\n\
+         const b64 = \"{b64}\";\n\
+         let bytes;\n\
+         if (typeof Uint8Array.fromBase64 === 'function') bytes = Uint8Array.fromBase64(b64);\n\
+         else {{ const s = atob(b64); bytes = new Uint8Array(s.length); for (let i = 0; i < s.length; i++) bytes[i] = s.charCodeAt(i); }}\n\
+         return WebAssembly.instantiate(bytes, {{ {GLUE:?}: glue }}).then(({{ instance }}) => {{\n\
+         glue.__wbg_set_wasm(instance.exports);\n\
          {}\
          return glue;\n\
+         }});\n\
          }})()",
-        if start { "wasm.__wbindgen_start();\n" } else { "" }
+        if start { "instance.exports.__wbindgen_start();\n" } else { "" }
     ))
 }
+
 
 /// One ES module, as wasm-bindgen and wasm2js write them (every `import`
 /// and `export` a statement at the start of a line), as a function

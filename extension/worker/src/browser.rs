@@ -14,6 +14,8 @@
 //! - Firefox has no `contentSettings` ([`has_content_settings`]): its
 //!   downloads are not held per origin as Chromium's are, so the
 //!   automatic-downloads setting has nothing to change there.
+//! - The content script runs as WebAssembly only in Chromium
+//!   ([`is_gecko`], `crate::page_csp`).
 //! - Feature checks ([`has`]) read the live namespace, so a browser that
 //!   gains an API uses it without a rebuild.
 
@@ -37,6 +39,13 @@ pub fn has(path: &[&str]) -> bool {
         }
     }
     true
+}
+
+/// Whether this is Firefox (the extension's own URL scheme is
+/// `moz-extension:`, as `static/background.js` tests it). Firefox gets
+/// the plain content script only (`crate::page_csp`).
+pub fn is_gecko() -> bool {
+    crate::chrome::runtime_get_url("").starts_with("moz-extension:")
 }
 
 /// `chrome.contentSettings` (Chromium only).

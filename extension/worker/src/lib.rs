@@ -30,7 +30,8 @@
 //! proceed        conn
 //! sessions       conn
 //! conn           refusals, messages
-//! tabs           load_errors
+//! tabs           load_errors, page_csp
+//! page_csp       browser
 //! load_errors, refusals, messages, badge, typed, browser    (none)
 //! ```
 //!
@@ -61,6 +62,7 @@ mod handoff;
 mod load_errors;
 mod messages;
 mod network;
+mod page_csp;
 mod popup;
 mod proceed;
 mod record;

@@ -15,6 +15,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
 use crate::chrome::{self, Tab};
+use crate::page_csp::Flavour;
 use crate::util::{get, js_error_text, obj, with_timeout};
 
 pub fn tab_id(tab: TabId) -> Result<f64, WireError> {
@@ -95,20 +96,14 @@ pub async fn ask_page_value(tab: TabId, msg: &JsValue) -> Result<JsValue, WireEr
     let id = tab_id(tab)?;
     let reply = match ask_content(id, msg).await {
         Err(e) if no_receiver(&e) => {
-            require_web_page(tab).await?;
-            // No content script in this document yet: inject the bundle
-            // (`content.js`, a classic script) and retry once.
-            let injection = obj(&[
-                ("target", obj(&[("tabId", JsValue::from_f64(id))]).into()),
-                ("files", Array::of1(&JsValue::from_str("content.js")).into()),
-            ]);
-            if let Err(e) = chrome::scripting_execute_script(&injection).await {
-                let text = js_error_text(&e);
-                if crate::load_errors::is_error_page(&text) {
-                    return Err(crate::load_errors::error_page(tab, &tab_url(tab).await.unwrap_or_default()));
-                }
-                return Err(WireError::internal(format!("cannot reach the page: {text}")));
+            // No content script in this document yet: inject it (a
+            // classic script, in the flavour the page's policy allows)
+            // and retry once.
+            let url = tab_url(tab).await?;
+            if !is_web_url(&url) {
+                return Err(not_a_web_page());
             }
+            inject_content(tab, id, &url).await?;
             ask_content(id, msg).await
         }
         other => other,
@@ -117,6 +112,39 @@ pub async fn ask_page_value(tab: TabId, msg: &JsValue) -> Result<JsValue, WireEr
         AskError::Timeout => WireError::new(ErrorCode::Timeout, "the page did not answer in time"),
         AskError::Js(e) => tab_error(tab, &e),
     })
+}
+
+/// Injects the content script into the tab's top frame: the WebAssembly
+/// flavour where `crate::page_csp` says the page's headers allow it (its
+/// loader answers `true` once it runs, `false` when it stepped aside for a
+/// `<meta>` policy), the plain one otherwise or after that.
+async fn inject_content(tab: TabId, id: f64, url: &str) -> Result<(), WireError> {
+    let run = |file: &'static str| {
+        let injection = obj(&[
+            ("target", obj(&[("tabId", JsValue::from_f64(id))]).into()),
+            ("files", Array::of1(&JsValue::from_str(file)).into()),
+        ]);
+        async move { chrome::scripting_execute_script(&injection).await }
+    };
+    let unreachable = |e: JsValue| {
+        let text = js_error_text(&e);
+        if crate::load_errors::is_error_page(&text) {
+            crate::load_errors::error_page(tab, url)
+        } else {
+            WireError::internal(format!("cannot reach the page: {text}"))
+        }
+    };
+    if crate::page_csp::flavour(tab, url) == Flavour::Wasm {
+        match run(Flavour::Wasm.file()).await {
+            Ok(results) if get(&Array::from(&results).get(0), "result").as_bool() == Some(true) => return Ok(()),
+            Ok(_) => {}
+            Err(e) if crate::load_errors::is_error_page(&js_error_text(&e)) => return Err(unreachable(e)),
+            // Refused where the headers allowed it: noted, and the plain
+            // flavour runs instead.
+            Err(e) => web_sys::console::warn_1(&e),
+        }
+    }
+    run(Flavour::Plain.file()).await.map(|_| ()).map_err(unreachable)
 }
 
 enum AskError {

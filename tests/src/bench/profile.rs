@@ -63,7 +63,7 @@ pub async fn eval_in(page: &CdpSession, ctx: i64, expression: &str) -> Result<Va
 /// full and `n` times for an interactive-only snapshot, and once more to
 /// return the reply JSON. Times are `performance.now()` in the page.
 pub const IN_PAGE_TIMING: &str = r#"(async (n, fullOnly) => {
-  const m = globalThis.__chaperoneContent; // set by content.js in this world
+  const m = await globalThis.__chaperoneContent; // set by the content script in this world
   // A snapshot comes as {head, nodes}: the answer as one JSON text again.
   const whole = (r) => typeof r === 'string' ? r : r.head.replace('"nodes":[]', () => '"nodes":' + r.nodes);
   const time = async (request) => {

@@ -168,7 +168,7 @@ async fn a_page_finds_no_trace_of_the_extension_before_or_after_a_snapshot_and_a
     let root = tests::extension_dir();
     let manifest: Value = serde_json::from_str(&std::fs::read_to_string(root.join("manifest.json")).unwrap()).unwrap();
     let files = extension_files(&root);
-    for f in ["manifest.json", "background.js", "content.js", "worker/worker_bg.wasm"] {
+    for f in ["manifest.json", "background.js", "content.js", "content-wasm.js", "worker/worker_bg.wasm"] {
         assert!(files.iter().any(|x| x == f), "{f} is not in the built extension: {files:?}");
     }
     let urls = probe_urls(&files);
