@@ -86,6 +86,8 @@ pub struct Firefox {
     home: tempfile::TempDir,
     logs: tempfile::TempDir,
     xvfb: Option<Child>,
+    /// The Xvfb display of a headed Firefox.
+    display: Option<String>,
 }
 
 impl Firefox {
@@ -172,7 +174,7 @@ impl Firefox {
             bail!("Firefox opened no BiDi port within 30 s: {}", crate::tail(&logs.path().join("firefox.stderr"), 30));
         };
         let bidi = Bidi::connect(port).await?;
-        Ok(Firefox { child: Some(child), bidi, port, profile, home, logs, xvfb })
+        Ok(Firefox { child: Some(child), bidi, port, profile, home, logs, xvfb, display })
     }
 
     pub fn profile_dir(&self) -> &Path {
@@ -207,6 +209,11 @@ impl Firefox {
         Ok(self.bidi.contexts().await?.into_iter().filter(|c| c.url.starts_with(prefix)).collect())
     }
 
+    /// The person at this Firefox's keyboard (headed only).
+    pub fn human(&self) -> Option<FirefoxHuman> {
+        self.display.clone().map(|display| FirefoxHuman { display })
+    }
+
     /// The tab showing `url_prefix`, waiting up to `within`.
     pub async fn tab(&self, url_prefix: &str, within: Duration) -> Result<Context> {
         self.bidi.wait_for_context(within, |u| u.starts_with(url_prefix)).await
@@ -233,56 +240,78 @@ impl Drop for Firefox {
     }
 }
 
-/// The person at Firefox: trusted clicks in the approval window (a Firefox
-/// popup window showing the add-on's `approval.html`).
-pub struct FirefoxHuman<'a> {
-    pub bidi: &'a Bidi,
+/// The person at Firefox, at the keyboard of its Xvfb screen: keys typed
+/// through the X server (xdotool's XTEST), so Firefox receives them as
+/// real, trusted input, in the approval window (a Firefox popup window
+/// showing the add-on's `approval.html`), which WebDriver BiDi does not
+/// reach (Mozilla bug 1755014). The window focuses the first request's
+/// Approve button; Enter approves that request, Escape denies it
+/// (extension/worker/src/approval.rs).
+pub struct FirefoxHuman {
+    display: String,
 }
 
-impl FirefoxHuman<'_> {
-    /// The first request id an open approval window lists that is not in
-    /// `seen`, with that window's context and the card's text.
-    pub async fn unseen_request(&self, seen: &std::collections::HashSet<u64>) -> Option<(String, u64, String)> {
-        let want = extension_url("approval.html");
-        for c in self.bidi.contexts().await.ok()?.into_iter().filter(|c| c.url.starts_with(&want)) {
-            let Ok(v) = self
-                .bidi
-                .evaluate(
-                    &c.id,
-                    "[...document.querySelectorAll('section.request')].map(c => [c.dataset.request, c.textContent])",
-                )
-                .await
-            else {
-                continue;
-            };
-            for card in v.as_array().into_iter().flatten() {
-                let Some(id) = card[0].as_str().and_then(|s| s.parse::<u64>().ok()) else { continue };
-                if !seen.contains(&id) {
-                    return Some((c.id.clone(), id, card[1].as_str().unwrap_or_default().to_string()));
+/// The approval window's title (`extension/static/approval.html`, which
+/// Firefox shows as "Extension: (Chaperone) - Chaperone — approve? —
+/// Mozilla Firefox"), as an xdotool name pattern.
+const APPROVAL_TITLE: &str = "Chaperone .* approve";
+
+impl FirefoxHuman {
+    fn xdotool(&self, args: &[&str]) -> Result<String> {
+        let out = Command::new("xdotool")
+            .args(args)
+            .env("DISPLAY", &self.display)
+            .output()
+            .context("run xdotool (install it: `apt-get install xdotool`, or run `cargo xtask test`)")?;
+        if !out.status.success() {
+            bail!("xdotool {args:?} failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).trim());
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+
+    /// The X windows showing the approval window now.
+    pub fn approval_windows(&self) -> Vec<String> {
+        // xdotool exits 1 when nothing matches.
+        self.xdotool(&["search", "--onlyvisible", "--name", APPROVAL_TITLE])
+            .map(|out| out.lines().map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    /// Waits up to `within` for the approval window.
+    pub async fn approval_window(&self, within: Duration) -> Result<String> {
+        crate::poll(within, Duration::from_millis(100), || async { self.approval_windows().into_iter().next() })
+            .await
+            .with_context(|| format!("no approval window within {within:?}"))
+    }
+
+    /// Clicks the approval window's heading (which does nothing but give
+    /// the window the keyboard: the screen has no window manager to do
+    /// that) and presses `key` (`Return`, `Escape`).
+    pub fn press(&self, window: &str, key: &str) -> Result<()> {
+        self.xdotool(&["mousemove", "--window", window, "40", "30", "click", "1"])?;
+        self.xdotool(&["key", "--clearmodifiers", key])?;
+        Ok(())
+    }
+
+    /// Runs `call` while pressing `key` in the approval window until it
+    /// returns: the window opens, then renders its request and focuses
+    /// it; a key before that decides nothing, so the person presses again
+    /// every half second, as a person would. Returns the call's output and
+    /// how many presses it took.
+    pub async fn answering<F: std::future::Future>(&self, key: &str, call: F) -> (F::Output, usize) {
+        let mut call = std::pin::pin!(call);
+        let mut presses = 0;
+        loop {
+            tokio::select! {
+                r = &mut call => return (r, presses),
+                _ = tokio::time::sleep(Duration::from_millis(500)) => {
+                    if let Some(w) = self.approval_windows().into_iter().next()
+                        && self.press(&w, key).is_ok()
+                    {
+                        presses += 1;
+                    }
                 }
             }
         }
-        None
-    }
-
-    /// Waits up to `within` for a request not in `seen`, and adds it.
-    pub async fn new_request(
-        &self,
-        seen: &mut std::collections::HashSet<u64>,
-        within: Duration,
-    ) -> Option<(String, u64, String)> {
-        let found = crate::poll(within, Duration::from_millis(150), || self.unseen_request(seen)).await;
-        if let Some((_, id, _)) = &found {
-            seen.insert(*id);
-        }
-        found
-    }
-
-    pub async fn approve(&self, window: &str, request: u64) -> Result<()> {
-        self.bidi.click_selector(window, &format!("#approve-{request}")).await
-    }
-
-    pub async fn deny(&self, window: &str, request: u64) -> Result<()> {
-        self.bidi.click_selector(window, &format!("#deny-{request}")).await
     }
 }

@@ -430,14 +430,18 @@ pub fn ensure_tools(root: &Path, browser: bool) -> Result<()> {
                 );
             }
         }
-        // 7. Firefox ESR for the `e2e::firefox` tests (tests/src/firefox.rs).
-        if !on_path("firefox-esr") && !on_path("firefox") && env::var_os("FIREFOX").is_none() {
+        // 7. Firefox ESR for the `e2e::firefox` tests (tests/src/firefox.rs),
+        //    and xdotool, whose X input (XTEST) plays the person in Firefox's
+        //    approval window, which WebDriver BiDi does not reach.
+        let firefox = on_path("firefox-esr") || on_path("firefox") || env::var_os("FIREFOX").is_some();
+        if !firefox || !on_path("xdotool") {
             if is_root() && have("apt-get") {
                 run_cmd(Command::new("apt-get").arg("update"))?;
-                run_cmd(Command::new("apt-get").args(["install", "-y", "firefox-esr"]))?;
+                run_cmd(Command::new("apt-get").args(["install", "-y", "firefox-esr", "xdotool"]))?;
             } else {
                 bail!(
-                    "Firefox is needed for the e2e::firefox tests: install it, e.g. `sudo apt-get install firefox-esr`"
+                    "Firefox and xdotool are needed for the e2e::firefox tests: install them, e.g. \
+                     `sudo apt-get install firefox-esr xdotool`"
                 );
             }
         }

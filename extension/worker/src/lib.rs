@@ -181,13 +181,14 @@ pub fn on_wake(_why: String) {
 }
 
 /// The sending page, only for this extension's own pages: `sender.id` is
-/// ours and `sender.url` is under `chrome-extension://<our id>/`. Content
+/// ours (`chrome.runtime.id`) and `sender.url` is under our own origin
+/// (`chrome-extension://<id>/`, Firefox's `moz-extension://<uuid>/`). Content
 /// scripts (whose `sender.url` is the web page), other extensions and web
 /// pages get `None`.
 fn own_page(sender: &JsValue) -> Option<Page> {
     let origin = chrome::runtime_get_url("");
-    let our_id = origin.trim_start_matches("chrome-extension://").trim_end_matches('/');
-    if get(sender, "id").as_string().as_deref() != Some(our_id) || our_id.is_empty() {
+    let our_id = chrome::runtime_id();
+    if get(sender, "id").as_string() != Some(our_id.clone()) || our_id.is_empty() {
         return None;
     }
     let url = get(sender, "url").as_string()?;

@@ -350,10 +350,9 @@ fn relay(tab: TabId, step: RecordedStep) -> bool {
 
 /// Whether `sender` is our content script (not one of our pages).
 pub fn is_content_script(sender: &JsValue) -> bool {
-    let origin = chrome::runtime_get_url("");
-    let our_id = origin.trim_start_matches("chrome-extension://").trim_end_matches('/');
+    let our_id = chrome::runtime_id();
     !our_id.is_empty()
-        && get(sender, "id").as_string().as_deref() == Some(our_id)
+        && get(sender, "id").as_string() == Some(our_id)
         && get(sender, "tab").is_object()
         && get(sender, "url").as_string().is_some_and(|u| crate::tabs::is_web_url(&u))
 }

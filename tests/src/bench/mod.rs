@@ -13,6 +13,7 @@ pub mod click;
 pub mod client;
 pub mod dashboard;
 pub mod files;
+pub mod firefox;
 pub mod flows;
 pub mod forge;
 pub mod machine;

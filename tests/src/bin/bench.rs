@@ -23,7 +23,7 @@ use bench::report::Suite;
 use bench::{Bench, Config};
 
 /// The suites, in the order they run. Add new ones here (e.g. `click`).
-const SUITES: &[&str] = &["snapshot", "click", "files", "flows", "sessions", "network", "forge", "dashboard", "model"];
+const SUITES: &[&str] = &["snapshot", "click", "files", "flows", "sessions", "network", "forge", "dashboard", "model", "firefox"];
 
 async fn run_suite(name: &str, b: &mut Bench) -> Result<Suite> {
     match name {
@@ -36,6 +36,7 @@ async fn run_suite(name: &str, b: &mut Bench) -> Result<Suite> {
         "forge" => bench::forge::run(b).await,
         "dashboard" => bench::dashboard::run(b).await,
         "model" => bench::model::run(b).await,
+        "firefox" => bench::firefox::run(b).await,
         other => bail!("unknown suite {other} (known: {})", SUITES.join(", ")),
     }
 }

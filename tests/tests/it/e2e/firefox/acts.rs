@@ -34,8 +34,7 @@ async fn a_harmless_click_runs_without_asking() {
 /// A destructive click and a lying name ("Show more" on a button that
 /// shows "Delete account") wait for the person: nobody answers here, so
 /// each ends as `APPROVAL_DENIED` at the approval timeout and nothing runs.
-/// (Approving and denying with trusted clicks is not played in Firefox:
-/// WebDriver BiDi does not reach extension pages, Mozilla bug 1755014.)
+/// (The person's answers are played headed in `approvals.rs`.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn destructive_and_lying_clicks_wait_for_the_person() {
     const TIMEOUT_SECS: u64 = 5;

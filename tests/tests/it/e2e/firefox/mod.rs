@@ -7,6 +7,7 @@
 //! Chromium lock, like every browser run).
 
 mod acts;
+mod approvals;
 mod challenges;
 mod second_browser;
 mod secrets;

@@ -1,0 +1,87 @@
+//! The person answers in Firefox's approval window (headed, on Xvfb):
+//! a destructive click approved with Enter runs, a lying name ("Show more"
+//! on a button that shows "Delete account") denied with Escape does not,
+//! and what changes while the person decides (the page's URL, the element
+//! itself) is refused after the approval instead of run. The keys are
+//! real X input (`tests::firefox::FirefoxHuman`): WebDriver BiDi does not
+//! reach the add-on's pages, and nothing the page or the agent can send
+//! answers for the person.
+
+use std::time::Duration;
+
+use serde_json::json;
+use tests::ref_of;
+
+use super::FxStack;
+use crate::e2e::{code, new_tab, snapshot};
+
+async fn ran(s: &FxStack, page: &str) -> String {
+    s.eval(page, "document.body.dataset.ran || ''").await.as_str().unwrap_or_default().to_string()
+}
+
+async fn ref_named(s: &mut FxStack, role: &str, name: &str) -> String {
+    let snap = snapshot(&mut s.mcp, json!({})).await.snapshot();
+    ref_of(&snap, role, name).unwrap_or_else(|| panic!("no {role} {name:?} in:\n{snap}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_person_approves_and_denies_in_the_approval_window_and_changed_facts_never_run() {
+    let mut s = FxStack::start(Some("approval_timeout_secs = 60\n"), true).await;
+    let human = s.firefox.human().expect("a headed Firefox has a screen");
+    let url = s.url("/lies/index.html");
+    new_tab(&mut s.mcp, &url).await;
+    let page = s.page(&url).await;
+
+    // Approved with Enter: the destructive click runs, once.
+    let glyph = ref_named(&mut s, "button", "Dеlеtе аccount").await;
+    let (r, presses) = human.answering("Return", s.mcp.call("browser_click", json!({ "ref": glyph }))).await;
+    let r = r.expect("browser_click").expect_untrusted();
+    assert_eq!(r.data()["decided_by"], json!("human"), "{}", r.raw);
+    assert!(presses >= 1, "the click ran without the person: {}", r.raw);
+    assert_eq!(ran(&s, &page).await, "glyph-lie ", "the approved click did not run exactly once");
+
+    // Denied with Escape: the lying name does not run.
+    let lie = ref_named(&mut s, "button", "Show more").await;
+    let (r, _) = human.answering("Escape", s.mcp.call("browser_click", json!({ "ref": lie }))).await;
+    let r = r.expect("browser_click");
+    assert_eq!(code(&r), "APPROVAL_DENIED", "{}", r.raw);
+    assert_eq!(ran(&s, &page).await, "glyph-lie ", "a denied click ran");
+
+    // The page's URL changes while the person decides: what was approved
+    // is not what is live.
+    let bidi = &s.firefox.bidi;
+    let call = s.mcp.call("browser_click", json!({ "ref": lie }));
+    let answer = async {
+        let w = human.approval_window(Duration::from_secs(20)).await.expect("the approval window opens");
+        bidi.evaluate(&page, "(history.replaceState(null, '', 'danger-zone'), true)").await.expect("change the URL");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        human.press(&w, "Return").expect("press Enter");
+    };
+    let (r, ()) = tokio::join!(call, answer);
+    let r = r.expect("browser_click");
+    assert_eq!(code(&r), "STALE_REF", "approved facts that are no longer live ran: {}", r.raw);
+    assert_eq!(ran(&s, &page).await, "glyph-lie ", "an action on changed facts ran");
+
+    // The element is swapped for another while the person decides.
+    s.eval(&page, "(history.replaceState(null, '', 'index.html'), true)").await;
+    let lie = ref_named(&mut s, "button", "Show more").await;
+    let bidi = &s.firefox.bidi;
+    let call = s.mcp.call("browser_click", json!({ "ref": lie }));
+    let answer = async {
+        let w = human.approval_window(Duration::from_secs(20)).await.expect("the approval window opens");
+        bidi.evaluate(
+            &page,
+            "(() => { const old = document.getElementById('aria-lie'); const b = old.cloneNode(true); \
+             b.addEventListener('click', () => { document.body.dataset.ran += 'swapped '; }); \
+             old.replaceWith(b); return true; })()",
+        )
+        .await
+        .expect("swap the element");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        human.press(&w, "Return").expect("press Enter");
+    };
+    let (r, ()) = tokio::join!(call, answer);
+    let r = r.expect("browser_click");
+    assert_eq!(code(&r), "STALE_REF", "a swapped element was clicked after the approval: {}", r.raw);
+    assert_eq!(ran(&s, &page).await, "glyph-lie ", "the swapped element or the old one ran");
+}
