@@ -284,6 +284,40 @@ impl FirefoxHuman {
             .with_context(|| format!("no approval window within {within:?}"))
     }
 
+    /// The visible X windows whose title `pred` accepts, newest last.
+    pub fn windows_titled(&self, pred: impl Fn(&str) -> bool) -> Vec<String> {
+        let ids = self.xdotool(&["search", "--onlyvisible", "--name", "."]).unwrap_or_default();
+        let mut ids: Vec<u64> = ids
+            .lines()
+            .filter(|id| self.xdotool(&["getwindowname", id]).is_ok_and(|t| pred(&t)))
+            .filter_map(|id| id.parse().ok())
+            .collect();
+        ids.sort_unstable();
+        ids.into_iter().map(|id| id.to_string()).collect()
+    }
+
+    /// Opens `url` the way a person does in a new window: Ctrl+N, the
+    /// address typed, Enter. (WebDriver BiDi cannot load the add-on's
+    /// pages; a person can.)
+    pub fn open_in_new_window(&self, from_window: &str, url: &str) -> Result<()> {
+        self.click_and_press(from_window, (600, 400), &["ctrl+n"])?;
+        std::thread::sleep(Duration::from_millis(1500));
+        self.xdotool(&["key", "--clearmodifiers", "ctrl+l"])?;
+        self.xdotool(&["type", "--delay", "5", url])?;
+        self.xdotool(&["key", "--clearmodifiers", "Return"])?;
+        Ok(())
+    }
+
+    /// Clicks at `(x, y)` in `window` (somewhere that does nothing, to give
+    /// it the keyboard) and presses `keys` in order.
+    pub fn click_and_press(&self, window: &str, (x, y): (u32, u32), keys: &[&str]) -> Result<()> {
+        self.xdotool(&["mousemove", "--window", window, &x.to_string(), &y.to_string(), "click", "1"])?;
+        for key in keys {
+            self.xdotool(&["key", "--clearmodifiers", key])?;
+        }
+        Ok(())
+    }
+
     /// Clicks the approval window's heading (which does nothing but give
     /// the window the keyboard: the screen has no window manager to do
     /// that) and presses `key` (`Return`, `Escape`).

@@ -85,3 +85,40 @@ async fn the_person_approves_and_denies_in_the_approval_window_and_changed_facts
     assert_eq!(code(&r), "STALE_REF", "a swapped element was clicked after the approval: {}", r.raw);
     assert_eq!(ran(&s, &page).await, "glyph-lie ", "the swapped element or the old one ran");
 }
+
+/// STOP in the popup (its page opened by the person in a new window:
+/// Ctrl+N, the address, Enter): the agent's next click is `STOPPED` and
+/// does not run. The keys are real X input: a click on the popup's header
+/// bar gives it the keyboard, Tab reaches STOP (the first control after
+/// it), Enter presses it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_in_the_popup_stops_the_agent() {
+    let mut s = FxStack::start(None, true).await;
+    let human = s.firefox.human().expect("a headed Firefox has a screen");
+    let url = s.url("/lies/index.html");
+    new_tab(&mut s.mcp, &url).await;
+    let page = s.page(&url).await;
+    let reload = ref_named(&mut s, "button", "Reload list").await;
+    // Control: it runs before STOP.
+    let r = s.mcp.ok("browser_click", json!({ "ref": reload })).await.expect_untrusted();
+    assert_eq!(r.data()["decided_by"], json!("policy"), "{}", r.raw);
+    assert_eq!(ran(&s, &page).await, "refresh ");
+
+    let front = human.windows_titled(|t| t.contains("Drafts")).pop().expect("the page's window");
+    human.open_in_new_window(&front, &tests::firefox::extension_url("popup.html")).expect("open the popup page");
+    let popup = tests::poll(Duration::from_secs(15), Duration::from_millis(200), || async {
+        human.windows_titled(|t| t.contains("Chaperone") && !t.contains("approve")).pop()
+    })
+    .await
+    .expect("the popup's window");
+    // Its state comes from the worker: give it a moment to render.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    // The page's header bar (below Firefox's tab strip and address bar,
+    // 85 px) does nothing when clicked; the first control after it is STOP.
+    human.click_and_press(&popup, (400, 103), &["Tab", "Return"]).expect("press STOP");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    let r = s.mcp.call("browser_click", json!({ "ref": reload })).await.expect("browser_click");
+    assert_eq!(code(&r), "STOPPED", "STOP in the popup did not stop the agent: {}", r.raw);
+    assert_eq!(ran(&s, &page).await, "refresh ", "a click ran after STOP");
+}
