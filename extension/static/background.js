@@ -40,7 +40,18 @@ chrome.webRequest.onBeforeRequest.addListener(
 {
   const all = { urls: ['http://*/*', 'https://*/*'] };
   const net = (name) => (d) => { ready.then((w) => w[name](d)); };
-  chrome.webRequest.onBeforeRequest.addListener(net('on_net_request'), all, ['requestBody']);
+  // Firefox gives an agent tab's response bodies to a stream filter opened
+  // in this very call of a listener registered as "blocking", or never
+  // (extension/worker/src/response_filter.rs). The listener returns
+  // nothing: no request waits for it.
+  let loaded = null;
+  ready.then((w) => { loaded = w; });
+  const filterFor = (d) => (gecko && loaded && loaded.wants_response_body(d.tabId)
+    ? browser.webRequest.filterResponseData(d.requestId) : undefined);
+  chrome.webRequest.onBeforeRequest.addListener((d) => {
+    const filter = filterFor(d);
+    ready.then((w) => w.on_net_request(d, filter));
+  }, all, gecko ? ['blocking', 'requestBody'] : ['requestBody']);
   chrome.webRequest.onSendHeaders.addListener(net('on_net_send_headers'), all, ['requestHeaders', ...extra]);
   chrome.webRequest.onHeadersReceived.addListener(net('on_net_headers'), all, ['responseHeaders', ...extra]);
   chrome.webRequest.onBeforeRedirect.addListener(net('on_net_redirect'), all, ['responseHeaders', ...extra]);

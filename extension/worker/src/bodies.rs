@@ -214,7 +214,9 @@ pub fn take(tab: TabId, method: &str, url: &str) -> Option<ResponseBody> {
     })
 }
 
-fn keep_body(tab: TabId, method: String, url: String, body: ResponseBody) {
+/// Keeps a body read for `method url` on `tab` until `network` takes it
+/// (the debugger's here, Firefox's stream filter's in `crate::response_filter`).
+pub fn keep_body(tab: TabId, method: String, url: String, body: ResponseBody) {
     STATE.with(|s| {
         let mut s = s.borrow_mut();
         let now = now_ms();

@@ -25,7 +25,8 @@
 //! upload         conn, tabs
 //! downloads      sessions, conn, tabs
 //! autodownloads  sessions, browser
-//! network        bodies, typed, sessions, conn
+//! network        response_filter, bodies, typed, sessions, conn
+//! response_filter  bodies, sessions
 //! bodies         typed, sessions, conn
 //! proceed        conn
 //! sessions       conn
@@ -67,6 +68,7 @@ mod popup;
 mod proceed;
 mod record;
 mod refusals;
+mod response_filter;
 mod secret;
 mod sessions;
 mod sites;

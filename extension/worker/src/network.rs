@@ -117,13 +117,20 @@ fn body(details: &JsValue) -> Option<RequestBody> {
 }
 
 /// `webRequest.onBeforeRequest` (with `requestBody`): a request starts.
+/// `filter`: in Firefox, the response's stream filter the loader opened
+/// for an agent's tab (`crate::response_filter`), else `undefined`.
 #[wasm_bindgen]
-pub fn on_net_request(details: JsValue) {
-    let Some(tab) = get(&details, "tabId").as_f64().filter(|t| *t >= 0.0).map(|t| t as TabId) else { return };
-    let Some(id) = request_id(&details) else { return };
+pub fn on_net_request(details: JsValue, filter: JsValue) {
+    let tab = get(&details, "tabId").as_f64().filter(|t| *t >= 0.0).map(|t| t as TabId);
+    let id = request_id(&details);
     // A redirect's next leg keeps the request id: followed as a new request.
-    let followed = PENDING.with(|p| p.borrow().contains_key(&id));
+    let followed = id.as_ref().is_some_and(|id| PENDING.with(|p| p.borrow().contains_key(id)));
+    let (Some(tab), Some(id)) = (tab, id) else {
+        crate::response_filter::release(filter);
+        return;
+    };
     if !followed && crate::sessions::owner_of(tab).is_none() {
+        crate::response_filter::release(filter);
         return;
     }
     let started = get(&details, "timeStamp").as_f64().unwrap_or_else(crate::util::now_ms);
@@ -145,6 +152,7 @@ pub fn on_net_request(details: JsValue) {
         response_body: None,
         websocket_messages: Vec::new(),
     };
+    crate::response_filter::watch(&id, tab, &captured.method, &captured.url, filter);
     PENDING.with(|p| {
         let mut p = p.borrow_mut();
         if p.len() >= MAX_PENDING && !p.contains_key(&id) {
@@ -186,7 +194,12 @@ fn response(details: &JsValue, c: &mut Captured) {
 /// `webRequest.onHeadersReceived` (with `responseHeaders`, `extraHeaders`).
 #[wasm_bindgen]
 pub fn on_net_headers(details: JsValue) {
-    update(&details, |c| response(&details, c));
+    update(&details, |c| {
+        response(&details, c);
+        if let Some(id) = request_id(&details) {
+            crate::response_filter::headers(&id, may_have_text_body(&c.method, c.status, c.response_mime()));
+        }
+    });
 }
 
 fn finish(details: &JsValue, f: impl FnOnce(&mut Captured)) {
@@ -205,7 +218,8 @@ fn finish(details: &JsValue, f: impl FnOnce(&mut Captured)) {
 fn with_body(mut c: Captured) {
     let mime = c.response_mime().to_string();
     let reason = |r: &str| Some(ResponseBody::Unavailable { reason: r.to_string() });
-    c.response_body = match crate::bodies::status(c.tab) {
+    let status = if crate::response_filter::on() { Status::Attached } else { crate::bodies::status(c.tab) };
+    c.response_body = match status {
         Status::Off => None,
         _ if c.status == 0 => reason("the request failed"),
         _ if (300..400).contains(&c.status) => reason("a redirect"),

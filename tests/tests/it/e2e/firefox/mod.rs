@@ -9,6 +9,7 @@
 mod acts;
 mod approvals;
 mod challenges;
+mod network;
 mod second_browser;
 mod secrets;
 mod snapshots;

@@ -1,0 +1,76 @@
+//! Network capture in Firefox's default build (issue 38): response bodies
+//! come through `webRequest.filterResponseData`, where Chromium needs its
+//! bodies build. The page `fixtures/sites/netapp/live.html` reads JSON
+//! holding an access and a refresh token: the agent reads the body with
+//! both redacted, the page itself receives exactly the bytes the server
+//! sent (the filter only observes), and neither token is in any output.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tests::leaks::Needles;
+use tests::netapp;
+
+use super::FxStack;
+use crate::e2e::new_tab;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn response_bodies_come_redacted_and_the_page_gets_them_unchanged() {
+    let mut s = FxStack::start(None, false).await;
+    let creds = netapp::creds();
+    let mut outputs: Vec<u8> = Vec::new();
+    let live = s.url("/netapp/live.html");
+    new_tab(&mut s.mcp, &live).await;
+    let r = s.mcp.call("browser_wait_for", json!({ "text": "Live done", "ms": 30000 })).await.unwrap();
+    r.expect_ok("the page read its JSON and heard its WebSocket messages");
+    let page = s.page(&live).await;
+
+    // The page's own copy, fetched again through the same filter: the
+    // server's bytes exactly.
+    let want = format!(
+        r#"{{"user":"ann","plan":"pro","access_token":"{}","nested":{{"refresh_token":"{}"}}}}"#,
+        creds.access, creds.refresh
+    );
+    let got = s.eval(&page, "fetch('/netapp/open/session').then((r) => r.text())").await;
+    assert_eq!(got, json!(want), "the page did not get the server's body unchanged");
+
+    let mut session: Vec<Value> = Vec::new();
+    for _ in 0..50 {
+        let r = s.mcp.ok("browser_network_requests", json!({ "filter": "/netapp/open/session" })).await;
+        outputs.extend_from_slice(r.raw.to_string().as_bytes());
+        session = r.data()["requests"].as_array().cloned().unwrap_or_default();
+        if session.len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(session.len(), 2, "the page's two reads: {session:?}");
+    for req in &session {
+        let r = s.mcp.ok("browser_network_request", json!({ "id": req["id"], "part": "response-body" })).await;
+        let r = r.expect_untrusted();
+        outputs.extend_from_slice(r.raw.to_string().as_bytes());
+        let body = r.text();
+        assert!(body.contains(r#""user":"ann""#) && body.contains(r#""plan":"pro""#), "no readable body: {body}");
+        assert!(body.contains(r#""access_token":"••••""#), "{body}");
+        assert!(body.contains(r#""refresh_token":"••••""#), "{body}");
+    }
+
+    // The document's own HTML.
+    let r = s.mcp.ok("browser_network_requests", json!({ "filter": "live.html" })).await;
+    outputs.extend_from_slice(r.raw.to_string().as_bytes());
+    let doc = r.data()["requests"].as_array().cloned().unwrap_or_default();
+    assert_eq!(doc.len(), 1, "the first load is not listed: {doc:?}");
+    let r = s.mcp.ok("browser_network_request", json!({ "id": doc[0]["id"], "part": "response-body" })).await;
+    outputs.extend_from_slice(r.raw.to_string().as_bytes());
+    assert!(r.text().contains("Net app live"), "the document's body: {}", r.text());
+
+    let needles = [Needles::for_secret(&creds.access), Needles::for_secret(&creds.refresh)];
+    // Control: the scan finds the token where it is.
+    assert!(!needles[0].find("control", want.as_bytes()).is_empty(), "the scan would not notice a leak");
+    let mcp_bytes = s.mcp.received().to_vec();
+    for n in &needles {
+        let hits: Vec<_> =
+            n.find("tool outputs", &outputs).into_iter().chain(n.find("MCP responses", &mcp_bytes)).collect();
+        assert!(hits.is_empty(), "a token leaked: {hits:#?}");
+    }
+}
