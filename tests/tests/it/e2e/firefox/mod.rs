@@ -12,6 +12,7 @@ mod challenges;
 mod network;
 mod second_browser;
 mod secrets;
+mod sessions;
 mod snapshots;
 mod undetectable;
 mod up;
