@@ -78,10 +78,8 @@ async fn tabs_list(tabs: &[TabId]) -> CmdResult {
 async fn tab_new(url: Option<String>) -> CmdResult {
     let target = url.clone().unwrap_or_else(|| "about:blank".into());
     let props = obj(&[("url", JsValue::from_str(&target)), ("active", JsValue::TRUE)]);
-    let created: Tab = chrome::tabs_create(&props)
-        .await
-        .map_err(|e| WireError::internal(js_error_text(&e)))?
-        .unchecked_into();
+    let created: Tab =
+        chrome::tabs_create(&props).await.map_err(|e| WireError::internal(js_error_text(&e)))?.unchecked_into();
     let id = created.id().ok_or_else(|| WireError::internal("the new tab has no id"))? as TabId;
     if url.is_some() {
         let waiter = LoadWaiter::register(id, true);

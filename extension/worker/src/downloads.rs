@@ -56,6 +56,8 @@ const WATCH_MS: u32 = 200;
 /// An attachment response that has not become a download after this long
 /// was held or refused by the browser.
 pub const HELD_MS: u32 = 3_000;
+/// How long a Firefox download waits for its response's headers.
+const GECKO_HEADERS_WAIT_MS: u32 = 500;
 /// How long a click waits for the verdict on the download it started.
 const VERDICT_WAIT_MS: f64 = 2_000.0;
 /// Downloads remembered for click results.
@@ -86,6 +88,8 @@ struct Waiting {
     /// Chromium's `suggest` callback, until it is called (once).
     suggest: Option<Function>,
     kept: bool,
+    /// Its completion was reported (once: [`report_complete`]).
+    completed: bool,
     /// The server's name as reported, sanitised when it is kept.
     name: String,
     /// What the worker's own sessions list says (used when no bridge answers).
@@ -254,11 +258,23 @@ async fn determine(id: u64, item: JsValue, suggest: Function) {
     let final_url = text(&item, "finalUrl").filter(|u| !u.is_empty()).unwrap_or_else(|| url.clone());
     let referrer = text(&item, "referrer").unwrap_or_default();
     let now = now_ms();
-    let seen = SEEN.with(|s| {
-        let mut s = s.borrow_mut();
-        let i = s.iter().rposition(|x| (x.url == final_url || x.url == url) && now - x.at < SEEN_MS)?;
-        s.remove(i)
-    });
+    let take_seen = || {
+        SEEN.with(|s| {
+            let mut s = s.borrow_mut();
+            let i = s.iter().rposition(|x| (x.url == final_url || x.url == url) && now_ms() - x.at < SEEN_MS)?;
+            s.remove(i)
+        })
+    };
+    let mut seen = take_seen();
+    // Firefox may tell of the download before the response's headers
+    // reach the worker (and holds nothing for our answer): wait a little
+    // for them rather than lose the tab it came from.
+    let mut waited = 0;
+    while seen.is_none() && crate::browser::is_gecko() && waited < GECKO_HEADERS_WAIT_MS {
+        crate::util::sleep(25).await;
+        waited += 25;
+        seen = take_seen();
+    }
     if let Some(s) = &seen {
         ATTACHMENTS.with(|a| {
             for x in a.borrow_mut().iter_mut().filter(|x| x.tab == s.tab && (x.url == final_url || x.url == url)) {
@@ -284,7 +300,14 @@ async fn determine(id: u64, item: JsValue, suggest: Function) {
     let Some(generation) = crate::conn::connected_generation() else {
         // No bridge: only the person's own downloads go on.
         let now = if local == Attribution::Person { DownloadVerdict::Leave } else { DownloadVerdict::Cancel };
-        let w = Waiting { generation: None, suggest: Some(suggest), kept: false, name: String::new(), local };
+        let w = Waiting {
+            generation: None,
+            suggest: Some(suggest),
+            kept: false,
+            completed: false,
+            name: String::new(),
+            local,
+        };
         WAITING.with(|x| x.borrow_mut().insert(id, w));
         apply(id, now);
         return;
@@ -294,7 +317,14 @@ async fn determine(id: u64, item: JsValue, suggest: Function) {
     WAITING.with(|w| {
         w.borrow_mut().insert(
             id,
-            Waiting { generation: Some(generation), suggest: Some(suggest), kept: false, name: name.clone(), local },
+            Waiting {
+                generation: Some(generation),
+                suggest: Some(suggest),
+                kept: false,
+                completed: false,
+                name: name.clone(),
+                local,
+            },
         )
     });
     let event = DownloadEvent::Started {
@@ -336,11 +366,7 @@ pub fn on_download_changed(delta: JsValue) {
         return;
     };
     match state.as_str() {
-        "complete" => spawn_local(async move {
-            let found = downloads_search(&obj(&[("id", JsValue::from_f64(id as f64))])).await.ok();
-            let path = found.map(|a| Array::from(&a).get(0)).and_then(|i| text(&i, "filename")).unwrap_or_default();
-            crate::conn::send(generation, &ExtToBridge::Download { event: DownloadEvent::Complete { id, path } });
-        }),
+        "complete" => spawn_local(report_complete(generation, id)),
         "interrupted" => {
             WAITING.with(|w| w.borrow_mut().remove(&id));
             let reason = text(&get(&delta, "error"), "current").unwrap_or_else(|| "unknown".into());
@@ -348,6 +374,20 @@ pub fn on_download_changed(delta: JsValue) {
         }
         _ => {}
     }
+}
+
+/// A kept download completed: reported once, with its path (from its
+/// `onChanged`, or from [`watch`] when it completed before the verdict
+/// came, as a small one does in Firefox, which does not wait for us).
+async fn report_complete(generation: u64, id: u64) {
+    let first = WAITING
+        .with(|w| w.borrow_mut().get_mut(&id).filter(|x| x.kept && !x.completed).map(|x| x.completed = true).is_some());
+    if !first {
+        return;
+    }
+    let found = downloads_search(&obj(&[("id", JsValue::from_f64(id as f64))])).await.ok();
+    let path = found.map(|a| Array::from(&a).get(0)).and_then(|i| text(&i, "filename")).unwrap_or_default();
+    crate::conn::send(generation, &ExtToBridge::Download { event: DownloadEvent::Complete { id, path } });
 }
 
 fn suggest_nothing(suggest: Option<Function>) {
@@ -451,8 +491,10 @@ async fn watch(generation: u64, id: u64, max_bytes: u64) {
             crate::conn::send(generation, &ExtToBridge::Download { event: DownloadEvent::TooLarge { id, received } });
             return;
         }
-        if text(&item, "state").as_deref() != Some("in_progress") {
-            return;
+        match text(&item, "state").as_deref() {
+            Some("in_progress") => {}
+            Some("complete") => return report_complete(generation, id).await,
+            _ => return,
         }
         crate::util::sleep(WATCH_MS).await;
     }

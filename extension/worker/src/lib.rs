@@ -23,7 +23,7 @@
 //! window         tabs
 //! secret         typed, conn, tabs
 //! upload         conn, tabs
-//! downloads      sessions, conn, tabs
+//! downloads      sessions, conn, tabs, browser
 //! autodownloads  sessions, browser
 //! network        response_filter, bodies, typed, sessions, conn
 //! response_filter  bodies, sessions

@@ -97,7 +97,11 @@ pub fn watch(id: &str, tab: TabId, method: &str, url: &str, filter: JsValue) {
         let _ = Reflect::set(&filter, &JsValue::from_str(event), handler.as_ref().unchecked_ref());
         handler
     };
-    let handlers = [on("ondata", id.to_string(), on_data), on("onstop", id.to_string(), on_stop), on("onerror", id.to_string(), on_error)];
+    let handlers = [
+        on("ondata", id.to_string(), on_data),
+        on("onstop", id.to_string(), on_stop),
+        on("onerror", id.to_string(), on_error),
+    ];
     WATCHED.with(|w| {
         let mut w = w.borrow_mut();
         if w.len() >= MAX_PENDING {

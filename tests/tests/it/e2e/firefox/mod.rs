@@ -9,6 +9,7 @@
 mod acts;
 mod approvals;
 mod challenges;
+mod files;
 mod network;
 mod second_browser;
 mod secrets;
