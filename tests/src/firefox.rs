@@ -277,6 +277,17 @@ impl FirefoxHuman {
             .unwrap_or_default()
     }
 
+    /// Waits up to `within` until no approval window is open (the last
+    /// one closes once its request is answered), so that the next one
+    /// found is the next request's.
+    pub async fn approval_windows_closed(&self, within: Duration) {
+        let closed = crate::poll(within, Duration::from_millis(100), || async {
+            self.approval_windows().is_empty().then_some(())
+        })
+        .await;
+        assert!(closed.is_some(), "an approval window stayed open for {within:?}");
+    }
+
     /// Waits up to `within` for the approval window.
     pub async fn approval_window(&self, within: Duration) -> Result<String> {
         crate::poll(within, Duration::from_millis(100), || async { self.approval_windows().into_iter().next() })
@@ -325,6 +336,22 @@ impl FirefoxHuman {
         self.xdotool(&["mousemove", "--window", window, "40", "30", "click", "1"])?;
         self.xdotool(&["key", "--clearmodifiers", key])?;
         Ok(())
+    }
+
+    /// Like [`FirefoxHuman::answering`], with the presses starting only
+    /// once `first` (say, a change to the page while the person decides)
+    /// is done.
+    pub async fn answering_after<P, F>(&self, first: P, key: &str, call: F) -> (F::Output, usize)
+    where
+        P: std::future::Future<Output = ()>,
+        F: std::future::Future,
+    {
+        let mut call = std::pin::pin!(call);
+        tokio::select! {
+            r = &mut call => return (r, 0),
+            () = first => {}
+        }
+        self.answering(key, call).await
     }
 
     /// Runs `call` while pressing `key` in the approval window until it

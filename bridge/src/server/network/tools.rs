@@ -300,8 +300,11 @@ async fn export(state: &AppState, caller: &Caller, a: NetworkExportArgs) -> Resu
         })?,
         None => format!("network-{}.har", crate::time::unix_now_millis()),
     };
-    let (entries, _) = selected(state, caller, a.tab, a.filter.as_deref()).await?;
+    let (mut entries, _) = selected(state, caller, a.tab, a.filter.as_deref()).await?;
     let count = entries.len();
+    // HAR 1.2 prefers entries by start time (importers, DevTools' among
+    // them, list them so); the capture keeps them as they finished.
+    entries.sort_by(|x, y| x.captured.started_ms.total_cmp(&y.captured.started_ms));
     let doc = har::document(entries.iter().map(|e| har::entry(e.id, &e.captured)).collect());
     let bytes = serde_json::to_vec_pretty(&doc).map_err(|e| {
         tracing::error!(error = %e, "HAR serialisation failed");

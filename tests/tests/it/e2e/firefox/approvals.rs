@@ -49,15 +49,14 @@ async fn the_person_approves_and_denies_in_the_approval_window_and_changed_facts
 
     // The page's URL changes while the person decides: what was approved
     // is not what is live.
+    human.approval_windows_closed(Duration::from_secs(10)).await;
     let bidi = &s.firefox.bidi;
     let call = s.mcp.call("browser_click", json!({ "ref": lie }));
-    let answer = async {
-        let w = human.approval_window(Duration::from_secs(20)).await.expect("the approval window opens");
+    let change = async {
+        human.approval_window(Duration::from_secs(20)).await.expect("the approval window opens");
         bidi.evaluate(&page, "(history.replaceState(null, '', 'danger-zone'), true)").await.expect("change the URL");
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        human.press(&w, "Return").expect("press Enter");
     };
-    let (r, ()) = tokio::join!(call, answer);
+    let (r, _) = human.answering_after(change, "Return", call).await;
     let r = r.expect("browser_click");
     assert_eq!(code(&r), "STALE_REF", "approved facts that are no longer live ran: {}", r.raw);
     assert_eq!(ran(&s, &page).await, "glyph-lie ", "an action on changed facts ran");
@@ -65,10 +64,11 @@ async fn the_person_approves_and_denies_in_the_approval_window_and_changed_facts
     // The element is swapped for another while the person decides.
     s.eval(&page, "(history.replaceState(null, '', 'index.html'), true)").await;
     let lie = ref_named(&mut s, "button", "Show more").await;
+    human.approval_windows_closed(Duration::from_secs(10)).await;
     let bidi = &s.firefox.bidi;
     let call = s.mcp.call("browser_click", json!({ "ref": lie }));
-    let answer = async {
-        let w = human.approval_window(Duration::from_secs(20)).await.expect("the approval window opens");
+    let swap = async {
+        human.approval_window(Duration::from_secs(20)).await.expect("the approval window opens");
         bidi.evaluate(
             &page,
             "(() => { const old = document.getElementById('aria-lie'); const b = old.cloneNode(true); \
@@ -77,10 +77,8 @@ async fn the_person_approves_and_denies_in_the_approval_window_and_changed_facts
         )
         .await
         .expect("swap the element");
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        human.press(&w, "Return").expect("press Enter");
     };
-    let (r, ()) = tokio::join!(call, answer);
+    let (r, _) = human.answering_after(swap, "Return", call).await;
     let r = r.expect("browser_click");
     assert_eq!(code(&r), "STALE_REF", "a swapped element was clicked after the approval: {}", r.raw);
     assert_eq!(ran(&s, &page).await, "glyph-lie ", "the swapped element or the old one ran");
