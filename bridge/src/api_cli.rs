@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 use clap::Subcommand;
 use forge::client::{Lang, MARKER};
 
-use crate::home::HomeArg;
 use crate::error::Error;
 use crate::home::Home;
+use crate::home::HomeArg;
 
 /// Largest HAR file `learn` reads.
 pub const MAX_HAR_BYTES: u64 = 512 * 1024 * 1024;

@@ -294,7 +294,10 @@ mod tests {
 
     #[test]
     fn lock_targets_are_address_plus_pid() {
-        assert_eq!(parse_firefox_lock_target("127.0.1.1:+4242"), Some(LockHolder { host: "127.0.1.1".into(), pid: 4242 }));
+        assert_eq!(
+            parse_firefox_lock_target("127.0.1.1:+4242"),
+            Some(LockHolder { host: "127.0.1.1".into(), pid: 4242 })
+        );
         assert_eq!(parse_firefox_lock_target("::1:+7"), Some(LockHolder { host: "::1".into(), pid: 7 }));
         for bad in ["", "127.0.0.1", "127.0.0.1:+", ":+12", "127.0.0.1:+0", "127.0.0.1:+x1", "h-12"] {
             assert_eq!(parse_firefox_lock_target(bad), None, "{bad}");

@@ -555,7 +555,9 @@ pub enum NativeReply {
         #[serde(default)]
         headless: bool,
     },
-    Error { message: String },
+    Error {
+        message: String,
+    },
 }
 
 /// Contents of `home/daemon.json`. Never holds a secret.

@@ -546,7 +546,15 @@ pub fn build_extension(root: &Path) -> Result<()> {
     fs::write(dist.join("content-wasm.js"), with_content_module(&loader, &content.wasm)?)?;
     fs::write(dist.join("manifest.json"), manifest)?;
 
-    for f in ["manifest.json", "background.js", "popup.html", "popup.js", "content.js", "content-wasm.js", "worker/worker.js"] {
+    for f in [
+        "manifest.json",
+        "background.js",
+        "popup.html",
+        "popup.js",
+        "content.js",
+        "content-wasm.js",
+        "worker/worker.js",
+    ] {
         if !dist.join(f).exists() {
             bail!("dist/extension/{f} is missing after the build");
         }
@@ -847,7 +855,6 @@ fn content_module_wasm(main: &str, glue: &str, wasm: &[u8], snippets: &[(String,
         if start { "instance.exports.__wbindgen_start();\n" } else { "" }
     ))
 }
-
 
 /// One ES module, as wasm-bindgen and wasm2js write them (every `import`
 /// and `export` a statement at the start of a line), as a function

@@ -56,8 +56,8 @@ use nix::libc;
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 use shared::action::Action;
-use shared::downloads::{Attribution, Provenance};
 use shared::audit::AuditDecision;
+use shared::downloads::{Attribution, Provenance};
 use shared::error::{ErrorCode, WireError};
 use shared::files::{
     DOWNLOAD_WAIT_MS, DownloadEvent, DownloadState, DownloadVerdict, MAX_DOWNLOAD_BYTES, MAX_LISTED_DOWNLOADS,

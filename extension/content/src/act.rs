@@ -440,12 +440,8 @@ fn set_value(el: &Element, value: &str) -> Result<(), WireError> {
     let ctor = global_ctor(proto_name)?;
     let proto = Reflect::get(&ctor, &JsValue::from_str("prototype")).unwrap_or(JsValue::UNDEFINED);
     let desc = Object::get_own_property_descriptor(proto.unchecked_ref::<Object>(), &JsValue::from_str("value"));
-    let setter = dom::prop(&desc, "set")
-        .dyn_into::<Function>()
-        .map_err(|_| WireError::internal("no value setter"))?;
-    setter
-        .call1(el, &JsValue::from_str(value))
-        .map_err(|_| WireError::internal("the value could not be set"))?;
+    let setter = dom::prop(&desc, "set").dyn_into::<Function>().map_err(|_| WireError::internal("no value setter"))?;
+    setter.call1(el, &JsValue::from_str(value)).map_err(|_| WireError::internal("the value could not be set"))?;
     Ok(())
 }
 

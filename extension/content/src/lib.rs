@@ -124,9 +124,7 @@ pub fn handle_message(msg: JsValue) -> Promise {
 }
 
 fn go(delta: i32) -> Result<(), WireError> {
-    let history = web_sys::window()
-        .and_then(|w| w.history().ok())
-        .ok_or_else(|| WireError::internal("no history"))?;
+    let history = web_sys::window().and_then(|w| w.history().ok()).ok_or_else(|| WireError::internal("no history"))?;
     if delta == 0 || history.length().unwrap_or(0) <= 1 {
         return Err(WireError::new(ErrorCode::InvalidRequest, "no page to go to in this tab's history"));
     }

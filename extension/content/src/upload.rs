@@ -72,18 +72,15 @@ pub fn set_files(el: &Element, files: &[UploadFile]) -> Result<(), WireError> {
     }
     let dt = Reflect::construct(&global_ctor("DataTransfer")?, &Array::new())
         .map_err(|_| WireError::internal("no DataTransfer here"))?;
-    let items =
-        Reflect::get(&dt, &JsValue::from_str("items")).map_err(|_| WireError::internal("no items"))?;
+    let items = Reflect::get(&dt, &JsValue::from_str("items")).map_err(|_| WireError::internal("no items"))?;
     let file_ctor = global_ctor("File")?;
     for (bytes, f) in staged.iter().zip(files) {
         let parts = Array::of1(&Uint8Array::from(&bytes[..]));
         let file = Reflect::construct(&file_ctor, &Array::of2(&parts, &JsValue::from_str(&f.name)))
             .map_err(|_| WireError::internal("a File could not be made"))?;
-        crate::dom::call(&items, "add", &[file])
-            .map_err(|_| WireError::internal("a file could not be added"))?;
+        crate::dom::call(&items, "add", &[file]).map_err(|_| WireError::internal("a file could not be added"))?;
     }
-    let list =
-        Reflect::get(&dt, &JsValue::from_str("files")).map_err(|_| WireError::internal("no files"))?;
+    let list = Reflect::get(&dt, &JsValue::from_str("files")).map_err(|_| WireError::internal("no files"))?;
     Reflect::set(el, &JsValue::from_str("files"), &list)
         .map_err(|_| WireError::internal("the files could not be set"))?;
     let t: &JsValue = el.as_ref();

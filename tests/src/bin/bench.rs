@@ -23,7 +23,8 @@ use bench::report::Suite;
 use bench::{Bench, Config};
 
 /// The suites, in the order they run. Add new ones here (e.g. `click`).
-const SUITES: &[&str] = &["snapshot", "click", "files", "flows", "sessions", "network", "forge", "dashboard", "model", "firefox"];
+const SUITES: &[&str] =
+    &["snapshot", "click", "files", "flows", "sessions", "network", "forge", "dashboard", "model", "firefox"];
 
 async fn run_suite(name: &str, b: &mut Bench) -> Result<Suite> {
     match name {

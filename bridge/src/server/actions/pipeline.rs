@@ -301,7 +301,8 @@ pub(super) async fn execute(state: &AppState, audit: &Audit<'_>, p: &Prepared) -
         changed: p.changed.clone(),
     };
     let decided_by = (p.decision == Decision::Allow).then_some(DecidedBy::Policy);
-    let action_row = |outcome| p.row((p.class.risk, &p.class.reasons), AuditDecision::from(p.decision), decided_by, outcome);
+    let action_row =
+        |outcome| p.row((p.class.risk, &p.class.reasons), AuditDecision::from(p.decision), decided_by, outcome);
     // A consequential action is on record before it is dispatched; an
     // allowed one is written once, with its outcome (one fsync less on the
     // fast path).

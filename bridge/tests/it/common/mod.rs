@@ -846,9 +846,7 @@ async fn page_answer(
             let url = cfg.lock().unwrap().urls.get(&t).cloned().unwrap_or_default();
             ok(CommandResult::Tab { tab: tab(t, &url) })
         }
-        Command::Snapshot { .. } => {
-            Some(Outcome::Err(WireError::internal("no snapshots in the page fake")))
-        }
+        Command::Snapshot { .. } => Some(Outcome::Err(WireError::internal("no snapshots in the page fake"))),
         Command::Locate { tab: t, target } => ok(CommandResult::Located { located: fake_locate(cfg, t, &target) }),
         Command::AskPerson { .. } => {
             let c = cfg.lock().unwrap();

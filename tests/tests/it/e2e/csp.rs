@@ -94,14 +94,20 @@ async fn the_webassembly_flavour_runs_only_where_no_policy_could_refuse_it() {
             assert_eq!(violations(&page).await, own, "{path}: the page heard a violation");
             if path == "csp/self/index.html" {
                 // Control: the watcher hears a refused compilation here.
-                page.evaluate("WebAssembly.compile(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0])).then(() => 1, () => 0)")
-                    .await
-                    .expect("compile in the page");
+                page.evaluate(
+                    "WebAssembly.compile(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0])).then(() => 1, () => 0)",
+                )
+                .await
+                .expect("compile in the page");
                 let heard = tests::poll(Duration::from_secs(3), Duration::from_millis(50), || async {
                     violations(&page).await.into_iter().find(|v| v.starts_with("wasm-eval"))
                 })
                 .await;
-                assert!(heard.is_some(), "the watcher would not hear a refused compilation: {:?}", violations(&page).await);
+                assert!(
+                    heard.is_some(),
+                    "the watcher would not hear a refused compilation: {:?}",
+                    violations(&page).await
+                );
             }
         }
         assert_eq!(extension_scripts(&s.browser.cdp, &page).await, scripts, "{path}: the wrong flavour ran");

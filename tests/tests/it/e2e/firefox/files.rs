@@ -50,7 +50,8 @@ async fn uploads_come_only_from_allowed_folders_and_downloads_land_in_their_fold
 
     // ---- upload: the allowed file's bytes reach the server
     let path = allowed.join("receipt.pdf").display().to_string();
-    let r = s.mcp.call("browser_upload_file", json!({ "ref": receipt_ref, "paths": [path], "tab": tab })).await.unwrap();
+    let r =
+        s.mcp.call("browser_upload_file", json!({ "ref": receipt_ref, "paths": [path], "tab": tab })).await.unwrap();
     let r = r.expect_ok("an allowed upload");
     assert_eq!(r.data()["files"][0]["sha256"], json!(sha256_hex(&receipt)), "{}", r.raw);
     let got = tests::poll(Duration::from_secs(10), Duration::from_millis(100), || async {
@@ -63,7 +64,8 @@ async fn uploads_come_only_from_allowed_folders_and_downloads_land_in_their_fold
     assert_eq!(got[0].1, receipt, "the page got other bytes than the file's");
     // ---- refused from outside the allowed folder; nothing handed to the page
     let secret = outside.join("secret.txt").display().to_string();
-    let r = s.mcp.call("browser_upload_file", json!({ "ref": receipt_ref, "paths": [secret], "tab": tab })).await.unwrap();
+    let r =
+        s.mcp.call("browser_upload_file", json!({ "ref": receipt_ref, "paths": [secret], "tab": tab })).await.unwrap();
     assert_eq!(code(&r), "PERMISSION_DENIED", "{}", r.raw);
     assert!(!r.raw.to_string().contains("SECRET-OUTSIDE"), "{}", r.raw);
     tokio::time::sleep(Duration::from_millis(300)).await;
