@@ -333,9 +333,7 @@ impl FirefoxHuman {
     /// the window the keyboard: the screen has no window manager to do
     /// that) and presses `key` (`Return`, `Escape`).
     pub fn press(&self, window: &str, key: &str) -> Result<()> {
-        self.xdotool(&["mousemove", "--window", window, "40", "30", "click", "1"])?;
-        self.xdotool(&["key", "--clearmodifiers", key])?;
-        Ok(())
+        self.click_and_press(window, (40, 30), &[key])
     }
 
     /// Like [`FirefoxHuman::answering`], with the presses starting only

@@ -136,7 +136,6 @@ extern "C" {
 /// Chromium the host of its `chrome-extension://` URLs; in Firefox the
 /// add-on id, which its `moz-extension://` host is not).
 pub fn runtime_id() -> String {
-    let chrome = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("chrome")).unwrap_or(JsValue::UNDEFINED);
-    let runtime = js_sys::Reflect::get(&chrome, &JsValue::from_str("runtime")).unwrap_or(JsValue::UNDEFINED);
-    js_sys::Reflect::get(&runtime, &JsValue::from_str("id")).ok().and_then(|v| v.as_string()).unwrap_or_default()
+    use crate::util::get;
+    get(&get(&get(&js_sys::global(), "chrome"), "runtime"), "id").as_string().unwrap_or_default()
 }

@@ -126,25 +126,25 @@ async fn inject_content(tab: TabId, id: f64, url: &str) -> Result<(), WireError>
         ]);
         async move { chrome::scripting_execute_script(&injection).await }
     };
-    let unreachable = |e: JsValue| {
-        let text = js_error_text(&e);
-        if crate::load_errors::is_error_page(&text) {
-            crate::load_errors::error_page(tab, url)
-        } else {
-            WireError::internal(format!("cannot reach the page: {text}"))
-        }
+    // An error page cannot take either flavour; any other failure of the
+    // WebAssembly one (refused where the headers allowed it) is noted and
+    // the plain flavour runs instead.
+    let error_page = |e: &JsValue| {
+        crate::load_errors::is_error_page(&js_error_text(e)).then(|| crate::load_errors::error_page(tab, url))
     };
     if crate::page_csp::flavour(tab, url) == Flavour::Wasm {
         match run(Flavour::Wasm.file()).await {
             Ok(results) if get(&Array::from(&results).get(0), "result").as_bool() == Some(true) => return Ok(()),
             Ok(_) => {}
-            Err(e) if crate::load_errors::is_error_page(&js_error_text(&e)) => return Err(unreachable(e)),
-            // Refused where the headers allowed it: noted, and the plain
-            // flavour runs instead.
-            Err(e) => web_sys::console::warn_1(&e),
+            Err(e) => match error_page(&e) {
+                Some(err) => return Err(err),
+                None => web_sys::console::warn_1(&e),
+            },
         }
     }
-    run(Flavour::Plain.file()).await.map(|_| ()).map_err(unreachable)
+    run(Flavour::Plain.file()).await.map(|_| ()).map_err(|e| {
+        error_page(&e).unwrap_or_else(|| WireError::internal(format!("cannot reach the page: {}", js_error_text(&e))))
+    })
 }
 
 enum AskError {

@@ -111,12 +111,5 @@ async fn measure(mcp: &mut BenchMcp, plan: &Plan, browser: &str) -> Result<Figur
 }
 
 async fn warm(mcp: &mut BenchMcp, warmup: usize, runs: usize) -> Result<Stats> {
-    for _ in 0..warmup {
-        mcp.ok("browser_snapshot", json!({ "max_chars": FULL })).await?;
-    }
-    let mut samples = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        samples.push(mcp.ok("browser_snapshot", json!({ "max_chars": FULL })).await?.elapsed);
-    }
-    Ok(Stats::of(&samples))
+    Ok(super::snapshot::timed_runs(mcp, json!({ "max_chars": FULL }), warmup, runs).await?.0)
 }

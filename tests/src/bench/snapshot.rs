@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use shared::protocol::{CommandResult, Outcome};
 use shared::snapshot::{RenderOptions, render};
 
-use super::client::Timed;
+use super::client::{BenchMcp, Timed};
 use super::pages::{self, ROW_SIZES};
 use super::playwright::{self, PlaywrightMcp, Tokens};
 use super::profile;
@@ -213,7 +213,7 @@ pub async fn run(b: &mut Bench) -> Result<Suite> {
             pass: false,
         });
     } else {
-        let paginated = timed_runs(b, json!({}), warmup, runs).await?;
+        let paginated = timed_runs(&mut b.mcp, json!({}), warmup, runs).await?;
         // The walk stops after the page asked for: the page count is then unknown.
         let note = match (paginated.1["pages"].as_u64(), paginated.1["more"].as_bool()) {
             (Some(n), _) => format!("{n} pages of the default max_chars"),
@@ -233,7 +233,8 @@ pub async fn run(b: &mut Bench) -> Result<Suite> {
             PAGINATED_10K_MS,
             "ms",
         ));
-        let interactive = timed_runs(b, json!({ "max_chars": FULL, "interactive_only": true }), warmup, runs).await?;
+        let interactive =
+            timed_runs(&mut b.mcp, json!({ "max_chars": FULL, "interactive_only": true }), warmup, runs).await?;
         let ibytes = interactive.1["snapshot"].as_str().map(str::len);
         rows.push(Row {
             case: format!("{largest} rows, interactive_only"),
@@ -365,21 +366,26 @@ async fn snapshot(b: &mut Bench, args: Value) -> Result<Timed> {
 
 /// Warm-up then timed runs of `browser_snapshot` with `args`; returns the
 /// stats and the last result's data.
-async fn timed_runs(b: &mut Bench, args: Value, warmup: usize, runs: usize) -> Result<(Stats, Value)> {
-    let (stats, data, _) = timed_runs_text(b, args, warmup, runs).await?;
+pub(super) async fn timed_runs(mcp: &mut BenchMcp, args: Value, warmup: usize, runs: usize) -> Result<(Stats, Value)> {
+    let (stats, data, _) = timed_runs_text(mcp, args, warmup, runs).await?;
     Ok((stats, data))
 }
 
 /// [`timed_runs`], also returning the text the agent read of the last run.
-async fn timed_runs_text(b: &mut Bench, args: Value, warmup: usize, runs: usize) -> Result<(Stats, Value, String)> {
+async fn timed_runs_text(
+    mcp: &mut BenchMcp,
+    args: Value,
+    warmup: usize,
+    runs: usize,
+) -> Result<(Stats, Value, String)> {
     for _ in 0..warmup {
-        snapshot(b, args.clone()).await?;
+        mcp.ok("browser_snapshot", args.clone()).await?;
     }
     let mut samples = Vec::with_capacity(runs);
     let mut last = Value::Null;
     let mut text = String::new();
     for _ in 0..runs {
-        let t = snapshot(b, args.clone()).await?;
+        let t = mcp.ok("browser_snapshot", args.clone()).await?;
         samples.push(t.elapsed);
         last = t.data().clone();
         last["snapshot"] = json!(t.snapshot_text());
@@ -404,7 +410,7 @@ async fn measure_page(b: &mut Bench, case: &str, url: &str, rows: Option<usize>)
         (b.config.warmup, b.config.runs)
     };
     eprintln!("  {case}: first snapshot {} ms; {warmup} warm-up, {runs} timed runs", fmt_ms(cold_ms));
-    let (stats, data, agent_text) = timed_runs_text(b, json!({ "max_chars": FULL }), warmup, runs).await?;
+    let (stats, data, agent_text) = timed_runs_text(&mut b.mcp, json!({ "max_chars": FULL }), warmup, runs).await?;
     // What the agent read, kept with or without Playwright MCP beside it
     // (`bench --count-tokens` counts it).
     let dir = tests::workspace_root().join("target").join("bench");

@@ -5,19 +5,9 @@
 use std::time::Duration;
 
 use serde_json::json;
-use tests::ref_of;
 
 use super::FxStack;
-use crate::e2e::{code, new_tab, snapshot};
-
-async fn ran(s: &FxStack, page: &str) -> String {
-    s.eval(page, "document.body.dataset.ran || ''").await.as_str().unwrap_or_default().to_string()
-}
-
-async fn ref_named(s: &mut FxStack, role: &str, name: &str) -> String {
-    let snap = snapshot(&mut s.mcp, json!({})).await.snapshot();
-    ref_of(&snap, role, name).unwrap_or_else(|| panic!("no {role} {name:?} in:\n{snap}"))
-}
+use crate::e2e::{code, new_tab};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_harmless_click_runs_without_asking() {
@@ -25,10 +15,10 @@ async fn a_harmless_click_runs_without_asking() {
     let url = s.url("/lies/index.html");
     new_tab(&mut s.mcp, &url).await;
     let page = s.page(&url).await;
-    let r = ref_named(&mut s, "button", "Reload list").await;
+    let r = s.ref_named("button", "Reload list").await;
     let res = s.mcp.ok("browser_click", json!({ "ref": r })).await.expect_untrusted();
     assert_eq!(res.data()["decided_by"], json!("policy"), "{}", res.raw);
-    assert!(ran(&s, &page).await.split(' ').any(|x| x == "refresh"), "the click did not run");
+    assert!(s.ran(&page).await.split(' ').any(|x| x == "refresh"), "the click did not run");
 }
 
 /// A destructive click and a lying name ("Show more" on a button that
@@ -43,7 +33,7 @@ async fn destructive_and_lying_clicks_wait_for_the_person() {
     new_tab(&mut s.mcp, &url).await;
     let page = s.page(&url).await;
     for (role, name) in [("button", "Show more"), ("button", "Dеlеtе аccount"), ("link", "Continue")] {
-        let r = ref_named(&mut s, role, name).await;
+        let r = s.ref_named(role, name).await;
         let started = std::time::Instant::now();
         let res = s.mcp.call("browser_click", json!({ "ref": r })).await.expect("browser_click");
         assert_eq!(code(&res), "APPROVAL_DENIED", "{role} {name:?}: {}", res.raw);
@@ -53,11 +43,11 @@ async fn destructive_and_lying_clicks_wait_for_the_person() {
             "{role} {name:?} was refused without waiting for the person: {}",
             res.raw
         );
-        assert_eq!(ran(&s, &page).await, "", "{role} {name:?} ran without an answer");
+        assert_eq!(s.ran(&page).await, "", "{role} {name:?} ran without an answer");
         assert_eq!(s.eval(&page, "location.href").await, json!(url), "{role} {name:?} navigated");
     }
     // Control: the harmless control of the same page runs at once.
-    let r = ref_named(&mut s, "button", "Show older drafts").await;
+    let r = s.ref_named("button", "Show older drafts").await;
     let res = s.mcp.ok("browser_click", json!({ "ref": r })).await.expect_untrusted();
     assert_eq!(res.data()["decided_by"], json!("policy"), "{}", res.raw);
 }
@@ -70,13 +60,13 @@ async fn a_stale_ref_never_acts() {
     let url = s.url("/lies/index.html");
     new_tab(&mut s.mcp, &url).await;
     let page = s.page(&url).await;
-    let r = ref_named(&mut s, "button", "Reload list").await;
+    let r = s.ref_named("button", "Reload list").await;
     s.eval(&page, "(document.getElementById('refresh').remove(), true)").await;
     let res = s.mcp.call("browser_click", json!({ "ref": r })).await.expect("browser_click");
     assert_eq!(code(&res), "STALE_REF", "{}", res.raw);
-    assert_eq!(ran(&s, &page).await, "", "something ran for a stale ref");
-    let r = ref_named(&mut s, "button", "Close notice").await;
+    assert_eq!(s.ran(&page).await, "", "something ran for a stale ref");
+    let r = s.ref_named("button", "Close notice").await;
     let res = s.mcp.ok("browser_click", json!({ "ref": r })).await.expect_untrusted();
     assert_eq!(res.data()["decided_by"], json!("policy"), "{}", res.raw);
-    assert!(ran(&s, &page).await.contains("close-x"), "the fresh ref did not act");
+    assert!(s.ran(&page).await.contains("close-x"), "the fresh ref did not act");
 }

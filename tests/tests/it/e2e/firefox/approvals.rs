@@ -10,19 +10,9 @@
 use std::time::Duration;
 
 use serde_json::json;
-use tests::ref_of;
 
 use super::FxStack;
-use crate::e2e::{code, new_tab, snapshot};
-
-async fn ran(s: &FxStack, page: &str) -> String {
-    s.eval(page, "document.body.dataset.ran || ''").await.as_str().unwrap_or_default().to_string()
-}
-
-async fn ref_named(s: &mut FxStack, role: &str, name: &str) -> String {
-    let snap = snapshot(&mut s.mcp, json!({})).await.snapshot();
-    ref_of(&snap, role, name).unwrap_or_else(|| panic!("no {role} {name:?} in:\n{snap}"))
-}
+use crate::e2e::{code, new_tab};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_person_approves_and_denies_in_the_approval_window_and_changed_facts_never_run() {
@@ -33,19 +23,19 @@ async fn the_person_approves_and_denies_in_the_approval_window_and_changed_facts
     let page = s.page(&url).await;
 
     // Approved with Enter: the destructive click runs, once.
-    let glyph = ref_named(&mut s, "button", "Dеlеtе аccount").await;
+    let glyph = s.ref_named("button", "Dеlеtе аccount").await;
     let (r, presses) = human.answering("Return", s.mcp.call("browser_click", json!({ "ref": glyph }))).await;
     let r = r.expect("browser_click").expect_untrusted();
     assert_eq!(r.data()["decided_by"], json!("human"), "{}", r.raw);
     assert!(presses >= 1, "the click ran without the person: {}", r.raw);
-    assert_eq!(ran(&s, &page).await, "glyph-lie ", "the approved click did not run exactly once");
+    assert_eq!(s.ran(&page).await, "glyph-lie ", "the approved click did not run exactly once");
 
     // Denied with Escape: the lying name does not run.
-    let lie = ref_named(&mut s, "button", "Show more").await;
+    let lie = s.ref_named("button", "Show more").await;
     let (r, _) = human.answering("Escape", s.mcp.call("browser_click", json!({ "ref": lie }))).await;
     let r = r.expect("browser_click");
     assert_eq!(code(&r), "APPROVAL_DENIED", "{}", r.raw);
-    assert_eq!(ran(&s, &page).await, "glyph-lie ", "a denied click ran");
+    assert_eq!(s.ran(&page).await, "glyph-lie ", "a denied click ran");
 
     // The page's URL changes while the person decides: what was approved
     // is not what is live.
@@ -59,11 +49,11 @@ async fn the_person_approves_and_denies_in_the_approval_window_and_changed_facts
     let (r, _) = human.answering_after(change, "Return", call).await;
     let r = r.expect("browser_click");
     assert_eq!(code(&r), "STALE_REF", "approved facts that are no longer live ran: {}", r.raw);
-    assert_eq!(ran(&s, &page).await, "glyph-lie ", "an action on changed facts ran");
+    assert_eq!(s.ran(&page).await, "glyph-lie ", "an action on changed facts ran");
 
     // The element is swapped for another while the person decides.
     s.eval(&page, "(history.replaceState(null, '', 'index.html'), true)").await;
-    let lie = ref_named(&mut s, "button", "Show more").await;
+    let lie = s.ref_named("button", "Show more").await;
     human.approval_windows_closed(Duration::from_secs(10)).await;
     let bidi = &s.firefox.bidi;
     let call = s.mcp.call("browser_click", json!({ "ref": lie }));
@@ -81,7 +71,7 @@ async fn the_person_approves_and_denies_in_the_approval_window_and_changed_facts
     let (r, _) = human.answering_after(swap, "Return", call).await;
     let r = r.expect("browser_click");
     assert_eq!(code(&r), "STALE_REF", "a swapped element was clicked after the approval: {}", r.raw);
-    assert_eq!(ran(&s, &page).await, "glyph-lie ", "the swapped element or the old one ran");
+    assert_eq!(s.ran(&page).await, "glyph-lie ", "the swapped element or the old one ran");
 }
 
 /// STOP in the popup (its page opened by the person in a new window:
@@ -96,11 +86,11 @@ async fn stop_in_the_popup_stops_the_agent() {
     let url = s.url("/lies/index.html");
     new_tab(&mut s.mcp, &url).await;
     let page = s.page(&url).await;
-    let reload = ref_named(&mut s, "button", "Reload list").await;
+    let reload = s.ref_named("button", "Reload list").await;
     // Control: it runs before STOP.
     let r = s.mcp.ok("browser_click", json!({ "ref": reload })).await.expect_untrusted();
     assert_eq!(r.data()["decided_by"], json!("policy"), "{}", r.raw);
-    assert_eq!(ran(&s, &page).await, "refresh ");
+    assert_eq!(s.ran(&page).await, "refresh ");
 
     let front = human.windows_titled(|t| t.contains("Drafts")).pop().expect("the page's window");
     human.open_in_new_window(&front, &tests::firefox::extension_url("popup.html")).expect("open the popup page");
@@ -118,5 +108,5 @@ async fn stop_in_the_popup_stops_the_agent() {
 
     let r = s.mcp.call("browser_click", json!({ "ref": reload })).await.expect("browser_click");
     assert_eq!(code(&r), "STOPPED", "STOP in the popup did not stop the agent: {}", r.raw);
-    assert_eq!(ran(&s, &page).await, "refresh ", "a click ran after STOP");
+    assert_eq!(s.ran(&page).await, "refresh ", "a click ran after STOP");
 }

@@ -8,18 +8,12 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::json;
-use tests::ref_of;
 
 use super::FxStack;
-use crate::e2e::{code, new_tab, snapshot};
+use crate::e2e::{code, new_tab};
 
 fn sha256_hex(bytes: &[u8]) -> String {
     ring::digest::digest(&ring::digest::SHA256, bytes).as_ref().iter().map(|b| format!("{b:02x}")).collect()
-}
-
-async fn find_ref(s: &mut FxStack, role: &str, name: &str) -> String {
-    let snap = snapshot(&mut s.mcp, json!({})).await.snapshot();
-    ref_of(&snap, role, name).unwrap_or_else(|| panic!("no {role} {name:?} in:\n{snap}"))
 }
 
 /// The bodies the fixture server received for uploads into `input`.
@@ -46,7 +40,7 @@ async fn uploads_come_only_from_allowed_folders_and_downloads_land_in_their_fold
     let mut s = FxStack::start(Some(&config), false).await;
     let page = s.url("/files/index.html");
     let tab = new_tab(&mut s.mcp, &page).await;
-    let receipt_ref = find_ref(&mut s, "button", "Receipt").await;
+    let receipt_ref = s.ref_named("button", "Receipt").await;
 
     // ---- upload: the allowed file's bytes reach the server
     let path = allowed.join("receipt.pdf").display().to_string();
@@ -72,7 +66,7 @@ async fn uploads_come_only_from_allowed_folders_and_downloads_land_in_their_fold
     assert_eq!(received(&s, "receipt").len(), 1, "a refused upload reached the page");
 
     // ---- a download from the agent's tab
-    let invoice = find_ref(&mut s, "link", "Invoice").await;
+    let invoice = s.ref_named("link", "Invoice").await;
     let r = s.mcp.ok("browser_click", json!({ "ref": invoice, "tab": tab })).await;
     assert!(!r.raw.to_string().contains("not started"), "one download reported as two: {}", r.raw);
     let mut listed = serde_json::Value::Null;

@@ -64,6 +64,17 @@ impl FxStack {
     pub async fn eval(&self, context: &str, expr: &str) -> serde_json::Value {
         self.firefox.bidi.evaluate(context, expr).await.unwrap_or_else(|e| panic!("evaluate {expr}: {e:#}"))
     }
+
+    /// The ref of the `role "name"` line of a fresh snapshot of the current tab.
+    pub async fn ref_named(&mut self, role: &str, name: &str) -> String {
+        let snap = crate::e2e::snapshot(&mut self.mcp, json!({})).await.snapshot();
+        tests::ref_of(&snap, role, name).unwrap_or_else(|| panic!("no {role} {name:?} in:\n{snap}"))
+    }
+
+    /// What the `lies` fixture page says ran (`body[data-ran]`, ids in order).
+    pub async fn ran(&self, page: &str) -> String {
+        self.eval(page, "document.body.dataset.ran || ''").await.as_str().unwrap_or_default().to_string()
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

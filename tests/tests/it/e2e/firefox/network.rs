@@ -3,7 +3,8 @@
 //! bodies build. The page `fixtures/sites/netapp/live.html` reads JSON
 //! holding an access and a refresh token: the agent reads the body with
 //! both redacted, the page itself receives exactly the bytes the server
-//! sent (the filter only observes), and neither token is in any output.
+//! sent (the filter only observes), the person's own tab is not captured,
+//! and neither token is in any output.
 
 use std::time::Duration;
 
@@ -34,6 +35,22 @@ async fn response_bodies_come_redacted_and_the_page_gets_them_unchanged() {
     let got = s.eval(&page, "fetch('/netapp/open/session').then((r) => r.text())").await;
     assert_eq!(got, json!(want), "the page did not get the server's body unchanged");
 
+    // The person's own tab reads the same JSON: not captured (and given
+    // no stream filter, which only an agent's tab gets).
+    let person = s.firefox.bidi.call("browsingContext.create", json!({ "type": "tab" })).await.expect("a tab");
+    let person_url = format!("{live}?person");
+    s.firefox
+        .bidi
+        .call(
+            "browsingContext.navigate",
+            json!({ "context": person["context"], "url": person_url, "wait": "complete" }),
+        )
+        .await
+        .expect("the person's page");
+    let ctx = person["context"].as_str().unwrap_or_default().to_string();
+    let got = s.eval(&ctx, "fetch('/netapp/open/session?person').then((r) => r.text())").await;
+    assert_eq!(got, json!(want), "the person's page did not get the server's body");
+
     let mut session: Vec<Value> = Vec::new();
     for _ in 0..50 {
         let r = s.mcp.ok("browser_network_requests", json!({ "filter": "/netapp/open/session" })).await;
@@ -44,7 +61,9 @@ async fn response_bodies_come_redacted_and_the_page_gets_them_unchanged() {
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    assert_eq!(session.len(), 2, "the page's two reads: {session:?}");
+    assert_eq!(session.len(), 2, "the agent page's two reads, and not the person's: {session:?}");
+    let r = s.mcp.ok("browser_network_requests", json!({ "filter": "person" })).await;
+    assert_eq!(r.data()["requests"], json!([]), "the person's tab was captured: {}", r.raw);
     for req in &session {
         let r = s.mcp.ok("browser_network_request", json!({ "id": req["id"], "part": "response-body" })).await;
         let r = r.expect_untrusted();
