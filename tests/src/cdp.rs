@@ -258,13 +258,16 @@ impl CdpSession {
     pub async fn click_selector(&self, selector: &str) -> Result<()> {
         let sel = serde_json::to_string(selector)?;
         // A person clicks what they see: wait (bounded) until the element is
-        // there and drawn, e.g. a popup button shown once its state arrives.
+        // there, drawn, on top at its centre, and has stayed in place for one
+        // look (a list drawn again above it moves it between look and click).
         let script = format!(
-            "(() => {{ const e = document.querySelector({sel}); if (!e) return null; e.scrollIntoView({{block: 'center'}}); const r = e.getBoundingClientRect(); if (r.width === 0 || r.height === 0) return null; return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
+            "(() => {{ const e = document.querySelector({sel}); if (!e) return null; e.scrollIntoView({{block: 'center'}}); const r = e.getBoundingClientRect(); if (r.width === 0 || r.height === 0) return null; const x = r.x + r.width / 2, y = r.y + r.height / 2; const hit = document.elementFromPoint(x, y); if (hit && hit !== e && !e.contains(hit)) return null; return [x, y]; }})()"
         );
+        let last = std::cell::Cell::new(None::<(f64, f64)>);
         let found = crate::poll(Duration::from_secs(10), Duration::from_millis(50), || async {
             let rect = self.evaluate(&script).await.ok()?;
-            Some((rect[0].as_f64()?, rect[1].as_f64()?))
+            let now = (rect[0].as_f64()?, rect[1].as_f64()?);
+            (last.replace(Some(now)) == Some(now)).then_some(now)
         })
         .await;
         let Some((x, y)) = found else { bail!("no element matches {selector} (or it is not shown)") };
