@@ -299,6 +299,10 @@ pub enum Effect {
     Navigated,
     ValueChanged,
     DialogOpened,
+    /// The page's content changed (text, elements, attributes) while the
+    /// outcome settled, with no navigation, dialog or value change: what
+    /// changed is for a new snapshot to show.
+    PageChanged,
     None,
     Unknown,
 }

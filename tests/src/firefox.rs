@@ -257,6 +257,11 @@ pub struct FirefoxHuman {
 const APPROVAL_TITLE: &str = "Chaperone .* approve";
 
 impl FirefoxHuman {
+    /// The X display the person looks at (for `xwd -root -display …`).
+    pub fn display(&self) -> &str {
+        &self.display
+    }
+
     fn xdotool(&self, args: &[&str]) -> Result<String> {
         let out = Command::new("xdotool")
             .args(args)
@@ -316,6 +321,50 @@ impl FirefoxHuman {
         self.xdotool(&["key", "--clearmodifiers", "ctrl+l"])?;
         self.xdotool(&["type", "--delay", "5", url])?;
         self.xdotool(&["key", "--clearmodifiers", "Return"])?;
+        Ok(())
+    }
+
+    /// The person opens the add-on's popup page in a window of its own
+    /// (from the first browser window) and waits until it is drawn: its
+    /// keyboard then sits where the popup puts it (Done on the first tab
+    /// waiting for the person, else the Record me switch while recording,
+    /// else STOP; `extension/worker/src/popup.rs`). Returns the window.
+    pub async fn open_popup(&self) -> Result<String> {
+        let from = self
+            .windows_titled(|t| t.ends_with("Mozilla Firefox") && !t.contains("Chaperone"))
+            .into_iter()
+            .next()
+            .context("no browser window to open the popup from")?;
+        let before = self.popup_windows();
+        self.open_in_new_window(&from, &extension_url("popup.html"))?;
+        let popup = crate::poll(Duration::from_secs(15), Duration::from_millis(200), || async {
+            self.popup_windows().into_iter().find(|w| !before.contains(w))
+        })
+        .await
+        .context("the popup's window did not open")?;
+        // Its state comes from the worker: give it a moment to draw.
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        Ok(popup)
+    }
+
+    fn popup_windows(&self) -> Vec<String> {
+        self.windows_titled(|t| t.contains("Chaperone") && !t.contains("approve"))
+    }
+
+    /// Presses `keys` in order in `window` (given the keyboard first),
+    /// wherever its focus is.
+    pub fn keys(&self, window: &str, keys: &[&str]) -> Result<()> {
+        self.xdotool(&["windowfocus", "--sync", window])?;
+        for key in keys {
+            self.xdotool(&["key", "--clearmodifiers", key])?;
+        }
+        Ok(())
+    }
+
+    /// Types `text` into whatever has the keyboard in `window`.
+    pub fn type_text(&self, window: &str, text: &str) -> Result<()> {
+        self.xdotool(&["windowfocus", "--sync", window])?;
+        self.xdotool(&["type", "--delay", "5", text])?;
         Ok(())
     }
 

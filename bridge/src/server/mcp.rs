@@ -183,7 +183,7 @@ fn browser_tools() -> Vec<Tool> {
             "Click the element with `ref` (from the latest browser_snapshot). Say why in `intent` (shown to the \
              person if they are asked to approve). Consequential clicks (delete, pay, send, submit, consent…) wait \
              for the person's approval. The result says what changed: navigated (new URL), value_changed, \
-             dialog_opened, none or unknown.",
+             dialog_opened, page_changed (content changed; snapshot to see), none or unknown.",
             schema_for_type::<ClickArgs>(),
         ),
         Tool::new(

@@ -94,10 +94,15 @@ struct Before {
     navigating: Rc<Cell<bool>>,
     navigation: JsValue,
     nav_listener: JsValue,
-    /// Watches the document for changes while the outcome settles
-    /// (records are taken, never delivered: the callback does nothing).
+    /// Watches the document for changes while the outcome settles. Its
+    /// records reach the callback at the next microtask checkpoint (which
+    /// marks `dirty` and `changed`) or are taken by [`settle`] first.
     observer: Option<MutationObserver>,
     _observer_callback: Closure<dyn FnMut()>,
+    /// A change since the last tick.
+    dirty: Rc<Cell<bool>>,
+    /// A change since the action ran.
+    changed: Rc<Cell<bool>>,
 }
 
 /// `act`: a Promise of the JSON `Outcome` (an `Acted` report whose risk
@@ -119,7 +124,11 @@ async fn settle(b: &Before) {
     let started = js_sys::Date::now();
     while !already_settled(b) {
         let _ = JsFuture::from(tick(SETTLE_TICK_MS)).await;
-        let quiet = b.observer.as_ref().is_none_or(|o| o.take_records().length() == 0);
+        let taken = b.observer.as_ref().is_some_and(|o| o.take_records().length() > 0);
+        let quiet = !b.dirty.replace(false) && !taken;
+        if !quiet {
+            b.changed.set(true);
+        }
         if quiet || js_sys::Date::now() - started >= SETTLE_MAX_MS {
             return;
         }
@@ -215,7 +224,13 @@ fn start(target: Option<&str>, action: &Action, verify: Option<&ResolvedElement>
     if navigation.is_object() {
         let _ = call(&navigation, "addEventListener", &[JsValue::from_str("navigate"), nav_listener.clone()]);
     }
-    let observer_callback = Closure::<dyn FnMut()>::new(|| {});
+    let dirty = Rc::new(Cell::new(false));
+    let changed = Rc::new(Cell::new(false));
+    let (d, c) = (dirty.clone(), changed.clone());
+    let observer_callback = Closure::<dyn FnMut()>::new(move || {
+        d.set(true);
+        c.set(true);
+    });
     let observer = MutationObserver::new(observer_callback.as_ref().unchecked_ref()).ok().filter(|o| {
         let opts = MutationObserverInit::new();
         opts.set_subtree(true);
@@ -236,6 +251,8 @@ fn start(target: Option<&str>, action: &Action, verify: Option<&ResolvedElement>
         nav_listener,
         observer,
         _observer_callback: observer_callback,
+        dirty,
+        changed,
     };
     let r = perform(el.as_ref(), action);
     if r.is_err() {
@@ -259,6 +276,9 @@ fn remove_listener(b: &Before) {
 }
 
 fn finish(b: Before) -> Outcome {
+    if b.observer.as_ref().is_some_and(|o| o.take_records().length() > 0) {
+        b.changed.set(true);
+    }
     remove_listener(&b);
     let href = web_sys::window().and_then(|w| w.location().href().ok()).unwrap_or_default();
     let mut changes = Vec::new();
@@ -274,17 +294,16 @@ fn finish(b: Before) -> Outcome {
         Effect::Navigated
     } else if !new_dialogs.is_empty() {
         Effect::DialogOpened
-    } else if let (Some(el), Some(v)) = (b.el.as_ref(), b.value.as_ref()) {
-        if el.is_connected() && value_state(el) != *v {
-            Effect::ValueChanged
-        } else if !el.is_connected() {
-            changes.push("the element is gone".to_string());
-            Effect::None
-        } else {
-            Effect::None
-        }
+    } else if let (Some(el), Some(v)) = (b.el.as_ref(), b.value.as_ref())
+        && el.is_connected()
+        && value_state(el) != *v
+    {
+        Effect::ValueChanged
     } else {
-        Effect::None
+        if b.el.as_ref().is_some_and(|el| !el.is_connected()) {
+            changes.push("the element is gone".to_string());
+        }
+        if b.changed.get() { Effect::PageChanged } else { Effect::None }
     };
     Outcome::Ok(CommandResult::Acted {
         report: ActReport {

@@ -100,6 +100,7 @@ pub fn start() {
             render_record(&from_js(&get(&items, RECORD_KEY)).unwrap_or_default());
         }
         refresh_site().await;
+        focus_first();
         // The "waiting for" times move on; the tab in front may change.
         loop {
             crate::util::sleep(1000).await;
@@ -213,13 +214,27 @@ fn render_handoffs(list: Vec<Waiting>) {
     }
 }
 
+/// Draws the cards again only when the list changed; otherwise (the
+/// one-second tick) only their "Waiting for" lines move on. A card drawn
+/// again would lose the person's click between press and release, and
+/// the keyboard focus of a person who tabbed to Done.
 fn draw_handoffs(list: &[Waiting]) {
     let Some(container) = by_id("handoffs") else { return };
+    let now = js_sys::Date::now();
+    let shown = serde_json::to_string(list).unwrap_or_default();
+    if container.get_attribute("data-shown").as_deref() == Some(shown.as_str()) {
+        for w in list {
+            if let Ok(Some(since)) = container.query_selector(&format!("#handoff-{} .since", w.id)) {
+                since.set_text_content(Some(&ui::waiting_for(w, now)));
+            }
+        }
+        return;
+    }
+    let _ = container.set_attribute("data-shown", &shown);
     ui::clear(&container);
     if list.is_empty() {
         container.append_child(&el("p", "empty", Some("No tab is waiting for you."))).ok();
     }
-    let now = js_sys::Date::now();
     for w in list {
         container.append_child(&ui::handoff_card(w, now)).ok();
     }
@@ -278,6 +293,23 @@ fn wire_controls() {
     }
 }
 
+/// Once the popup has drawn its state, the keyboard goes to what the
+/// person most likely opened it for: Done on the first tab waiting for
+/// them, else the Record me switch while a recording runs (to end it),
+/// else STOP. Nothing is pressed: Enter or Space is still the person's.
+fn focus_first() {
+    let Some(doc) = ui::document() else { return };
+    let target = doc
+        .query_selector("#handoffs button.done")
+        .ok()
+        .flatten()
+        .or_else(|| RECORDING.with(std::cell::Cell::get).then(|| by_id("record")).flatten())
+        .or_else(|| by_id("stop"));
+    if let Some(t) = target.and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()) {
+        let _ = t.focus();
+    }
+}
+
 /// "Record me": switching it on asks for the flow's name first; "Start
 /// recording" sends it with "Also keep the text I type"; switching it off
 /// ends the recording (the bridge saves the flow).
@@ -305,18 +337,27 @@ fn wire_record() {
         }
     });
     if let Some(start) = by_id("record-start") {
-        on(&start, "click", move |_| {
-            let name =
-                by_id("record-name").map(|n| get(&n, "value").as_string().unwrap_or_default()).unwrap_or_default();
-            let keep_text = by_id("record-keep-text").is_some_and(|k| get(&k, "checked").is_truthy());
-            spawn_local(async move {
-                let reply = send(&Message::Record { on: true, name, keep_text }).await;
-                if let Some(message) = get(&reply, "message").as_string() {
-                    set_text("record-status", &format!("Not recording: {message}"));
-                }
-            });
+        on(&start, "click", move |_| start_recording());
+    }
+    // Enter in the name field starts, as a form would.
+    if let Some(name) = by_id("record-name") {
+        on(&name, "keydown", move |e| {
+            if get(&e, "key").as_string().as_deref() == Some("Enter") && get(&e, "isTrusted").is_truthy() {
+                start_recording();
+            }
         });
     }
+}
+
+fn start_recording() {
+    let name = by_id("record-name").map(|n| get(&n, "value").as_string().unwrap_or_default()).unwrap_or_default();
+    let keep_text = by_id("record-keep-text").is_some_and(|k| get(&k, "checked").is_truthy());
+    spawn_local(async move {
+        let reply = send(&Message::Record { on: true, name, keep_text }).await;
+        if let Some(message) = get(&reply, "message").as_string() {
+            set_text("record-status", &format!("Not recording: {message}"));
+        }
+    });
 }
 
 fn render_record(state: &RecordState) {

@@ -219,6 +219,11 @@ fn changed_target(c: &shared::replay::ChangedTarget) -> Element {
 }
 
 /// "1 min 20 s".
+/// A hand-off card's "Waiting for …" line at `now_ms`.
+pub fn waiting_for(w: &Waiting, now_ms: f64) -> String {
+    format!("Waiting for {}", duration(now_ms - w.since_ms as f64))
+}
+
 pub fn duration(ms: f64) -> String {
     let secs = (ms / 1000.0).max(0.0) as u64;
     if secs < 60 { format!("{secs} s") } else { format!("{} min {} s", secs / 60, secs % 60) }
@@ -248,7 +253,7 @@ pub fn handoff_card(w: &Waiting, now_ms: f64) -> Element {
         Trigger::Person => "You took this tab over; the agent cannot use it until you press Done.",
     };
     card.append_child(&el("p", "how", Some(how))).ok();
-    card.append_child(&el("p", "since", Some(&format!("Waiting for {}", duration(now_ms - w.since_ms as f64))))).ok();
+    card.append_child(&el("p", "since", Some(&waiting_for(w, now_ms)))).ok();
     if let Some(n) = &w.note {
         card.append_child(&el("p", "note", Some(n))).ok();
     }

@@ -16,6 +16,7 @@ pub(super) fn effect_str(e: Effect) -> &'static str {
         Effect::Navigated => "navigated",
         Effect::ValueChanged => "value_changed",
         Effect::DialogOpened => "dialog_opened",
+        Effect::PageChanged => "page_changed",
         Effect::None => "none",
         Effect::Unknown => "unknown",
     }
@@ -52,6 +53,7 @@ pub(super) fn effect_text(report: &ActReport) -> String {
         }
         Effect::ValueChanged => "the value changed".into(),
         Effect::DialogOpened => "a dialog opened".into(),
+        Effect::PageChanged => "the page changed (browser_snapshot shows how)".into(),
         Effect::None => "no visible change".into(),
         Effect::Unknown => {
             "effect unknown: look at the page (browser_snapshot) before doing anything else; do not repeat it blindly"

@@ -99,6 +99,8 @@ async fn the_person_takes_the_tab_and_the_agent_carries_on() {
     });
     let r = r.expect("browser_click").expect_untrusted();
     assert_eq!(continued(&page).await, json!("1"), "the action ran exactly once after Done: {}", r.raw);
+    // Its status line changed: the agent is told so, not "no visible change".
+    assert_eq!(r.data()["effect"], json!("page_changed"), "{}", r.raw);
     assert!(card.contains("Solve the CAPTCHA"), "the card says what is needed: {card}");
     assert!(card.contains("127.0.0.1"), "the card names the site: {card}");
     assert!(card.contains("Done") && card.contains("Abort"), "{card}");

@@ -11,6 +11,7 @@ mod approvals;
 mod challenges;
 mod files;
 mod network;
+mod person;
 mod second_browser;
 mod secrets;
 mod sessions;
