@@ -17,6 +17,7 @@
       delete globalThis.__chaperoneContent;
       return false;
     }
+    c.start_content((m) => chrome.runtime.sendMessage(m));
     chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
       if (sender.id !== chrome.runtime.id || sender.tab) return false;
       c.handle_message(msg).then(sendResponse, (e) => sendResponse(JSON.stringify({

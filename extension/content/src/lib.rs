@@ -62,6 +62,14 @@ mod snapshot;
 mod text;
 mod upload;
 
+/// Called once by `static/content.js` when it installs the script, with
+/// the one way to the worker the page's reports take ("Record me"):
+/// `(message) => chrome.runtime.sendMessage(message)`.
+#[wasm_bindgen]
+pub fn start_content(report: js_sys::Function) {
+    record::set_report(report);
+}
+
 /// Entry point for `static/content.js`: answers one message with a Promise
 /// of a JSON string holding a `shared::protocol::Outcome` — or, for a
 /// snapshot, of `{head, nodes}` (`shared::protocol::snapshot_reply_parts`).

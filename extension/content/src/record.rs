@@ -593,6 +593,18 @@ fn page_title() -> String {
     t
 }
 
+thread_local! {
+    /// The way to the worker (`chrome.runtime.sendMessage`), handed over by
+    /// the loader: in a Firefox content script `chrome` is the loader's
+    /// binding, not a property of the global object this module sees.
+    static REPORT: std::cell::RefCell<Option<Function>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The loader's `(message) => chrome.runtime.sendMessage(message)`.
+pub fn set_report(send: Function) {
+    REPORT.with(|r| *r.borrow_mut() = Some(send));
+}
+
 /// Sends one report to the service worker, unless this second's budget
 /// is spent.
 fn send(step: RecordedStep) {
@@ -612,15 +624,10 @@ fn send(step: RecordedStep) {
     }
     let Ok(json) = serde_json::to_string(&serde_json::json!({ "type": "recorded", "step": step })) else { return };
     let Ok(msg) = js_sys::JSON::parse(&json) else { return };
-    let runtime = Reflect::get(&js_sys::global(), &"chrome".into())
-        .and_then(|c| Reflect::get(&c, &"runtime".into()))
-        .unwrap_or(JsValue::UNDEFINED);
-    let Ok(send) = Reflect::get(&runtime, &"sendMessage".into()).and_then(|f| f.dyn_into::<Function>()) else {
-        return;
-    };
+    let Some(report) = REPORT.with(|r| r.borrow().clone()) else { return };
     // The worker's answer does not matter; a closed worker port must not
     // become an unhandled rejection in the page's console.
-    if let Ok(p) = send.call1(&runtime, &msg)
+    if let Ok(p) = report.call1(&JsValue::UNDEFINED, &msg)
         && p.is_object()
     {
         NOOP.with(|noop| {

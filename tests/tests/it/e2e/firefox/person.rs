@@ -89,3 +89,93 @@ async fn a_challenge_goes_to_the_person_and_the_agent_carries_on_after_done() {
     assert!(r.text().contains("aborted"), "{}", r.raw);
     assert_eq!(continued(&s.firefox.bidi, &page).await, json!("1"), "an aborted hand-off ran the click");
 }
+
+/// Waits (≤ 10 s) until the person's tab shows `path`, loaded; then a
+/// moment for the add-on to arm the new page for recording.
+async fn arrive(s: &FxStack, page: &str, path: &str) {
+    let at = tests::poll(Duration::from_secs(10), Duration::from_millis(100), || async {
+        let v = s.firefox.bidi.evaluate(page, "[location.pathname, document.readyState]").await.ok()?;
+        (v[0].as_str()?.ends_with(path) && v[1] == "complete").then_some(())
+    })
+    .await;
+    assert!(at.is_some(), "the person's tab did not reach {path}");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_person_records_a_flow_and_the_agent_replays_it() {
+    let mut s = FxStack::start(None, true).await;
+    let human = s.firefox.human().expect("a headed Firefox has a screen");
+    let shop = s.url("/flowshop/index.html");
+    // The person's own tab: the one Firefox opened.
+    let page = s.firefox.bidi.contexts().await.expect("contexts")[0].id.clone();
+    s.firefox
+        .bidi
+        .call("browsingContext.navigate", json!({ "context": page, "url": shop, "wait": "complete" }))
+        .await
+        .expect("the person opens the shop");
+
+    // Record me: the switch (seven keys after STOP), a name, Enter.
+    let popup = human.open_popup().await.expect("open the popup");
+    let mut keys = vec!["Tab"; 7];
+    keys.push("space");
+    human.keys(&popup, &keys).expect("switch Record me on");
+    human.type_text(&popup, "fx-search").expect("name the flow");
+    human.keys(&popup, &["Return"]).expect("start recording");
+    let started = tests::poll(Duration::from_secs(10), Duration::from_millis(200), || async {
+        s.daemon.stderr_tail(50).contains("recording started").then_some(())
+    })
+    .await;
+    assert!(started.is_some(), "the recording did not start: {}", s.daemon.stderr_tail(30));
+    human.keys(&popup, &["ctrl+w"]).expect("close the popup");
+
+    // The person types the shop's address, searches, opens a result.
+    let window = human
+        .windows_titled(|t| t.contains("Flow shop") || t.contains("Mozilla Firefox"))
+        .into_iter()
+        .next()
+        .expect("the person's window");
+    human.keys(&window, &["ctrl+l"]).expect("the address bar");
+    human.type_text(&window, &shop).expect("type the address");
+    human.keys(&window, &["Return"]).expect("go");
+    arrive(&s, &page, "/flowshop/index.html").await;
+    let bidi = &s.firefox.bidi;
+    bidi.click_selector(&page, "#q").await.expect("click the search box");
+    bidi.type_text(&page, "teapot").await.expect("type");
+    bidi.type_text(&page, "\u{E007}").await.expect("press Enter");
+    arrive(&s, &page, "/flowshop/results.html").await;
+    bidi.click_selector(&page, "#hit-teapot").await.expect("open the teapot");
+    arrive(&s, &page, "/flowshop/product.html").await;
+
+    // Record me off: the popup's keyboard is on the switch while recording.
+    let popup = human.open_popup().await.expect("open the popup");
+    human.keys(&popup, &["space"]).expect("switch Record me off");
+    let flow = tests::poll(Duration::from_secs(10), Duration::from_millis(200), || async {
+        let out = s.daemon.cli(&["flow", "show", "fx-search", "--json"], "").ok()?;
+        (out.code == 0).then(|| serde_json::from_str::<Value>(&out.stdout).expect("flow show prints JSON"))
+    })
+    .await
+    .unwrap_or_else(|| panic!("the flow was not saved: {}", s.daemon.stderr_tail(30)));
+    human.keys(&popup, &["ctrl+w"]).expect("close the popup");
+    let kinds: Vec<&str> =
+        flow["steps"].as_array().unwrap().iter().map(|s| s["action"]["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["navigate", "fill", "press_key", "click"], "{flow:#}");
+    assert_eq!(flow["steps"][0]["action"]["url"], json!(shop), "{flow:#}");
+    assert_eq!(flow["steps"][1]["target"]["name"], json!("Search products"), "{flow:#}");
+    assert_eq!(flow["steps"][3]["target"]["name"], json!("Blue teapot"), "{flow:#}");
+    // "Also keep the text I type" was off: the search is a parameter.
+    assert_eq!(flow["params"], json!([{ "kind": "text", "name": "search_products" }]), "{flow:#}");
+    assert_eq!(flow["steps"][1]["action"]["value"], json!({ "param": "search_products" }), "{flow:#}");
+
+    // The agent replays it in a tab of its own, with its own search.
+    s.mcp.ok("browser_tabs", json!({ "action": "new" })).await;
+    let r = s.mcp.ok("flow_run", json!({ "name": "fx-search", "params": { "search_products": "blue" } })).await;
+    let steps = r.data()["steps"].as_array().unwrap_or_else(|| panic!("no steps: {}", r.raw)).clone();
+    assert_eq!(steps.len(), 4, "{}", r.raw);
+    assert!(steps.iter().all(|st| st["outcome"] == "done"), "{}", r.raw);
+    let product = s.url("/flowshop/product.html?item=teapot");
+    let agent = s.page(&product).await;
+    assert_ne!(agent, page, "the replay ran in the person's tab");
+    let query = s.eval(&agent, "history.length").await;
+    assert!(query.as_u64().unwrap_or(0) >= 3, "the replay went through the search: {query}");
+}
