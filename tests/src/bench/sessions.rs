@@ -41,6 +41,16 @@ struct Seen {
 pub async fn run(b: &mut Bench) -> Result<Suite> {
     let port = b.daemon.port();
     let token = b.daemon.mcp_token.clone();
+    // The service worker's CPU profile over the whole run (not with
+    // `--no-profile`): every session's calls pass through its one thread.
+    let worker = if b.config.no_profile {
+        None
+    } else {
+        let target = b.browser.extension_worker(Duration::from_secs(5)).await?;
+        let w = b.browser.cdp.attach(&target.target_id).await?;
+        super::profile::start_profiler(&w, 500).await?;
+        Some(w)
+    };
     let started = Instant::now();
     let runs = (0..SESSIONS).map(|n| {
         let url = b.url(&pages::sessions_path(n));
@@ -49,6 +59,27 @@ pub async fn run(b: &mut Bench) -> Result<Suite> {
     });
     let results = futures_util::future::join_all(runs).await;
     let wall = started.elapsed();
+    if let Some(w) = worker {
+        let raw = super::profile::stop_profiler_raw(&w).await?;
+        // For DevTools (Performance → load profile).
+        let _ =
+            std::fs::write(tests::workspace_root().join("target/bench/sessions-worker.cpuprofile"), raw.to_string());
+        let by = super::profile::categorise(&raw);
+        let busy: f64 = by.iter().filter(|(c, _)| c != "(idle)").map(|(_, t)| t).sum();
+        println!(
+            "service worker busy {} ms of {} ms ({:.0} %); self time by category:",
+            super::fmt_ms(busy),
+            super::fmt_ms(wall.as_secs_f64() * 1000.0),
+            100.0 * busy / (wall.as_secs_f64() * 1000.0)
+        );
+        for (c, t) in by.iter().filter(|(c, _)| c != "(idle)").take(12) {
+            println!("  {:>9} ms  {c}", super::fmt_ms(*t));
+        }
+        println!("by function (self / inclusive ms):");
+        for (f, own, incl) in super::profile::functions(&raw, 25) {
+            println!("  {:>9} {:>9}  {f}", super::fmt_ms(own), super::fmt_ms(incl));
+        }
+    }
     let mut all = Seen::default();
     for r in results {
         let s = r?;
