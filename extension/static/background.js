@@ -38,7 +38,9 @@ chrome.webRequest.onBeforeRequest.addListener(
 );
 // Network capture of agent tabs (extension/worker/src/network.rs): observed only.
 {
-  const all = { urls: ['http://*/*', 'https://*/*'] };
+  // Firefox names a WebSocket's handshake by its ws:// address: listed
+  // there too (its messages Firefox does not give add-ons).
+  const all = { urls: gecko ? ['http://*/*', 'https://*/*', 'ws://*/*', 'wss://*/*'] : ['http://*/*', 'https://*/*'] };
   const net = (name) => (d) => { ready.then((w) => w[name](d)); };
   // Firefox gives an agent tab's response bodies to a stream filter opened
   // in this very call of a listener registered as "blocking", or never
@@ -46,7 +48,7 @@ chrome.webRequest.onBeforeRequest.addListener(
   // nothing: no request waits for it.
   let loaded = null;
   ready.then((w) => { loaded = w; });
-  const filterFor = (d) => (gecko && loaded && loaded.wants_response_body(d.tabId)
+  const filterFor = (d) => (gecko && d.type !== 'websocket' && loaded && loaded.wants_response_body(d.tabId)
     ? browser.webRequest.filterResponseData(d.requestId) : undefined);
   chrome.webRequest.onBeforeRequest.addListener((d) => {
     const filter = filterFor(d);

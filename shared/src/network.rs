@@ -339,6 +339,10 @@ pub const NO_RESPONSE_BODIES: &str = "response bodies are not captured: this ext
 without the `debugger` permission (the person can start the bodies build with `chaperone up --network-bodies`; \
 Chrome then shows its debugging banner on the agent's tabs)";
 
+/// Why a WebSocket captured in Firefox has no messages (its response
+/// body part says this): Firefox gives add-ons no WebSocket frames.
+pub const NO_WEBSOCKET_MESSAGES_FIREFOX: &str = "WebSocket messages are not captured in Firefox: it gives add-ons no WebSocket frames (Chromium's bodies build has them)";
+
 /// What a request's `response-body` part says: the body, or plainly why
 /// there is none.
 pub fn response_body_text(body: &Option<ResponseBody>) -> String {

@@ -221,6 +221,9 @@ fn with_body(mut c: Captured) {
     let status = if crate::response_filter::on() { Status::Attached } else { crate::bodies::status(c.tab) };
     c.response_body = match status {
         Status::Off => None,
+        _ if crate::response_filter::on() && c.resource_type == "websocket" => {
+            reason(shared::network::NO_WEBSOCKET_MESSAGES_FIREFOX)
+        }
         _ if c.status == 0 => reason("the request failed"),
         _ if (300..400).contains(&c.status) => reason("a redirect"),
         _ if !is_text_mime(&mime) => Some(ResponseBody::NotText { mime }),

@@ -83,6 +83,14 @@ async fn response_bodies_come_redacted_and_the_page_gets_them_unchanged() {
     outputs.extend_from_slice(r.raw.to_string().as_bytes());
     assert!(r.text().contains("Net app live"), "the document's body: {}", r.text());
 
+    // Its WebSocket: listed, and plainly without messages in Firefox.
+    let r = s.mcp.ok("browser_network_requests", json!({ "filter": "/netapp/ws", "types": ["websocket"] })).await;
+    let ws = r.data()["requests"].as_array().cloned().unwrap_or_default();
+    assert_eq!(ws.len(), 1, "the page's WebSocket is not listed: {}", r.raw);
+    let r = s.mcp.ok("browser_network_request", json!({ "id": ws[0]["id"] })).await;
+    outputs.extend_from_slice(r.raw.to_string().as_bytes());
+    assert!(r.text().contains("WebSocket messages are not captured in Firefox"), "{}", r.text());
+
     let needles = [Needles::for_secret(&creds.access), Needles::for_secret(&creds.refresh)];
     // Control: the scan finds the token where it is.
     assert!(!needles[0].find("control", want.as_bytes()).is_empty(), "the scan would not notice a leak");
