@@ -1,5 +1,6 @@
 //! The person's own part in Firefox (headed, on Xvfb): a challenge handed
-//! to them and back with the popup's Done or Abort, and "Record me" with
+//! to them and back with the popup's Done or Abort, a tab the person takes
+//! over ("Take over this tab") and gives back with Done, and "Record me" with
 //! the agent replaying what was recorded. The popup is the add-on's page
 //! opened by the person in a window of its own (`FirefoxHuman::open_popup`:
 //! WebDriver BiDi does not reach the add-on's pages) and answered with
@@ -88,6 +89,47 @@ async fn a_challenge_goes_to_the_person_and_the_agent_carries_on_after_done() {
     assert_eq!(code(&r), "HUMAN_REQUIRED", "{}", r.raw);
     assert!(r.text().contains("aborted"), "{}", r.raw);
     assert_eq!(continued(&s.firefox.bidi, &page).await, json!("1"), "an aborted hand-off ran the click");
+
+    // Take over (ten keys after STOP: Pause, the three site choices, YOLO,
+    // the chime, Record me and its text switch, "Let … use this tab"): the
+    // agent is refused while the person has the tab, and acts once they
+    // press Done.
+    bidi.click_selector(&page, "#solve").await.ok();
+    let popup = human.open_popup().await.expect("open the popup");
+    let mut keys = vec!["Tab"; 10];
+    keys.push("Return");
+    human.keys(&popup, &keys).expect("press Take over this tab");
+    let mut refused = None;
+    for _ in 0..30 {
+        let r = s.mcp.call("browser_snapshot", json!({})).await.expect("browser_snapshot");
+        if code(&r) == "HUMAN_REQUIRED" {
+            refused = Some(r);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let _ = human.keys(&popup, &["ctrl+w"]);
+    let refused = refused.expect("the agent was not refused a tab the person took over");
+    assert!(refused.text().contains("handed to the person"), "{}", refused.raw);
+    let r = s.mcp.call("browser_click", json!({ "ref": cont })).await.expect("browser_click");
+    assert_eq!(code(&r), "HUMAN_REQUIRED", "{}", r.raw);
+    assert_eq!(continued(bidi, &page).await, json!("1"), "the agent acted on a tab the person took over");
+    let r = in_popup(
+        &human,
+        &["Return"],
+        std::pin::pin!(async {
+            loop {
+                let r = s.mcp.call("browser_click", json!({ "ref": cont })).await.expect("browser_click");
+                if code(&r) != "HUMAN_REQUIRED" {
+                    break r;
+                }
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+        }),
+    )
+    .await;
+    assert!(!r.is_error(), "{}", r.raw);
+    assert_eq!(continued(bidi, &page).await, json!("2"), "the click ran once after Done");
 }
 
 /// Waits (≤ 10 s) until the person's tab shows `path`, loaded; then a
