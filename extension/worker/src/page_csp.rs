@@ -9,7 +9,8 @@
 //! tab is the one for the URL the tab shows (the fragment aside) and it
 //! allowed it; anything unknown (no response seen, a URL changed by
 //! `history.pushState`, a page from the back-forward cache after another
-//! load, Firefox) gets the plain flavour, which every page accepts.
+//! load) gets the plain flavour, which every page accepts. Firefox takes
+//! the same rule.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -74,9 +75,6 @@ pub fn on_document_headers(details: JsValue) {
 
 /// The flavour for the document `tab` shows at `url` now.
 pub fn flavour(tab: TabId, url: &str) -> Flavour {
-    if crate::browser::is_gecko() {
-        return Flavour::Plain;
-    }
     let url = without_fragment(url);
     let allowed = SEEN.with(|s| s.borrow().get(&tab).is_some_and(|(seen, ok)| *ok && seen == url));
     if allowed { Flavour::Wasm } else { Flavour::Plain }

@@ -9,6 +9,7 @@
 mod acts;
 mod approvals;
 mod challenges;
+mod csp;
 mod files;
 mod network;
 mod person;
