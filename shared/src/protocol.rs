@@ -232,8 +232,6 @@ pub enum PageRequest {
     /// `history.go(delta)`: used when `chrome.tabs.goBack/goForward` refuse
     /// entries that Chrome's history intervention marks as skippable.
     History { delta: i32 },
-    /// Facts about the element behind a ref (or the focused element).
-    Resolve { target: Option<String> },
     /// One action the service worker has gated, on the element it
     /// classified (`verify`: acted on only while the live element still
     /// resolves to exactly these facts).
@@ -251,6 +249,11 @@ pub enum PageRequest {
     /// [`CommandResult::Signals`]: the worker decides before dispatching
     /// an action and after a page load.
     Signals {},
+    /// Facts about the element behind a ref (or the focused element) and
+    /// the page's challenge signals (as [`PageRequest::Signals`]) read at
+    /// the same moment, in one round trip: answered with
+    /// [`CommandResult::ElementSignals`].
+    ResolveWithSignals { target: Option<String> },
     /// Stages part of file `file` of the next upload in the page (`first`
     /// starts the file over); the next `Act` with `Action::UploadFiles`
     /// takes the staged files, whose sizes must match.
@@ -421,6 +424,12 @@ pub enum CommandResult {
     },
     /// The answer to [`PageRequest::Signals`] (never sent to the bridge).
     Signals {
+        signals: Box<crate::challenge::PageSignals>,
+    },
+    /// The answer to [`PageRequest::ResolveWithSignals`] (never sent to
+    /// the bridge).
+    ElementSignals {
+        element: crate::action::ResolvedElement,
         signals: Box<crate::challenge::PageSignals>,
     },
     /// The answer to [`PageRequest::Record`] (never sent to the bridge):

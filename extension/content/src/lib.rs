@@ -86,7 +86,6 @@ pub fn handle_message(msg: JsValue) -> Promise {
             Ok(()) => Outcome::Ok(CommandResult::Tabs { tabs: Vec::new() }),
             Err(e) => Outcome::Err(e),
         },
-        Ok(PageRequest::Resolve { target }) => act::resolve(target.as_deref()),
         Ok(PageRequest::Snapshot { request }) => match snapshot::take(&request) {
             // In two parts, so that the worker need not copy the nodes
             // into its memory (`shared::protocol::snapshot_reply_parts`).
@@ -120,6 +119,13 @@ pub fn handle_message(msg: JsValue) -> Promise {
         }
         Ok(PageRequest::Record { on, keep_text }) => record::set(on, keep_text),
         Ok(PageRequest::Locate { target }) => locate::locate(&target),
+        Ok(PageRequest::ResolveWithSignals { target }) => match act::resolve(target.as_deref()) {
+            Outcome::Ok(CommandResult::Element { element }) => match snapshot::page_signals() {
+                Some(signals) => Outcome::Ok(CommandResult::ElementSignals { element, signals: Box::new(signals) }),
+                None => Outcome::Err(WireError::internal("the page has no document")),
+            },
+            other => other,
+        },
         Ok(PageRequest::Signals {}) => match snapshot::page_signals() {
             Some(signals) => Outcome::Ok(CommandResult::Signals { signals: Box::new(signals) }),
             None => Outcome::Err(WireError::internal("the page has no document")),

@@ -140,7 +140,7 @@ async fn landed(tab: TabId) -> CmdResult {
     if let Some(e) = crate::load_errors::failed(tab, &tab_url(tab).await.unwrap_or_default()) {
         return Err(e);
     }
-    crate::handoff::clear_for_agent(tab).await?;
+    crate::handoff::clear_for_agent(tab, None).await?;
     Ok(CommandResult::Tab { tab: info(&get_tab(tab).await?) })
 }
 
@@ -158,7 +158,7 @@ async fn handoff(tab: TabId, reason: String) -> CmdResult {
 /// looks again), as before an action.
 async fn locate(tab: TabId, target: shared::flow::Descriptor) -> CmdResult {
     crate::tabs::require_web_page(tab).await?;
-    crate::handoff::clear_for_agent(tab).await?;
+    crate::handoff::clear_for_agent(tab, None).await?;
     match ask_page(tab, &to_js(&PageRequest::Locate { target })).await? {
         r @ CommandResult::Located { .. } => Ok(r),
         _ => Err(WireError::internal("the page sent an invalid answer")),

@@ -44,6 +44,7 @@ use js_sys::{Array, Function, Promise};
 use serde::{Deserialize, Serialize};
 use shared::action::{ActReport, Action, ControlState, Effect, Fingerprint, Gate, ResolvedElement};
 use shared::audit::DecidedBy;
+use shared::challenge::PageSignals;
 use shared::error::{ErrorCode, WireError};
 use shared::gate::{Answer, Arrival, GateStep, Live, Question, YOLO_HISTORY};
 use shared::protocol::{CommandResult, PageRequest, ScreenPlace, TabId};
@@ -99,7 +100,7 @@ struct State {
     /// (`Command::Resolve`): the `Act` that usually follows classifies on
     /// it instead of asking the page again; the content script then acts
     /// only if the live element still resolves to exactly these facts.
-    last_resolved: Option<(TabId, String, ResolvedElement)>,
+    last_resolved: Option<Resolved>,
 }
 
 thread_local! {
@@ -451,40 +452,69 @@ pub async fn ask_only(gate: Gate) -> CmdResult {
 type CmdResult = Result<CommandResult, WireError>;
 
 /// Live facts about `target` (or the focused element when absent).
-async fn resolve_live(tab: TabId, target: Option<&str>) -> Result<Option<ResolvedElement>, WireError> {
-    let msg = to_js(&PageRequest::Resolve { target: target.map(str::to_string) });
+/// The live element behind `target` (the focused one when absent) and
+/// the page's challenge signals read at the same moment, in one round
+/// trip to the content script.
+async fn resolve_live(
+    tab: TabId,
+    target: Option<&str>,
+) -> Result<(Option<ResolvedElement>, Option<Box<PageSignals>>), WireError> {
+    let msg = to_js(&PageRequest::ResolveWithSignals { target: target.map(str::to_string) });
     match tabs::ask_page(tab, &msg).await {
-        Ok(CommandResult::Element { element }) => Ok(Some(element)),
+        Ok(CommandResult::ElementSignals { element, signals }) => Ok((Some(element), Some(signals))),
         Ok(_) => Err(WireError::internal("the page sent an invalid element")),
-        Err(e) if target.is_none() && e.code == ErrorCode::NotFound => Ok(None),
+        Err(e) if target.is_none() && e.code == ErrorCode::NotFound => Ok((None, None)),
         Err(e) => Err(e),
     }
 }
+
+/// An element resolved for the bridge, kept for the `Act` that follows.
+struct Resolved {
+    tab: TabId,
+    target: String,
+    element: ResolvedElement,
+    signals: Option<Box<PageSignals>>,
+    at_ms: f64,
+}
+
+/// How long the challenge signals read with a `Resolve` stand in for a
+/// fresh look when its `Act` follows (the bridge sends the two back to
+/// back); older ones are read again.
+const SIGNALS_FRESH_MS: f64 = 500.0;
 
 /// `Command::Resolve`. (A tab without the content script gets it only
 /// when it shows an http(s) page; the URL the element reports is checked
 /// too, so no extra tab lookup is needed.)
 pub async fn resolve(tab: TabId, target: &str) -> CmdResult {
-    let Some(element) = resolve_live(tab, Some(target)).await? else {
+    let (Some(element), signals) = resolve_live(tab, Some(target)).await? else {
         return Err(WireError::new(ErrorCode::NotFound, "no such element"));
     };
     if !tabs::is_web_url(&element.url) {
         return Err(tabs::not_a_web_page());
     }
-    STATE.with(|s| s.borrow_mut().last_resolved = Some((tab, target.to_string(), element.clone())));
+    STATE.with(|s| {
+        s.borrow_mut().last_resolved =
+            Some(Resolved { tab, target: target.to_string(), element: element.clone(), signals, at_ms: now_ms() })
+    });
     Ok(CommandResult::Element { element })
 }
 
 /// The element resolved for the bridge just before, if this `Act` is about
-/// it (same tab, ref and fingerprint). Taken at the start of every `Act`,
-/// so it serves at most the one that follows its `Resolve` directly.
-fn take_resolved(tab: TabId, target: Option<&str>, expect: Option<&Fingerprint>) -> Option<ResolvedElement> {
-    let (t, r, element) = STATE.with(|s| s.borrow_mut().last_resolved.take())?;
-    let fits = t == tab
-        && Some(r.as_str()) == target
-        && expect == Some(&element.fingerprint)
-        && tabs::is_web_url(&element.url);
-    fits.then_some(element)
+/// it (same tab, ref and fingerprint), with its page's challenge signals
+/// while they are fresh. Taken at the start of every `Act`, so it serves
+/// at most the one that follows its `Resolve` directly.
+fn take_resolved(
+    tab: TabId,
+    target: Option<&str>,
+    expect: Option<&Fingerprint>,
+) -> Option<(ResolvedElement, Option<Box<PageSignals>>)> {
+    let r = STATE.with(|s| s.borrow_mut().last_resolved.take())?;
+    let fits = r.tab == tab
+        && Some(r.target.as_str()) == target
+        && expect == Some(&r.element.fingerprint)
+        && tabs::is_web_url(&r.element.url);
+    let signals = r.signals.filter(|_| now_ms() - r.at_ms <= SIGNALS_FRESH_MS);
+    fits.then_some((r.element, signals))
 }
 
 /// `Command::Act`: the whole gate (`shared::gate`, step by step), then the
@@ -526,9 +556,9 @@ pub async fn act(
     // resolved and decided again — the page may have changed.
     let mut handed = 0u8;
     let (url, live, step) = loop {
-        let live = match resolved.take() {
-            Some(element) => Some(element),
-            None if no_element => None,
+        let (live, signals) = match resolved.take() {
+            Some((element, signals)) => (Some(element), signals),
+            None if no_element => (None, None),
             None => {
                 // Any tab can be closed (behind the gate); page actions need a web page.
                 tabs::require_web_page(tab).await?;
@@ -550,7 +580,7 @@ pub async fn act(
         if no_element || matches!(step, GateStep::Refuse(_)) || handed > shared::handoff::MAX_HANDOFFS_PER_ACTION {
             break (url, live, step);
         }
-        if crate::handoff::clear_for_agent(tab).await? {
+        if crate::handoff::clear_for_agent(tab, signals).await? {
             handed += 1;
             continue;
         }

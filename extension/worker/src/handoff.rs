@@ -38,7 +38,7 @@
 use std::cell::RefCell;
 
 use js_sys::{Array, Function, Object, Promise};
-use shared::challenge::Challenge;
+use shared::challenge::{Challenge, PageSignals};
 use shared::error::{ErrorCode, WireError};
 use shared::handoff::{DoneCheck, MAX_HANDOFFS_PER_ACTION, Outcome, Record, Trigger, Waiting};
 use shared::protocol::{CommandResult, ExtToBridge, PageRequest, TabId};
@@ -164,14 +164,23 @@ pub async fn challenge_on(tab: TabId) -> Option<Challenge> {
 /// waits for a hand-off already open on the tab, then hands the tab over
 /// while its page shows a challenge (see the module docs). `Ok(true)` when
 /// the person had the tab (the caller must look at the page again).
-pub async fn clear_for_agent(tab: TabId) -> Result<bool, WireError> {
+pub async fn clear_for_agent(tab: TabId, seen: Option<Box<PageSignals>>) -> Result<bool, WireError> {
     let mut handed = false;
+    // The signals the caller read a moment ago with the element stand in
+    // for the first look, unless the person had the tab since.
+    let mut seen = seen;
     if let Some(id) = open_on(tab) {
         wait_for(id).await?;
         handed = true;
+        seen = None;
     }
     let mut rounds = 0u8;
-    while let Some(challenge) = challenge_on(tab).await {
+    loop {
+        let challenge = match seen.take() {
+            Some(signals) => shared::challenge::detect(&signals),
+            None => challenge_on(tab).await,
+        };
+        let Some(challenge) = challenge else { break };
         if headless() {
             return Err(shared::handoff::headless_error(&challenge));
         }
