@@ -32,8 +32,7 @@
 //! sessions       conn
 //! conn           refusals, messages
 //! tabs           load_errors, page_csp
-//! page_csp       browser
-//! load_errors, refusals, messages, badge, typed, browser    (none)
+//! load_errors, page_csp, refusals, messages, badge, typed, browser    (none)
 //! ```
 //!
 //! `tests/tests/it/imports.rs` checks this table against every module's
