@@ -451,7 +451,6 @@ pub async fn ask_only(gate: Gate) -> CmdResult {
 
 type CmdResult = Result<CommandResult, WireError>;
 
-/// Live facts about `target` (or the focused element when absent).
 /// The live element behind `target` (the focused one when absent) and
 /// the page's challenge signals read at the same moment, in one round
 /// trip to the content script.

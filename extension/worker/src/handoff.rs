@@ -6,7 +6,10 @@
 //!   through and after every navigation the agent waits for: a hand-off
 //!   already open on the tab (the person took it over, the agent asked) is
 //!   waited for first; then the challenge decision on the live page
-//!   (`PageRequest::Signals`, `shared::challenge::detect`). A challenge in a
+//!   (`PageRequest::Signals`, `shared::challenge::detect`; for a page
+//!   action, the signals read with its element in the same round trip,
+//!   `PageRequest::ResolveWithSignals`, at most `gate::SIGNALS_FRESH_MS`
+//!   before, and never when the person had the tab since). A challenge in a
 //!   headless browser is `SECURITY_CHALLENGE` at once; otherwise the tab is
 //!   handed to the person ([`hand_over`], trigger `detected`) and, after a
 //!   good Done, checked again — at most
