@@ -263,6 +263,12 @@ impl InputSignal {
     }
 }
 
+/// Builds the phrase lists of every language now (once; otherwise on the
+/// first detection): see `crate::risk::warm`.
+pub fn warm() {
+    let _ = lang::lists();
+}
+
 /// Decides whether the page is a challenge a person must handle.
 pub fn detect(s: &PageSignals) -> Option<Challenge> {
     let ctx = Ctx::new(s);

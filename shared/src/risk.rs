@@ -97,6 +97,15 @@ pub use matcher::*;
 pub use paint::PaintTrick;
 pub use rules::*;
 
+/// Builds the rule tables now. They are built once, on first use, and
+/// that first use costs tens of milliseconds in the extension's
+/// WebAssembly: the service worker calls this when it starts, so that no
+/// action (the first click of every agent at once) waits for it.
+pub fn warm() {
+    let _ = matcher::compiled();
+    let _ = languages::tables();
+}
+
 /// How consequential an action is. Ordered: `Low < Medium < High`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -105,6 +105,13 @@ pub fn start_worker() {
         }
     });
     conn::ensure_connected();
+    // The rule tables are built once, on first use: now, after the
+    // listeners are in place, rather than inside the first action.
+    spawn_local(async {
+        util::sleep(0).await;
+        shared::risk::warm();
+        shared::challenge::warm();
+    });
 }
 
 /// The bridge welcomed connection `generation`: it learns the person's

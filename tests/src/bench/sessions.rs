@@ -34,6 +34,9 @@ const TOOLS: [&str; 3] = ["browser_snapshot", "browser_click", "browser_type"];
 #[derive(Default)]
 struct Seen {
     samples: [Vec<Duration>; 3],
+    /// Calls over [`SLOW_CALL_MS`]: (session, call, tool, ended at since
+    /// the run began, took).
+    slow: Vec<(usize, usize, &'static str, Duration, Duration)>,
     errors: Vec<String>,
     foreign: Vec<String>,
 }
@@ -55,7 +58,7 @@ pub async fn run(b: &mut Bench) -> Result<Suite> {
     let runs = (0..SESSIONS).map(|n| {
         let url = b.url(&pages::sessions_path(n));
         let token = token.clone();
-        async move { one_session(port, &token, n, &url).await }
+        async move { one_session(port, &token, n, &url, started).await }
     });
     let results = futures_util::future::join_all(runs).await;
     let wall = started.elapsed();
@@ -87,6 +90,7 @@ pub async fn run(b: &mut Bench) -> Result<Suite> {
             all.samples[i].extend(v);
         }
         all.errors.extend(s.errors);
+        all.slow.extend(s.slow);
         all.foreign.extend(s.foreign);
     }
     let calls: usize = all.samples.iter().map(Vec::len).sum();
@@ -119,6 +123,16 @@ pub async fn run(b: &mut Bench) -> Result<Suite> {
         Check::at_most("results from another session's tab", all.foreign.len() as f64, 0.0, "results"),
         Check::at_most(&format!("calls over {SLOW_CALL_MS} ms (slowest {slowest:.0} ms)"), slow as f64, 0.0, "calls"),
     ];
+    // When they ended tells a stall of the whole stack (several sessions
+    // at once) from one slow call.
+    all.slow.sort_by_key(|s| s.3);
+    for (n, i, tool, at, took) in &all.slow {
+        println!(
+            "slow: session {n} call {i} {tool} took {} ms, ended {:.3} s into the run",
+            took.as_millis(),
+            at.as_secs_f64()
+        );
+    }
     for e in all.errors.iter().chain(&all.foreign).take(5) {
         eprintln!("sessions: {e}");
     }
@@ -152,7 +166,7 @@ fn ref_in(text: &str, role: &str, name: &str) -> Result<String> {
     Ok(line[start..end].to_string())
 }
 
-async fn one_session(port: u16, token: &str, n: usize, url: &str) -> Result<Seen> {
+async fn one_session(port: u16, token: &str, n: usize, url: &str, run_started: Instant) -> Result<Seen> {
     let mut mcp = BenchMcp::connect(port, token).await?;
     let opened = mcp.ok("browser_tabs", json!({ "action": "new", "url": url })).await?;
     let tab = opened.data()["tab"]["id"].as_i64().context("no tab id")?;
@@ -173,6 +187,9 @@ async fn one_session(port: u16, token: &str, n: usize, url: &str) -> Result<Seen
         };
         let r = mcp.call(TOOLS[which], args).await?;
         seen.samples[which].push(r.elapsed);
+        if r.elapsed.as_millis() > SLOW_CALL_MS {
+            seen.slow.push((n, i, TOOLS[which], run_started.elapsed(), r.elapsed));
+        }
         if r.is_error() {
             seen.errors.push(format!("session {n} call {i} {}: {}", TOOLS[which], r.result));
             continue;
