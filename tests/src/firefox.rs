@@ -407,15 +407,22 @@ impl FirefoxHuman {
     /// every half second, as a person would. Returns the call's output and
     /// how many presses it took.
     pub async fn answering<F: std::future::Future>(&self, key: &str, call: F) -> (F::Output, usize) {
+        self.pressing(|| self.approval_windows().into_iter().next().is_some_and(|w| self.press(&w, key).is_ok()), call)
+            .await
+    }
+
+    /// Runs `call` while doing `press` (one press of the person's; `true`
+    /// when it was made) every half second until `call` returns: a window
+    /// still drawing its state decides nothing on a key, so the person
+    /// presses again. Returns the call's output and the presses made.
+    pub async fn pressing<F: std::future::Future>(&self, press: impl Fn() -> bool, call: F) -> (F::Output, usize) {
         let mut call = std::pin::pin!(call);
         let mut presses = 0;
         loop {
             tokio::select! {
                 r = &mut call => return (r, presses),
                 _ = tokio::time::sleep(Duration::from_millis(500)) => {
-                    if let Some(w) = self.approval_windows().into_iter().next()
-                        && self.press(&w, key).is_ok()
-                    {
+                    if press() {
                         presses += 1;
                     }
                 }

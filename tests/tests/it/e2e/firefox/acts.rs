@@ -7,14 +7,12 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::FxStack;
-use crate::e2e::{code, new_tab};
+use crate::e2e::code;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_harmless_click_runs_without_asking() {
     let mut s = FxStack::start(None, false).await;
-    let url = s.url("/lies/index.html");
-    new_tab(&mut s.mcp, &url).await;
-    let page = s.page(&url).await;
+    let (_, page) = s.agent_tab("/lies/index.html").await;
     let r = s.ref_named("button", "Reload list").await;
     let res = s.mcp.ok("browser_click", json!({ "ref": r })).await.expect_untrusted();
     assert_eq!(res.data()["decided_by"], json!("policy"), "{}", res.raw);
@@ -29,9 +27,7 @@ async fn a_harmless_click_runs_without_asking() {
 async fn destructive_and_lying_clicks_wait_for_the_person() {
     const TIMEOUT_SECS: u64 = 5;
     let mut s = FxStack::start(Some(&format!("approval_timeout_secs = {TIMEOUT_SECS}\n")), false).await;
-    let url = s.url("/lies/index.html");
-    new_tab(&mut s.mcp, &url).await;
-    let page = s.page(&url).await;
+    let (url, page) = s.agent_tab("/lies/index.html").await;
     for (role, name) in [("button", "Show more"), ("button", "Dеlеtе аccount"), ("link", "Continue")] {
         let r = s.ref_named(role, name).await;
         let started = std::time::Instant::now();
@@ -57,9 +53,7 @@ async fn destructive_and_lying_clicks_wait_for_the_person() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stale_ref_never_acts() {
     let mut s = FxStack::start(None, false).await;
-    let url = s.url("/lies/index.html");
-    new_tab(&mut s.mcp, &url).await;
-    let page = s.page(&url).await;
+    let (_, page) = s.agent_tab("/lies/index.html").await;
     let r = s.ref_named("button", "Reload list").await;
     s.eval(&page, "(document.getElementById('refresh').remove(), true)").await;
     let res = s.mcp.call("browser_click", json!({ "ref": r })).await.expect("browser_click");

@@ -12,15 +12,13 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::FxStack;
-use crate::e2e::{code, new_tab};
+use crate::e2e::code;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_person_approves_and_denies_in_the_approval_window_and_changed_facts_never_run() {
     let mut s = FxStack::start(Some("approval_timeout_secs = 60\n"), true).await;
     let human = s.firefox.human().expect("a headed Firefox has a screen");
-    let url = s.url("/lies/index.html");
-    new_tab(&mut s.mcp, &url).await;
-    let page = s.page(&url).await;
+    let (_, page) = s.agent_tab("/lies/index.html").await;
 
     // Approved with Enter: the destructive click runs, once.
     let glyph = s.ref_named("button", "Dеlеtе аccount").await;
@@ -83,24 +81,14 @@ async fn the_person_approves_and_denies_in_the_approval_window_and_changed_facts
 async fn stop_in_the_popup_stops_the_agent() {
     let mut s = FxStack::start(None, true).await;
     let human = s.firefox.human().expect("a headed Firefox has a screen");
-    let url = s.url("/lies/index.html");
-    new_tab(&mut s.mcp, &url).await;
-    let page = s.page(&url).await;
+    let (_, page) = s.agent_tab("/lies/index.html").await;
     let reload = s.ref_named("button", "Reload list").await;
     // Control: it runs before STOP.
     let r = s.mcp.ok("browser_click", json!({ "ref": reload })).await.expect_untrusted();
     assert_eq!(r.data()["decided_by"], json!("policy"), "{}", r.raw);
     assert_eq!(s.ran(&page).await, "refresh ");
 
-    let front = human.windows_titled(|t| t.contains("Drafts")).pop().expect("the page's window");
-    human.open_in_new_window(&front, &tests::firefox::extension_url("popup.html")).expect("open the popup page");
-    let popup = tests::poll(Duration::from_secs(15), Duration::from_millis(200), || async {
-        human.windows_titled(|t| t.contains("Chaperone") && !t.contains("approve")).pop()
-    })
-    .await
-    .expect("the popup's window");
-    // Its state comes from the worker: give it a moment to render.
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    let popup = human.open_popup().await.expect("open the popup page");
     // The page's header bar (below Firefox's tab strip and address bar,
     // 85 px) does nothing when clicked; the first control after it is STOP.
     human.click_and_press(&popup, (400, 103), &["Tab", "Return"]).expect("press STOP");

@@ -13,16 +13,14 @@ use serde_json::json;
 use tests::ref_of;
 
 use super::FxStack;
-use crate::e2e::{code, new_tab, snapshot};
+use crate::e2e::{code, snapshot};
 
 const HUMAN_TIMEOUT_SECS: u64 = 6;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_challenge_page_stops_the_action() {
     let mut s = FxStack::start(Some(&format!("human_timeout_secs = {HUMAN_TIMEOUT_SECS}\n")), false).await;
-    let url = s.url("/handoff/captcha.html");
-    new_tab(&mut s.mcp, &url).await;
-    let page = s.page(&url).await;
+    let (_, page) = s.agent_tab("/handoff/captcha.html").await;
     let snap = snapshot(&mut s.mcp, json!({})).await.snapshot();
     let show = ref_of(&snap, "button", "Show the check").unwrap_or_else(|| panic!("no Show the check:\n{snap}"));
     let cont = ref_of(&snap, "button", "Continue").unwrap_or_else(|| panic!("no Continue:\n{snap}"));

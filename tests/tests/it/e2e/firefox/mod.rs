@@ -52,6 +52,15 @@ impl FxStack {
         self.server.url(path)
     }
 
+    /// The agent opens a tab at `path` of the fixture server (and waits
+    /// for it): its URL and its BiDi context id.
+    pub async fn agent_tab(&mut self, path: &str) -> (String, String) {
+        let url = self.url(path);
+        crate::e2e::new_tab(&mut self.mcp, &url).await;
+        let page = self.page(&url).await;
+        (url, page)
+    }
+
     /// The Firefox tab showing exactly `url`, as a BiDi context id.
     pub async fn page(&self, url: &str) -> String {
         self.firefox

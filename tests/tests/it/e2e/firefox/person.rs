@@ -13,7 +13,7 @@ use tests::bidi::Bidi;
 use tests::firefox::FirefoxHuman;
 
 use super::FxStack;
-use crate::e2e::{code, new_tab};
+use crate::e2e::code;
 
 async fn continued(bidi: &Bidi, page: &str) -> Value {
     bidi.evaluate(page, "document.body.dataset.continued || '0'").await.expect("read the page")
@@ -41,14 +41,7 @@ async fn in_popup<F: std::future::Future>(
     mut call: std::pin::Pin<&mut F>,
 ) -> F::Output {
     let popup = human.open_popup().await.expect("open the popup");
-    let out = loop {
-        tokio::select! {
-            r = call.as_mut() => break r,
-            _ = tokio::time::sleep(Duration::from_millis(500)) => {
-                human.keys(&popup, keys).expect("press in the popup");
-            }
-        }
-    };
+    let (out, _) = human.pressing(|| human.keys(&popup, keys).is_ok(), call.as_mut()).await;
     let _ = human.keys(&popup, &["ctrl+w"]);
     out
 }
@@ -57,9 +50,7 @@ async fn in_popup<F: std::future::Future>(
 async fn a_challenge_goes_to_the_person_and_the_agent_carries_on_after_done() {
     let mut s = FxStack::start(Some("human_timeout_secs = 60\n"), true).await;
     let human = s.firefox.human().expect("a headed Firefox has a screen");
-    let url = s.url("/handoff/captcha.html");
-    new_tab(&mut s.mcp, &url).await;
-    let page = s.page(&url).await;
+    let (_, page) = s.agent_tab("/handoff/captcha.html").await;
     let show = s.ref_named("button", "Show the check").await;
     let cont = s.ref_named("button", "Continue").await;
 
