@@ -41,22 +41,10 @@ async fn the_bodies_build_shows_json_bodies_redacted_and_websocket_frames() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert_eq!(session.len(), 1, "{session:?}");
-    let r = s.mcp.ok("browser_network_request", json!({ "id": session[0]["id"], "part": "response-body" })).await;
-    let r = r.expect_untrusted();
-    outputs.extend_from_slice(r.raw.to_string().as_bytes());
-    let body = r.text();
-    assert!(body.contains(r#""user":"ann""#) && body.contains(r#""plan":"pro""#), "harmless keys unreadable: {body}");
-    assert!(body.contains(r#""access_token":"••••""#), "{body}");
-    assert!(body.contains(r#""refresh_token":"••••""#), "{body}");
+    assert_session_body_redacted(&mut s.mcp, &session[0]["id"], &mut outputs).await;
 
     // ---- the first load of the new tab: the page's own HTML is there
-    let r = s.mcp.ok("browser_network_requests", json!({ "filter": "live.html" })).await;
-    outputs.extend_from_slice(r.raw.to_string().as_bytes());
-    let doc = r.data()["requests"].as_array().cloned().unwrap_or_default();
-    assert_eq!(doc.len(), 1, "the first load is not listed: {doc:?}");
-    let r = s.mcp.ok("browser_network_request", json!({ "id": doc[0]["id"], "part": "response-body" })).await;
-    outputs.extend_from_slice(r.raw.to_string().as_bytes());
-    assert!(r.text().contains("Net app live"), "the document's body: {}", r.text());
+    assert_live_document_listed(&mut s.mcp, &mut outputs).await;
 
     // ---- WebSocket frames in the HAR
     let mut har = Value::Null;
@@ -119,6 +107,31 @@ async fn the_bodies_build_shows_json_bodies_redacted_and_websocket_frames() {
 }
 
 /// Every `_webSocketMessages` item of the HAR's entries.
+/// The `/netapp/open/session` answer `id` as the agent reads it: its
+/// harmless keys readable, both tokens masked. The raw result is added
+/// to `outputs` (for the leak scan).
+pub(super) async fn assert_session_body_redacted(mcp: &mut tests::Mcp, id: &Value, outputs: &mut Vec<u8>) {
+    let r = mcp.ok("browser_network_request", json!({ "id": id, "part": "response-body" })).await;
+    let r = r.expect_untrusted();
+    outputs.extend_from_slice(r.raw.to_string().as_bytes());
+    let body = r.text();
+    assert!(body.contains(r#""user":"ann""#) && body.contains(r#""plan":"pro""#), "harmless keys unreadable: {body}");
+    assert!(body.contains(r#""access_token":"••••""#), "{body}");
+    assert!(body.contains(r#""refresh_token":"••••""#), "{body}");
+}
+
+/// `live.html`'s first load is listed once, with the page's own HTML as
+/// its body (added to `outputs`).
+pub(super) async fn assert_live_document_listed(mcp: &mut tests::Mcp, outputs: &mut Vec<u8>) {
+    let r = mcp.ok("browser_network_requests", json!({ "filter": "live.html" })).await;
+    outputs.extend_from_slice(r.raw.to_string().as_bytes());
+    let doc = r.data()["requests"].as_array().cloned().unwrap_or_default();
+    assert_eq!(doc.len(), 1, "the first load is not listed: {doc:?}");
+    let r = mcp.ok("browser_network_request", json!({ "id": doc[0]["id"], "part": "response-body" })).await;
+    outputs.extend_from_slice(r.raw.to_string().as_bytes());
+    assert!(r.text().contains("Net app live"), "the document's body: {}", r.text());
+}
+
 fn socket_messages(har: &Value) -> Vec<Value> {
     har["log"]["entries"]
         .as_array()

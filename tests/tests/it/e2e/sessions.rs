@@ -67,25 +67,8 @@ async fn two_sessions_never_see_each_others_tabs() {
     let r = b.call("browser_snapshot", json!({})).await.unwrap();
     assert_eq!(r.error_code(), Some("INVALID_REQUEST"), "B has no current tab: {}", r.raw);
 
+    assert_foreign_tab_refused(&mut b, tab_a, &save, &city, &s.url("/basic/second.html")).await;
     let not_found = format!("NOT_FOUND: no tab {tab_a}");
-    for (tool, args) in [
-        ("browser_snapshot", json!({ "tab": tab_a })),
-        ("browser_extract_text", json!({ "tab": tab_a })),
-        ("browser_click", json!({ "tab": tab_a, "ref": save })),
-        ("browser_type", json!({ "tab": tab_a, "ref": city, "text": "Evil town" })),
-        ("browser_press_key", json!({ "tab": tab_a, "ref": city, "key": "Enter" })),
-        ("browser_hover", json!({ "tab": tab_a, "ref": save })),
-        ("browser_select_option", json!({ "tab": tab_a, "ref": city, "values": ["x"] })),
-        ("browser_screenshot", json!({ "tab": tab_a })),
-        ("browser_wait_for", json!({ "tab": tab_a, "text": "Account settings", "ms": 500 })),
-        ("browser_navigate", json!({ "tab": tab_a, "url": s.url("/basic/second.html") })),
-        ("browser_tabs", json!({ "action": "select", "tab": tab_a })),
-        ("browser_tabs", json!({ "action": "close", "tab": tab_a })),
-    ] {
-        let r = b.call(tool, args.clone()).await.unwrap_or_else(|e| panic!("{tool}: {e:#}"));
-        assert_eq!(r.error_code(), Some("NOT_FOUND"), "{tool} {args}: {}", r.raw);
-        assert_eq!(r.text(), not_found, "{tool} {args}");
-    }
     // A tab that is not open at all reads the same.
     let r = b.call("browser_snapshot", json!({ "tab": 987654 })).await.unwrap();
     assert_eq!(r.text(), "NOT_FOUND: no tab 987654");
@@ -187,5 +170,30 @@ async fn two_sessions_never_see_each_others_tabs() {
     let deadline = soon();
     while group_of(&popup, tab_a).await.1 != "agent-c" {
         tick(deadline, "the given tab joins C's group").await;
+    }
+}
+
+/// Every tool session `b` might aim at another session's tab `tab_a`
+/// (`save` a button and `city` a field on it; `second` a URL) answers
+/// `NOT_FOUND: no tab …`, exactly as for a tab that is not open.
+pub(super) async fn assert_foreign_tab_refused(b: &mut tests::Mcp, tab_a: i64, save: &str, city: &str, second: &str) {
+    let not_found = format!("NOT_FOUND: no tab {tab_a}");
+    for (tool, args) in [
+        ("browser_snapshot", json!({ "tab": tab_a })),
+        ("browser_extract_text", json!({ "tab": tab_a })),
+        ("browser_click", json!({ "tab": tab_a, "ref": save })),
+        ("browser_type", json!({ "tab": tab_a, "ref": city, "text": "Evil town" })),
+        ("browser_press_key", json!({ "tab": tab_a, "ref": city, "key": "Enter" })),
+        ("browser_hover", json!({ "tab": tab_a, "ref": save })),
+        ("browser_select_option", json!({ "tab": tab_a, "ref": city, "values": ["x"] })),
+        ("browser_screenshot", json!({ "tab": tab_a })),
+        ("browser_wait_for", json!({ "tab": tab_a, "text": "Account settings", "ms": 500 })),
+        ("browser_navigate", json!({ "tab": tab_a, "url": second })),
+        ("browser_tabs", json!({ "action": "select", "tab": tab_a })),
+        ("browser_tabs", json!({ "action": "close", "tab": tab_a })),
+    ] {
+        let r = b.call(tool, args.clone()).await.unwrap_or_else(|e| panic!("{tool}: {e:#}"));
+        assert_eq!(r.error_code(), Some("NOT_FOUND"), "{tool} {args}: {}", r.raw);
+        assert_eq!(r.text(), not_found, "{tool} {args}");
     }
 }

@@ -13,6 +13,7 @@ use tests::leaks::Needles;
 use tests::netapp;
 
 use super::FxStack;
+use crate::e2e::network_bodies::{assert_live_document_listed, assert_session_body_redacted};
 use crate::e2e::new_tab;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -65,23 +66,11 @@ async fn response_bodies_come_redacted_and_the_page_gets_them_unchanged() {
     let r = s.mcp.ok("browser_network_requests", json!({ "filter": "person" })).await;
     assert_eq!(r.data()["requests"], json!([]), "the person's tab was captured: {}", r.raw);
     for req in &session {
-        let r = s.mcp.ok("browser_network_request", json!({ "id": req["id"], "part": "response-body" })).await;
-        let r = r.expect_untrusted();
-        outputs.extend_from_slice(r.raw.to_string().as_bytes());
-        let body = r.text();
-        assert!(body.contains(r#""user":"ann""#) && body.contains(r#""plan":"pro""#), "no readable body: {body}");
-        assert!(body.contains(r#""access_token":"••••""#), "{body}");
-        assert!(body.contains(r#""refresh_token":"••••""#), "{body}");
+        assert_session_body_redacted(&mut s.mcp, &req["id"], &mut outputs).await;
     }
 
     // The document's own HTML.
-    let r = s.mcp.ok("browser_network_requests", json!({ "filter": "live.html" })).await;
-    outputs.extend_from_slice(r.raw.to_string().as_bytes());
-    let doc = r.data()["requests"].as_array().cloned().unwrap_or_default();
-    assert_eq!(doc.len(), 1, "the first load is not listed: {doc:?}");
-    let r = s.mcp.ok("browser_network_request", json!({ "id": doc[0]["id"], "part": "response-body" })).await;
-    outputs.extend_from_slice(r.raw.to_string().as_bytes());
-    assert!(r.text().contains("Net app live"), "the document's body: {}", r.text());
+    assert_live_document_listed(&mut s.mcp, &mut outputs).await;
 
     // Its WebSocket: listed, and plainly without messages in Firefox.
     let r = s.mcp.ok("browser_network_requests", json!({ "filter": "/netapp/ws", "types": ["websocket"] })).await;

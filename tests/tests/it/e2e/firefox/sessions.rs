@@ -7,6 +7,7 @@ use serde_json::json;
 use tests::ref_of;
 
 use super::FxStack;
+use crate::e2e::sessions::assert_foreign_tab_refused;
 use crate::e2e::{new_tab, snapshot};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -21,19 +22,7 @@ async fn two_sessions_never_see_each_others_tabs() {
     let mut b = s.daemon.mcp_as("agent-b").await.expect("session B");
     let r = b.ok("browser_tabs", json!({ "action": "list" })).await;
     assert_eq!(r.data()["tabs"], json!([]), "B sees A's tab: {}", r.raw);
-    let not_found = format!("NOT_FOUND: no tab {tab_a}");
-    for (tool, args) in [
-        ("browser_snapshot", json!({ "tab": tab_a })),
-        ("browser_extract_text", json!({ "tab": tab_a })),
-        ("browser_click", json!({ "tab": tab_a, "ref": save })),
-        ("browser_type", json!({ "tab": tab_a, "ref": city, "text": "Evil town" })),
-        ("browser_navigate", json!({ "tab": tab_a, "url": s.url("/basic/second.html") })),
-        ("browser_tabs", json!({ "action": "close", "tab": tab_a })),
-    ] {
-        let r = b.call(tool, args.clone()).await.unwrap_or_else(|e| panic!("{tool}: {e:#}"));
-        assert_eq!(r.error_code(), Some("NOT_FOUND"), "{tool} {args}: {}", r.raw);
-        assert_eq!(r.text(), not_found, "{tool} {args}");
-    }
+    assert_foreign_tab_refused(&mut b, tab_a, &save, &city, &s.url("/basic/second.html")).await;
 
     // A's page is as it was; B's own tab is B's alone.
     let after = snapshot(&mut s.mcp, json!({ "tab": tab_a })).await;
