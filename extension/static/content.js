@@ -18,12 +18,21 @@
       return false;
     }
     c.start_content((m) => chrome.runtime.sendMessage(m));
+    const answer = (msg) => c.handle_message(msg).catch((e) => JSON.stringify({
+      err: { code: 'INTERNAL', message: 'content script: ' + String((e && e.message) || e).slice(0, 200) },
+    }));
+    const fromWorker = (s) => s && s.id === chrome.runtime.id && !s.tab;
     chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
-      if (sender.id !== chrome.runtime.id || sender.tab) return false;
-      c.handle_message(msg).then(sendResponse, (e) => sendResponse(JSON.stringify({
-        err: { code: 'INTERNAL', message: 'content script: ' + String((e && e.message) || e).slice(0, 200) },
-      })));
+      if (!fromWorker(sender)) return false;
+      answer(msg).then(sendResponse);
       return true;
+    });
+    // The worker's port for the requests after the first (worker/src/channel.rs).
+    chrome.runtime.onConnect.addListener((port) => {
+      if (port.name !== 'chaperone' || !fromWorker(port.sender)) return port.disconnect();
+      port.onMessage.addListener(({ id, msg }) => answer(msg).then((reply) => {
+        try { port.postMessage({ id, reply }); } catch (_) { /* the worker has gone */ }
+      }));
     });
     return true;
   });

@@ -264,6 +264,27 @@ pub enum PageRequest {
     Record { on: bool, keep_text: bool },
 }
 
+impl PageRequest {
+    /// Whether the worker may send this request again when it cannot tell
+    /// if the page got it (the document's port closed before an answer).
+    /// Only reads may: an action, a history step, an upload part or a
+    /// recording switch could happen twice, or happen to the next document.
+    pub fn may_repeat(&self) -> bool {
+        match self {
+            PageRequest::Snapshot { .. }
+            | PageRequest::ExtractText { .. }
+            | PageRequest::Locate { .. }
+            | PageRequest::Signals {}
+            | PageRequest::ResolveWithSignals { .. }
+            | PageRequest::Highlight { .. } => true,
+            PageRequest::Act { .. }
+            | PageRequest::History { .. }
+            | PageRequest::UploadPart { .. }
+            | PageRequest::Record { .. } => false,
+        }
+    }
+}
+
 /// Result of one command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -610,6 +631,26 @@ pub struct BrowserStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_reads_are_sent_again_after_a_port_closed() {
+        // (request as the worker sends it, may it be repeated)
+        let cases = [
+            (r#"{"type":"snapshot"}"#, true),
+            (r#"{"type":"extract_text"}"#, true),
+            (r#"{"type":"signals"}"#, true),
+            (r#"{"type":"resolve_with_signals","target":"e3"}"#, true),
+            (r#"{"type":"highlight","target":"e3","show":true}"#, true),
+            (r#"{"type":"act","target":"e3","action":{"kind":"click"}}"#, false),
+            (r#"{"type":"history","delta":-1}"#, false),
+            (r#"{"type":"upload_part","file":0,"data":"","first":true}"#, false),
+            (r#"{"type":"record","on":true,"keep_text":false}"#, false),
+        ];
+        for (json, repeat) in cases {
+            let req: PageRequest = serde_json::from_str(json).unwrap_or_else(|e| panic!("{json}: {e}"));
+            assert_eq!(req.may_repeat(), repeat, "{json}");
+        }
+    }
 
     fn overlaps(a: (i32, i32, i32, i32), b: (i32, i32, i32, i32)) -> bool {
         a.0 < b.0 + b.2 && b.0 < a.0 + a.2 && a.1 < b.1 + b.3 && b.1 < a.1 + a.3

@@ -26,22 +26,26 @@ use crate::dom::{self, call};
 use crate::events::{bubbling, dispatch, global_ctor, init};
 use crate::facts::{self, form_of};
 
-/// A promise that settles once `ms` milliseconds have passed, by messages
-/// on a `MessageChannel` of this world rather than a timer: Chromium runs
-/// a background tab's timers at most once a second, not its messages, so
-/// an action in a tab that is not in front settles as fast as in front.
+/// One wait of the settle loop, without using a core while it waits. In a
+/// tab the person can see, a timer of `ms` (the page's own zero-delay
+/// timers run before it). In a hidden tab, Chromium runs timers at most
+/// once a second, so the wait is one posted message on a `MessageChannel`
+/// of this world instead: the page's tasks already queued (a framework's
+/// scheduler posts messages too) run first, and its timers would not have
+/// run within `ms` anyway. The old wait posted messages to itself until `ms`
+/// had passed, which kept the tab's thread busy the whole time: with eight
+/// agents' tabs at once, that spinning was most of the machine.
 #[wasm_bindgen(inline_js = r#"
 export function chaperoneTick(ms) {
   return new Promise((resolve) => {
-    const until = performance.now() + ms;
+    if (document.visibilityState === 'visible') {
+      setTimeout(resolve, ms);
+      return;
+    }
     const { port1, port2 } = new MessageChannel();
     port1.onmessage = () => {
-      if (performance.now() >= until) {
-        port1.close();
-        resolve();
-      } else {
-        port2.postMessage(0);
-      }
+      port1.close();
+      resolve();
     };
     port2.postMessage(0);
   });
@@ -56,9 +60,10 @@ extern "C" {
 /// mutations since the previous tick are taken; the first tick without any
 /// (the page has gone quiet) ends the wait, and so does a navigation or a
 /// new dialog. Handlers that react to an action (frameworks included)
-/// mostly run before it returns, in the microtasks after it, or in a
-/// zero-delay timer — all before the first tick ([`tick`]: not a timer). A page that keeps
-/// changing is given at most [`SETTLE_MAX_MS`].
+/// mostly run before it returns, in the microtasks after it, in a task
+/// they post, or (in a visible tab) in a zero-delay timer — all before the
+/// first tick ([`tick`]). A page that keeps changing is given at most
+/// [`SETTLE_MAX_MS`].
 const SETTLE_TICK_MS: f64 = 2.0;
 const SETTLE_MAX_MS: f64 = 12.0;
 
@@ -88,12 +93,8 @@ struct Before {
     value: Option<String>,
     dialogs: Vec<Element>,
     href: String,
-    unloading: Rc<Cell<bool>>,
-    listener: JsValue,
-    /// Set by the Navigation API's `navigate` event.
-    navigating: Rc<Cell<bool>>,
-    navigation: JsValue,
-    nav_listener: JsValue,
+    /// [`leaving`] when the action began.
+    leaving_at: u64,
     /// Watches the document for changes while the outcome settles. Its
     /// records reach the callback at the next microtask checkpoint (which
     /// marks `dirty` and `changed`) or are taken by [`settle`] first.
@@ -139,7 +140,7 @@ async fn settle(b: &Before) {
 /// (the page is about to go, or the URL changed) or a dialog opened.
 fn already_settled(b: &Before) -> bool {
     let href = web_sys::window().and_then(|w| w.location().href().ok()).unwrap_or_default();
-    b.unloading.get() || b.navigating.get() || href != b.href || open_dialogs().iter().any(|d| !b.dialogs.contains(d))
+    left(b) || href != b.href || open_dialogs().iter().any(|d| !b.dialogs.contains(d))
 }
 
 fn start(target: Option<&str>, action: &Action, verify: Option<&ResolvedElement>) -> Result<Before, WireError> {
@@ -202,28 +203,7 @@ fn start(target: Option<&str>, action: &Action, verify: Option<&ResolvedElement>
     }
 
     let win = web_sys::window().ok_or_else(|| WireError::internal("no window"))?;
-    let unloading = Rc::new(Cell::new(false));
-    let flag = unloading.clone();
-    let listener = Closure::<dyn FnMut(JsValue)>::new(move |_: JsValue| flag.set(true)).into_js_value();
-    for ev in ["beforeunload", "pagehide"] {
-        let _ = call(&win, "addEventListener", &[JsValue::from_str(ev), listener.clone()]);
-    }
-    // The Navigation API announces a navigation (link, form, script) the
-    // moment it starts, before the old page unloads.
-    let navigating = Rc::new(Cell::new(false));
-    let nav_flag = navigating.clone();
-    let nav_listener = Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
-        // A download does not leave the page.
-        let download = Reflect::get(&ev, &JsValue::from_str("downloadRequest")).unwrap_or(JsValue::NULL);
-        if download.is_null() || download.is_undefined() {
-            nav_flag.set(true);
-        }
-    })
-    .into_js_value();
-    let navigation = Reflect::get(&win, &JsValue::from_str("navigation")).unwrap_or(JsValue::UNDEFINED);
-    if navigation.is_object() {
-        let _ = call(&navigation, "addEventListener", &[JsValue::from_str("navigate"), nav_listener.clone()]);
-    }
+    let leaving_at = leaving();
     let dirty = Rc::new(Cell::new(false));
     let changed = Rc::new(Cell::new(false));
     let (d, c) = (dirty.clone(), changed.clone());
@@ -244,11 +224,7 @@ fn start(target: Option<&str>, action: &Action, verify: Option<&ResolvedElement>
         dialogs: open_dialogs(),
         href: win.location().href().unwrap_or_default(),
         el: el.clone(),
-        unloading,
-        listener,
-        navigating,
-        navigation,
-        nav_listener,
+        leaving_at,
         observer,
         _observer_callback: observer_callback,
         dirty,
@@ -256,30 +232,65 @@ fn start(target: Option<&str>, action: &Action, verify: Option<&ResolvedElement>
     };
     let r = perform(el.as_ref(), action);
     if r.is_err() {
-        remove_listener(&before);
+        stop_watching(&before);
     }
     r.map(|()| before)
 }
 
-fn remove_listener(b: &Before) {
+fn stop_watching(b: &Before) {
     if let Some(o) = &b.observer {
         o.disconnect();
     }
-    if let Some(win) = web_sys::window() {
-        for ev in ["beforeunload", "pagehide"] {
-            let _ = call(&win, "removeEventListener", &[JsValue::from_str(ev), b.listener.clone()]);
+}
+
+thread_local! {
+    /// How many times this document has begun to leave: `beforeunload` or
+    /// `pagehide` (the page is about to go), or the Navigation API's
+    /// `navigate` (a link, form or script navigation the moment it starts,
+    /// before the old page unloads; a download does not leave the page).
+    static LEAVING: Rc<Cell<u64>> = {
+        let count = Rc::new(Cell::new(0u64));
+        if let Some(win) = web_sys::window() {
+            let c = count.clone();
+            let unload = Closure::<dyn FnMut(JsValue)>::new(move |_: JsValue| c.set(c.get() + 1)).into_js_value();
+            for ev in ["beforeunload", "pagehide"] {
+                let _ = call(&win, "addEventListener", &[JsValue::from_str(ev), unload.clone()]);
+            }
+            let c = count.clone();
+            let navigate = Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
+                let download = Reflect::get(&ev, &JsValue::from_str("downloadRequest")).unwrap_or(JsValue::NULL);
+                if download.is_null() || download.is_undefined() {
+                    c.set(c.get() + 1);
+                }
+            })
+            .into_js_value();
+            let navigation = Reflect::get(&win, &JsValue::from_str("navigation")).unwrap_or(JsValue::UNDEFINED);
+            if navigation.is_object() {
+                let _ = call(&navigation, "addEventListener", &[JsValue::from_str("navigate"), navigate]);
+            }
         }
-    }
-    if b.navigation.is_object() {
-        let _ = call(&b.navigation, "removeEventListener", &[JsValue::from_str("navigate"), b.nav_listener.clone()]);
-    }
+        count
+    };
+}
+
+/// [`LEAVING`]'s count, its listeners added on the document's first
+/// action and kept: adding and removing a `beforeunload` or `pagehide`
+/// listener tells the browser process each time (it tracks which pages
+/// may be closed without running script), two messages an action.
+fn leaving() -> u64 {
+    LEAVING.with(|c| c.get())
+}
+
+/// Whether the document began to leave since the action began.
+fn left(b: &Before) -> bool {
+    leaving() != b.leaving_at
 }
 
 fn finish(b: Before) -> Outcome {
     if b.observer.as_ref().is_some_and(|o| o.take_records().length() > 0) {
         b.changed.set(true);
     }
-    remove_listener(&b);
+    stop_watching(&b);
     let href = web_sys::window().and_then(|w| w.location().href().ok()).unwrap_or_default();
     let mut changes = Vec::new();
     let new_dialogs: Vec<Element> = open_dialogs().into_iter().filter(|d| !b.dialogs.contains(d)).collect();
@@ -290,7 +301,7 @@ fn finish(b: Before) -> Outcome {
             .unwrap_or_default();
         changes.push(if name.is_empty() { "dialog opened".to_string() } else { format!("dialog \"{name}\" opened") });
     }
-    let effect = if b.unloading.get() || b.navigating.get() || href != b.href {
+    let effect = if left(&b) || href != b.href {
         Effect::Navigated
     } else if !new_dialogs.is_empty() {
         Effect::DialogOpened

@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::chrome::{self, Tab};
 use crate::tabs::{LoadWaiter, ask_page, ask_page_value, get_tab, info, is_web_url, tab_error, tab_id, tab_url};
-use crate::util::{js_error_text, obj, to_js};
+use crate::util::{js_error_text, obj};
 
 /// What a command answers: an [`Outcome`], or a snapshot whose nodes
 /// pass through unread.
@@ -159,7 +159,7 @@ async fn handoff(tab: TabId, reason: String) -> CmdResult {
 async fn locate(tab: TabId, target: shared::flow::Descriptor) -> CmdResult {
     crate::tabs::require_web_page(tab).await?;
     crate::handoff::clear_for_agent(tab, None).await?;
-    match ask_page(tab, &to_js(&PageRequest::Locate { target })).await? {
+    match ask_page(tab, &PageRequest::Locate { target }).await? {
         r @ CommandResult::Located { .. } => Ok(r),
         _ => Err(WireError::internal("the page sent an invalid answer")),
     }
@@ -184,7 +184,7 @@ async fn history(tab: TabId, step: HistoryStep) -> CmdResult {
         if delta != 0 && text.contains("Cannot find") {
             // Chrome skips entries its history intervention marks (pages
             // left without a user gesture); the page's own history does not.
-            let msg = to_js(&PageRequest::History { delta });
+            let msg = PageRequest::History { delta };
             if let Err(e) = ask_page(tab, &msg).await {
                 waiter.cancel();
                 // The browser's error page runs no script of ours.
@@ -216,7 +216,7 @@ async fn history(tab: TabId, step: HistoryStep) -> CmdResult {
 /// when they do not answer (`ask_page_text`), which saves a `tabs.get` a
 /// call.
 async fn page_snapshot(tab: TabId, request: SnapshotRequest) -> Result<Snapshot, WireError> {
-    let msg = to_js(&PageRequest::Snapshot { request });
+    let msg = PageRequest::Snapshot { request };
     let reply = ask_page_value(tab, &msg).await?;
     // `{head, nodes}`; errors come as one JSON text.
     let part = |k: &str| js_sys::Reflect::get(&reply, &JsValue::from_str(k)).ok().filter(JsValue::is_string);
@@ -239,7 +239,7 @@ async fn page_snapshot(tab: TabId, request: SnapshotRequest) -> Result<Snapshot,
 }
 
 async fn extract_text(tab: TabId, request: TextRequest) -> CmdResult {
-    let msg = to_js(&PageRequest::ExtractText { request });
+    let msg = PageRequest::ExtractText { request };
     match ask_page(tab, &msg).await? {
         r @ CommandResult::Text { .. } => Ok(r),
         _ => Err(WireError::internal("the page sent invalid text")),

@@ -458,7 +458,7 @@ async fn resolve_live(
     tab: TabId,
     target: Option<&str>,
 ) -> Result<(Option<ResolvedElement>, Option<Box<PageSignals>>), WireError> {
-    let msg = to_js(&PageRequest::ResolveWithSignals { target: target.map(str::to_string) });
+    let msg = PageRequest::ResolveWithSignals { target: target.map(str::to_string) };
     match tabs::ask_page(tab, &msg).await {
         Ok(CommandResult::ElementSignals { element, signals }) => Ok((Some(element), Some(signals))),
         Ok(_) => Err(WireError::internal("the page sent an invalid element")),
@@ -677,14 +677,19 @@ async fn perform(
     action: &Action,
     verify: Option<&ResolvedElement>,
 ) -> Result<ActReport, WireError> {
-    let before = tabs::tab_url(tab).await.unwrap_or_default();
+    // The URL the element was just read in (the content script's own
+    // `location`), else the tab's.
+    let before = match verify {
+        Some(v) => v.url.clone(),
+        None => tabs::tab_url(tab).await.unwrap_or_default(),
+    };
     let started = now_ms();
     let waiter = LoadWaiter::register(tab, false);
-    let msg = to_js(&PageRequest::Act {
+    let msg = PageRequest::Act {
         target: target.map(str::to_string),
         action: action.clone(),
         verify: verify.map(|v| Box::new(v.clone())),
-    });
+    };
     let reply = tabs::ask_page(tab, &msg).await;
     let mut report = match reply {
         Ok(CommandResult::Acted { report }) => report,

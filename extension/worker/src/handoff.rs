@@ -154,7 +154,7 @@ fn headless() -> bool {
 /// person's accounts from the agent, and a page gains nothing by hiding
 /// its own challenge.
 pub async fn challenge_on(tab: TabId) -> Option<Challenge> {
-    let msg = to_js(&PageRequest::Signals {});
+    let msg = PageRequest::Signals {};
     match tabs::ask_page(tab, &msg).await {
         Ok(CommandResult::Signals { signals }) => shared::challenge::detect(&signals),
         _ => None,

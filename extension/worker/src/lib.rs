@@ -31,8 +31,8 @@
 //! proceed        conn
 //! sessions       conn
 //! conn           refusals, messages
-//! tabs           load_errors, page_csp
-//! load_errors, page_csp, refusals, messages, badge, typed, browser    (none)
+//! tabs           load_errors, page_csp, channel
+//! load_errors, page_csp, channel, refusals, messages, badge, typed, browser    (none)
 //! ```
 //!
 //! `tests/tests/it/imports.rs` checks this table against every module's
@@ -53,6 +53,7 @@ mod autodownloads;
 mod badge;
 mod bodies;
 mod browser;
+mod channel;
 mod chrome;
 mod commands;
 mod conn;

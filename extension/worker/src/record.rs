@@ -202,7 +202,7 @@ fn window_id(window: &JsValue) -> Option<f64> {
 /// content script is not there yet (a page still loading).
 async fn arm(tab: TabId, on: bool) {
     let keep_text = state().keep_text;
-    let msg = to_js(&PageRequest::Record { on, keep_text });
+    let msg = PageRequest::Record { on, keep_text };
     for _ in 0..ARM_TRIES {
         if on && !state().on {
             return;

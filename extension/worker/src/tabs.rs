@@ -10,13 +10,13 @@ use std::cell::RefCell;
 use js_sys::{Array, Function, Promise};
 use shared::error::{ErrorCode, WireError};
 use shared::limits::{COMMAND_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS};
-use shared::protocol::{CommandResult, Outcome, TabId, TabInfo};
+use shared::protocol::{CommandResult, Outcome, PageRequest, TabId, TabInfo};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
 use crate::chrome::{self, Tab};
 use crate::page_csp::Flavour;
-use crate::util::{get, js_error_text, obj, with_timeout};
+use crate::util::{get, js_error_text, obj, to_js, with_timeout};
 
 pub fn tab_id(tab: TabId) -> Result<f64, WireError> {
     if (0..=i32::MAX as i64).contains(&tab) {
@@ -71,10 +71,10 @@ pub fn not_a_web_page() -> WireError {
     WireError::new(ErrorCode::InvalidRequest, "only http(s) pages can be read")
 }
 
-/// Sends `msg` to the content script of `tab` (injecting it once if the
+/// Sends `req` to the content script of `tab` (injecting it once if the
 /// tab has none yet) and decodes its `Outcome`.
-pub async fn ask_page(tab: TabId, msg: &JsValue) -> Result<CommandResult, WireError> {
-    let text = ask_page_text(tab, msg).await?;
+pub async fn ask_page(tab: TabId, req: &PageRequest) -> Result<CommandResult, WireError> {
+    let text = ask_page_text(tab, req).await?;
     match serde_json::from_str::<Outcome>(&text) {
         Ok(Outcome::Ok(r)) => Ok(r),
         Ok(Outcome::Err(e)) => Err(e),
@@ -82,19 +82,21 @@ pub async fn ask_page(tab: TabId, msg: &JsValue) -> Result<CommandResult, WireEr
     }
 }
 
-/// Sends `msg` to the content script of `tab` and returns its answer (JSON
+/// Sends `req` to the content script of `tab` and returns its answer (JSON
 /// text). The content script is never declared in the manifest nor
 /// web-accessible (SECURITY.md): a document without it gets it injected
 /// here, once, if it is an http(s) page (`INVALID_REQUEST` otherwise).
-pub async fn ask_page_text(tab: TabId, msg: &JsValue) -> Result<String, WireError> {
-    let reply = ask_page_value(tab, msg).await?;
+pub async fn ask_page_text(tab: TabId, req: &PageRequest) -> Result<String, WireError> {
+    let reply = ask_page_value(tab, req).await?;
     reply.as_string().ok_or_else(|| WireError::internal("the page gave no answer"))
 }
 
 /// [`ask_page_text`]'s answer as it came (a snapshot comes in two parts).
-pub async fn ask_page_value(tab: TabId, msg: &JsValue) -> Result<JsValue, WireError> {
+pub async fn ask_page_value(tab: TabId, req: &PageRequest) -> Result<JsValue, WireError> {
     let id = tab_id(tab)?;
-    let reply = match ask_content(id, msg).await {
+    let msg = &to_js(req);
+    let may_repeat = req.may_repeat();
+    let reply = match ask_content(id, msg, may_repeat).await {
         Err(e) if no_receiver(&e) => {
             // No content script in this document yet: inject it (a
             // classic script, in the flavour the page's policy allows)
@@ -104,12 +106,13 @@ pub async fn ask_page_value(tab: TabId, msg: &JsValue) -> Result<JsValue, WireEr
                 return Err(not_a_web_page());
             }
             inject_content(tab, id, &url).await?;
-            ask_content(id, msg).await
+            ask_content(id, msg, may_repeat).await
         }
         other => other,
     };
     reply.map_err(|e| match e {
         AskError::Timeout => WireError::new(ErrorCode::Timeout, "the page did not answer in time"),
+        AskError::Closed => WireError::internal("the page went away before it answered"),
         AskError::Js(e) => tab_error(tab, &e),
     })
 }
@@ -149,6 +152,8 @@ async fn inject_content(tab: TabId, id: f64, url: &str) -> Result<(), WireError>
 
 enum AskError {
     Timeout,
+    /// The document went away (its port closed) before it answered.
+    Closed,
     Js(JsValue),
 }
 
@@ -158,19 +163,38 @@ fn no_receiver(e: &AskError) -> bool {
             let t = js_error_text(e);
             t.contains("Receiving end does not exist") || t.contains("Could not establish connection")
         }
-        AskError::Timeout => false,
+        AskError::Timeout | AskError::Closed => false,
     }
 }
 
 /// Asks the content script of the tab's top frame, the only one it is
-/// injected into: `frameId: 0` keeps Chrome from offering the message to
-/// every frame of the page (a page with a dozen ad frames in other
-/// processes would cost a dozen more messages a call).
-async fn ask_content(id: f64, msg: &JsValue) -> Result<JsValue, AskError> {
+/// injected into: over its port when one is open (`crate::channel`), else
+/// with `sendMessage` to `frameId: 0`, which keeps Chrome from offering the
+/// message to every frame of the page (a page with a dozen ad frames in
+/// other processes would cost a dozen more messages a call); once that is
+/// answered, the port is opened for the next requests. A request that met
+/// a closing port goes by `sendMessage` again only if it `may_repeat`.
+async fn ask_content(id: f64, msg: &JsValue, may_repeat: bool) -> Result<JsValue, AskError> {
+    let wait = COMMAND_TIMEOUT_MS as u32 - 5_000;
+    if let Some(p) = crate::channel::send(id, msg) {
+        match with_timeout(p, wait).await {
+            Ok(Some(v)) if v != crate::channel::closed_marker() => return Ok(v),
+            Ok(Some(_)) if !may_repeat => return Err(AskError::Closed),
+            Ok(Some(_)) => {}
+            Ok(None) => {
+                crate::channel::forget(id);
+                return Err(AskError::Timeout);
+            }
+            Err(e) => return Err(AskError::Js(e)),
+        }
+    }
     let top = obj(&[("frameId", JsValue::from_f64(0.0))]);
     let p = chrome::tabs_send_message(id, msg, &top).map_err(AskError::Js)?;
-    match with_timeout(p, COMMAND_TIMEOUT_MS as u32 - 5_000).await {
-        Ok(Some(v)) => Ok(v),
+    match with_timeout(p, wait).await {
+        Ok(Some(v)) => {
+            crate::channel::open(id);
+            Ok(v)
+        }
         Ok(None) => Err(AskError::Timeout),
         Err(e) => Err(AskError::Js(e)),
     }
@@ -221,6 +245,10 @@ fn on_updated(tab_id: JsValue, change: JsValue, tab_now: JsValue) {
         status = None;
     }
     let url_changed = !get(&change, "url").is_undefined();
+    // The port belongs to the document that is going (`crate::channel`).
+    if url_changed || status.as_deref() == Some("loading") {
+        crate::channel::retire(tab as f64);
+    }
     let done: Vec<Function> = LOADS.with(|l| {
         let mut l = l.borrow_mut();
         let mut done = Vec::new();

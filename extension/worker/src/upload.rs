@@ -24,7 +24,7 @@ use shared::error::{ErrorCode, WireError};
 use shared::protocol::{ExtToBridge, PageRequest, TabId};
 use wasm_bindgen::prelude::*;
 
-use crate::util::{to_js, with_timeout};
+use crate::util::with_timeout;
 
 struct Incoming {
     generation: u64,
@@ -89,7 +89,7 @@ pub async fn stage(tab: TabId, action: &Action) -> Result<(), WireError> {
     let mut started = vec![false; files.len()];
     for (file, data) in chunks {
         let first = !std::mem::replace(&mut started[file as usize], true);
-        let msg = to_js(&PageRequest::UploadPart { file, data, first });
+        let msg = PageRequest::UploadPart { file, data, first };
         crate::tabs::ask_page(tab, &msg).await?;
     }
     Ok(())

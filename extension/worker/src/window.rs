@@ -24,7 +24,7 @@ use wasm_bindgen_futures::spawn_local;
 
 use crate::chrome;
 use crate::tabs;
-use crate::util::{get, js_error_text, obj, to_js};
+use crate::util::{get, js_error_text, obj};
 
 /// Size of the approval window.
 const WINDOW_WIDTH: i32 = 480;
@@ -67,7 +67,7 @@ pub fn install_listeners() {
 /// Outlines the element a request is about on its page (`show`) and tells
 /// where it is, or removes the outline (`show: false`).
 pub async fn outline(tab: TabId, target: Option<&str>, show: bool) -> Option<ScreenPlace> {
-    let msg = to_js(&PageRequest::Highlight { target: target.map(str::to_string), show });
+    let msg = PageRequest::Highlight { target: target.map(str::to_string), show };
     let at = match tabs::ask_page(tab, &msg).await {
         Ok(CommandResult::Highlighted { at }) => at?,
         _ => return None,

@@ -51,6 +51,15 @@ fn reference_work(steps: u64) -> u64 {
     x
 }
 
+/// CPU time the whole machine has spent busy (all cores, not idle, not
+/// stolen) since it started, in ms: the difference over a run is the work
+/// the run cost, steadier from run to run than its latencies.
+pub fn busy_cpu_ms() -> Option<f64> {
+    let (total, idle, steal) = cpu_ticks()?;
+    // /proc/stat counts in USER_HZ, 100 a second on Linux.
+    Some((total - idle - steal) as f64 * 10.0)
+}
+
 /// The `cpu` line of `/proc/stat`: (all ticks, idle + iowait, steal).
 /// `None` where there is no such file.
 fn cpu_ticks() -> Option<(u64, u64, u64)> {

@@ -26,6 +26,7 @@ pub mod report;
 pub mod sessions;
 pub mod snapshot;
 pub mod stats;
+pub mod trace;
 
 use std::path::{Path, PathBuf};
 
@@ -45,6 +46,8 @@ pub struct Config {
     pub no_profile: bool,
     /// Measure Playwright MCP on the same pages (`snapshot` suite).
     pub playwright: bool,
+    /// Record a Chrome trace of the whole `sessions` run (every process).
+    pub trace: bool,
     /// Start the real model server and give the daemon a `[model]`
     /// section (the `model` suite runs).
     pub model: bool,
@@ -60,6 +63,7 @@ impl Default for Config {
             cold_loads: 5,
             no_profile: false,
             playwright: true,
+            trace: false,
             model: false,
             model_intents: None,
         }

@@ -155,6 +155,26 @@ pub fn functions(profile: &Value, n: usize) -> Vec<(String, f64, f64)> {
     v
 }
 
+/// Prints where a profile's time went: busy time against the run's wall
+/// time, self time by category, and the `n` largest functions.
+pub fn print_summary(what: &str, profile: &Value, wall_ms: f64, n: usize) {
+    let by = categorise(profile);
+    let busy: f64 = by.iter().filter(|(c, _)| c != "(idle)").map(|(_, t)| t).sum();
+    println!(
+        "{what}: script busy {} ms of {} ms ({:.0} %); self time by category:",
+        super::fmt_ms(busy),
+        super::fmt_ms(wall_ms),
+        100.0 * busy / wall_ms.max(1.0)
+    );
+    for (c, t) in by.iter().filter(|(c, _)| c != "(idle)").take(12) {
+        println!("  {:>9} ms  {c}", super::fmt_ms(*t));
+    }
+    println!("by function (self / inclusive ms):");
+    for (f, own, incl) in functions(profile, n) {
+        println!("  {:>9} {:>9}  {f}", super::fmt_ms(own), super::fmt_ms(incl));
+    }
+}
+
 /// Self time by category: `(idle)`, `(program)`, `(garbage collector)`,
 /// the wasm2js module, wasm-bindgen glue, other script files by name, and
 /// native functions (DOM API calls) by name.

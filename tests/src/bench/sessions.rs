@@ -52,8 +52,27 @@ pub async fn run(b: &mut Bench) -> Result<Suite> {
         let target = b.browser.extension_worker(Duration::from_secs(5)).await?;
         let w = b.browser.cdp.attach(&target.target_id).await?;
         super::profile::start_profiler(&w, 500).await?;
+        w.evaluate(COUNT_API_CALLS).await?;
         Some(w)
     };
+    if b.config.trace {
+        super::trace::start(&b.browser.cdp).await?;
+        super::trace::mark(&b.browser.cdp, "sessions-start").await?;
+    }
+    // Session 0's tab too, once it is open: the content script's share.
+    let tab0 = if b.config.no_profile {
+        None
+    } else {
+        let cdp = b.browser.cdp.clone();
+        let url = b.url(&pages::sessions_path(0));
+        Some(tokio::spawn(async move {
+            let t = cdp.wait_for_target(Duration::from_secs(10), |t| t.kind == "page" && t.url == url).await?;
+            let s = cdp.attach(&t.target_id).await?;
+            super::profile::start_profiler(&s, 500).await?;
+            anyhow::Ok(s)
+        }))
+    };
+    let cpu_before = super::machine::busy_cpu_ms();
     let started = Instant::now();
     let runs = (0..SESSIONS).map(|n| {
         let url = b.url(&pages::sessions_path(n));
@@ -62,26 +81,29 @@ pub async fn run(b: &mut Bench) -> Result<Suite> {
     });
     let results = futures_util::future::join_all(runs).await;
     let wall = started.elapsed();
+    let cpu_ms = super::machine::busy_cpu_ms().zip(cpu_before).map(|(a, b)| a - b);
+    if b.config.trace {
+        let events = super::trace::stop(&b.browser.cdp).await?;
+        super::trace::report(
+            &events,
+            "sessions-start",
+            &tests::workspace_root().join("target/bench/sessions.trace.json"),
+        )?;
+    }
     if let Some(w) = worker {
         let raw = super::profile::stop_profiler_raw(&w).await?;
+        let counts = w
+            .evaluate("JSON.stringify(Object.entries(globalThis.__benchApiCalls).sort((a, b) => b[1] - a[1]))")
+            .await?;
+        println!("extension API calls by the service worker during the run: {}", counts.as_str().unwrap_or(""));
         // For DevTools (Performance → load profile).
         let _ =
             std::fs::write(tests::workspace_root().join("target/bench/sessions-worker.cpuprofile"), raw.to_string());
-        let by = super::profile::categorise(&raw);
-        let busy: f64 = by.iter().filter(|(c, _)| c != "(idle)").map(|(_, t)| t).sum();
-        println!(
-            "service worker busy {} ms of {} ms ({:.0} %); self time by category:",
-            super::fmt_ms(busy),
-            super::fmt_ms(wall.as_secs_f64() * 1000.0),
-            100.0 * busy / (wall.as_secs_f64() * 1000.0)
-        );
-        for (c, t) in by.iter().filter(|(c, _)| c != "(idle)").take(12) {
-            println!("  {:>9} ms  {c}", super::fmt_ms(*t));
-        }
-        println!("by function (self / inclusive ms):");
-        for (f, own, incl) in super::profile::functions(&raw, 25) {
-            println!("  {:>9} {:>9}  {f}", super::fmt_ms(own), super::fmt_ms(incl));
-        }
+        super::profile::print_summary("service worker", &raw, wall.as_secs_f64() * 1000.0, 25);
+    }
+    if let Some(t) = tab0 {
+        let raw = super::profile::stop_profiler_raw(&t.await??).await?;
+        super::profile::print_summary("session 0's tab", &raw, wall.as_secs_f64() * 1000.0, 30);
     }
     let mut all = Seen::default();
     for r in results {
@@ -141,8 +163,9 @@ pub async fn run(b: &mut Bench) -> Result<Suite> {
         rows,
         checks,
         reference: vec![format!(
-            "{SESSIONS} sessions × {ACTIONS} calls: {calls} calls in {:.1} s = {throughput:.1} calls/s",
-            wall.as_secs_f64()
+            "{SESSIONS} sessions × {ACTIONS} calls: {calls} calls in {:.1} s = {throughput:.1} calls/s, {} of CPU a call (the whole machine's busy time ÷ calls)",
+            wall.as_secs_f64(),
+            cpu_ms.map_or("?".to_string(), |c| format!("{:.2} ms", c / calls.max(1) as f64)),
         )],
         extra: json!({
             "sessions": SESSIONS,
@@ -150,12 +173,35 @@ pub async fn run(b: &mut Bench) -> Result<Suite> {
             "calls": calls,
             "wall_s": wall.as_secs_f64(),
             "calls_per_s": throughput,
+            "cpu_ms_per_call": cpu_ms.map(|c| c / calls.max(1) as f64),
             "errors": all.errors.len(),
             "foreign_results": all.foreign.len(),
             "per_tool": per_tool,
         }),
     })
 }
+
+/// Counts the service worker's calls of extension APIs (the bench's own
+/// wrapper, for the figures only).
+const COUNT_API_CALLS: &str = r#"(() => {
+  const counts = globalThis.__benchApiCalls = {};
+  for (const ns of ['tabs', 'scripting', 'action', 'windows', 'tabGroups', 'alarms', 'runtime', 'downloads', 'webNavigation', 'sessions']) {
+    const o = chrome[ns]; if (!o) continue;
+    for (const k of Object.keys(o)) {
+      const f = o[k];
+      if (typeof f !== 'function' || k.startsWith('on')) continue;
+      o[k] = function (...a) { counts[ns + '.' + k] = (counts[ns + '.' + k] || 0) + 1; return f.apply(this, a); };
+    }
+  }
+  for (const area of ['session', 'local']) {
+    const o = chrome.storage?.[area]; if (!o) continue;
+    for (const k of ['get', 'set', 'remove']) {
+      const f = o[k].bind(o);
+      o[k] = (...a) => { counts['storage.' + area + '.' + k] = (counts['storage.' + area + '.' + k] || 0) + 1; return f(...a); };
+    }
+  }
+  return 1;
+})()"#;
 
 /// The ref of `role "name"` in a snapshot's text.
 fn ref_in(text: &str, role: &str, name: &str) -> Result<String> {

@@ -2,7 +2,7 @@
 //! through the real stack. See BENCHMARKS.md.
 //!
 //! ```text
-//! bench [SUITE…] [--runs N] [--warmup N] [--cold N] [--no-profile] [--no-playwright] [--model-intents N] [--out DIR]
+//! bench [SUITE…] [--runs N] [--warmup N] [--cold N] [--no-profile] [--no-playwright] [--trace] [--model-intents N] [--out DIR]
 //! bench --count-tokens FILE…
 //! ```
 //!
@@ -70,12 +70,13 @@ async fn real_main() -> Result<()> {
             "--" => {}
             "--no-profile" => config.no_profile = true,
             "--no-playwright" => config.playwright = false,
+            "--trace" => config.trace = true,
             "--model-intents" => config.model_intents = Some(num("--model-intents")?.max(1)),
             "--out" => out = PathBuf::from(args.next().context("--out needs a directory")?),
             "--count-tokens" => return count_tokens(args.by_ref().collect()),
             "-h" | "--help" => {
                 println!(
-                    "bench [SUITE…] [--runs N] [--warmup N] [--cold N] [--no-profile] [--no-playwright] [--model-intents N] [--out DIR]\n       bench --count-tokens FILE…   (bytes and o200k_base tokens of each file, as the snapshot suite counts them)\nsuites: {}",
+                    "bench [SUITE…] [--runs N] [--warmup N] [--cold N] [--no-profile] [--no-playwright] [--trace] [--model-intents N] [--out DIR]\n       bench --count-tokens FILE…   (bytes and o200k_base tokens of each file, as the snapshot suite counts them)\nsuites: {}",
                     SUITES.join(", ")
                 );
                 return Ok(());
