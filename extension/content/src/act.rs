@@ -281,6 +281,17 @@ fn leaving() -> u64 {
     LEAVING.with(|c| c.get())
 }
 
+/// Adds [`LEAVING`]'s listeners now (`crate::warm_after_reply`).
+pub fn warm() {
+    leaving();
+}
+
+/// The next task of this world (a zero-delay timer in a visible tab, a
+/// posted message in a hidden one: [`tick`]).
+pub async fn next_task() {
+    let _ = JsFuture::from(tick(0.0)).await;
+}
+
 /// Whether the document began to leave since the action began.
 fn left(b: &Before) -> bool {
     leaving() != b.leaving_at

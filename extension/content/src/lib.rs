@@ -91,6 +91,7 @@ pub fn handle_message(msg: JsValue) -> Promise {
             // into its memory (`shared::protocol::snapshot_reply_parts`).
             Ok(snapshot) => match shared::protocol::snapshot_reply_parts(snapshot) {
                 Ok((head, nodes)) => {
+                    warm_after_reply();
                     let reply = js_sys::Object::new();
                     let _ = js_sys::Reflect::set(&reply, &"head".into(), &JsValue::from_str(&head));
                     let _ = js_sys::Reflect::set(&reply, &"nodes".into(), &JsValue::from_str(&nodes));
@@ -135,6 +136,35 @@ pub fn handle_message(msg: JsValue) -> Promise {
     let json = serde_json::to_string(&outcome)
         .unwrap_or_else(|_| r#"{"err":{"code":"INTERNAL","message":"could not encode the reply"}}"#.to_string());
     Promise::resolve(&JsValue::from_str(&json))
+}
+
+thread_local! {
+    static WARMED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Once a document's first snapshot has been answered: a task later (the
+/// answer is on its way), reads an element's facts and the page's
+/// challenge signals and throws them away, and adds the listeners an
+/// action watches the page with ([`act::warm`]). The first action on a
+/// page otherwise paid for all that being done a first time (compiling the
+/// code it runs, the browser noting the listeners), several times what a
+/// later one costs; an agent reads a page before it acts, and thinks in
+/// between. Reads only, like a snapshot.
+fn warm_after_reply() {
+    if WARMED.with(|w| w.replace(true)) {
+        return;
+    }
+    wasm_bindgen_futures::spawn_local(async {
+        act::next_task().await;
+        act::warm();
+        let first = facts::document()
+            .ok()
+            .and_then(|d| d.query_selector("button, input, a[href], select, textarea, [role=button]").ok().flatten());
+        if let Some(el) = first {
+            let _ = facts::resolve(&el).map(|e| serde_json::to_string(&e).map(|s| s.len()));
+        }
+        let _ = snapshot::page_signals().map(|s| serde_json::to_string(&s).map(|s| s.len()));
+    });
 }
 
 fn go(delta: i32) -> Result<(), WireError> {

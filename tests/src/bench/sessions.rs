@@ -39,6 +39,8 @@ struct Seen {
     slow: Vec<(usize, usize, &'static str, Duration, Duration)>,
     errors: Vec<String>,
     foreign: Vec<String>,
+    /// Each session's first click (the first action in its tab).
+    first_click: Vec<Duration>,
 }
 
 pub async fn run(b: &mut Bench) -> Result<Suite> {
@@ -114,6 +116,7 @@ pub async fn run(b: &mut Bench) -> Result<Suite> {
         all.errors.extend(s.errors);
         all.slow.extend(s.slow);
         all.foreign.extend(s.foreign);
+        all.first_click.extend(s.first_click);
     }
     let calls: usize = all.samples.iter().map(Vec::len).sum();
     let throughput = calls as f64 / wall.as_secs_f64();
@@ -145,6 +148,13 @@ pub async fn run(b: &mut Bench) -> Result<Suite> {
         Check::at_most("results from another session's tab", all.foreign.len() as f64, 0.0, "results"),
         Check::at_most(&format!("calls over {SLOW_CALL_MS} ms (slowest {slowest:.0} ms)"), slow as f64, 0.0, "calls"),
     ];
+    let first = Stats::of(&all.first_click);
+    let first_max = all.first_click.iter().max().map_or(0.0, |d| d.as_secs_f64() * 1000.0);
+    println!(
+        "each session's first click (the first action in its tab, all at about the same time): median {} ms, slowest {} ms",
+        super::fmt_ms(first.median_ms),
+        super::fmt_ms(first_max)
+    );
     // When they ended tells a stall of the whole stack (several sessions
     // at once) from one slow call.
     all.slow.sort_by_key(|s| s.3);
@@ -177,6 +187,7 @@ pub async fn run(b: &mut Bench) -> Result<Suite> {
             "errors": all.errors.len(),
             "foreign_results": all.foreign.len(),
             "per_tool": per_tool,
+            "first_click_ms": all.first_click.iter().map(|d| d.as_secs_f64() * 1000.0).collect::<Vec<_>>(),
         }),
     })
 }
@@ -233,6 +244,9 @@ async fn one_session(port: u16, token: &str, n: usize, url: &str, run_started: I
         };
         let r = mcp.call(TOOLS[which], args).await?;
         seen.samples[which].push(r.elapsed);
+        if which == 1 && seen.first_click.is_empty() {
+            seen.first_click.push(r.elapsed);
+        }
         if r.elapsed.as_millis() > SLOW_CALL_MS {
             seen.slow.push((n, i, TOOLS[which], run_started.elapsed(), r.elapsed));
         }
