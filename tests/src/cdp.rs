@@ -256,6 +256,11 @@ impl CdpSession {
     /// Clicks at the centre of the first element matching a CSS selector
     /// with real (trusted) mouse events.
     pub async fn click_selector(&self, selector: &str) -> Result<()> {
+        self.click_selector_within(selector, Duration::from_secs(10)).await
+    }
+
+    /// [`CdpSession::click_selector`], waiting at most `within` for the element.
+    pub async fn click_selector_within(&self, selector: &str, within: Duration) -> Result<()> {
         let sel = serde_json::to_string(selector)?;
         // A person clicks what they see: wait (bounded) until the element is
         // there, drawn, on top at its centre, and has stayed in place for one
@@ -264,8 +269,8 @@ impl CdpSession {
             "(() => {{ const e = document.querySelector({sel}); if (!e) return null; e.scrollIntoView({{block: 'center'}}); const r = e.getBoundingClientRect(); if (r.width === 0 || r.height === 0) return null; const x = r.x + r.width / 2, y = r.y + r.height / 2; const hit = document.elementFromPoint(x, y); if (hit && hit !== e && !e.contains(hit)) return null; return [x, y]; }})()"
         );
         let last = std::cell::Cell::new(None::<(f64, f64)>);
-        let found = crate::poll(Duration::from_secs(10), Duration::from_millis(50), || async {
-            let rect = self.evaluate(&script).await.ok()?;
+        let found = crate::poll(within, Duration::from_millis(50), || async {
+            let rect = tokio::time::timeout(Duration::from_secs(2), self.evaluate(&script)).await.ok()?.ok()?;
             let now = (rect[0].as_f64()?, rect[1].as_f64()?);
             (last.replace(Some(now)) == Some(now)).then_some(now)
         })

@@ -6,7 +6,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use serde_json::Value;
 
 use crate::{Cdp, CdpSession};
@@ -164,11 +164,38 @@ impl Human {
     }
 
     pub async fn approve(&self, page: &CdpSession, request: u64) -> Result<()> {
-        page.click_selector(&format!("#approve-{request}")).await
+        self.answer(page, &format!("#approve-{request}")).await
     }
 
     pub async fn deny(&self, page: &CdpSession, request: u64) -> Result<()> {
-        page.click_selector(&format!("#deny-{request}")).await
+        self.answer(page, &format!("#deny-{request}")).await
+    }
+
+    /// Clicks a request's button in the window it was read in or, when that
+    /// window was the previous one closing (it may draw the next request
+    /// just before it goes, while a new window opens), in the approval
+    /// window that replaced it: the person clicks the window that stays.
+    async fn answer(&self, page: &CdpSession, selector: &str) -> Result<()> {
+        if page.click_selector_within(selector, Duration::from_secs(3)).await.is_ok() {
+            return Ok(());
+        }
+        let want = approval_url();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::time::Instant::now() < deadline {
+            let windows =
+                self.cdp.targets().await?.into_iter().filter(|t| t.kind == "page" && t.url.starts_with(&want));
+            for t in windows {
+                let Ok(Ok(w)) = tokio::time::timeout(Duration::from_secs(3), self.cdp.attach(&t.target_id)).await
+                else {
+                    continue;
+                };
+                if w.click_selector_within(selector, Duration::from_secs(3)).await.is_ok() {
+                    return Ok(());
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(150)).await;
+        }
+        bail!("no approval window shows {selector}")
     }
 
     /// Runs `call` (an MCP call), approving in the extension's window every
