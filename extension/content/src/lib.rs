@@ -149,7 +149,8 @@ thread_local! {
 /// page otherwise paid for all that being done a first time (compiling the
 /// code it runs, the browser noting the listeners), several times what a
 /// later one costs; an agent reads a page before it acts, and thinks in
-/// between. Reads only, like a snapshot.
+/// between. Nothing the page can see: reads like a snapshot's, and
+/// listeners in this world.
 fn warm_after_reply() {
     if WARMED.with(|w| w.replace(true)) {
         return;
@@ -160,10 +161,13 @@ fn warm_after_reply() {
         let first = facts::document()
             .ok()
             .and_then(|d| d.query_selector("button, input, a[href], select, textarea, [role=button]").ok().flatten());
-        if let Some(el) = first {
-            let _ = facts::resolve(&el).map(|e| serde_json::to_string(&e).map(|s| s.len()));
+        // Encoded too, as the answers are.
+        if let Some(Ok(element)) = first.map(|el| facts::resolve(&el)) {
+            let _ = serde_json::to_string(&element);
         }
-        let _ = snapshot::page_signals().map(|s| serde_json::to_string(&s).map(|s| s.len()));
+        if let Some(signals) = snapshot::page_signals() {
+            let _ = serde_json::to_string(&signals);
+        }
     });
 }
 

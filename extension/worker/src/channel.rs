@@ -10,12 +10,14 @@
 //! port to the tab's top frame (`frameId: 0`, [`PORT_NAME`]) and sends the
 //! next requests over it, each with a number the answer carries back.
 //!
-//! A port belongs to one document: it closes when that document goes
-//! (navigation, a closed tab, the back/forward cache) or the content script
-//! refuses it. Every request still waiting then fails with
-//! [`Closed`], and the port is forgotten: the next request goes by
-//! `sendMessage` again (which reaches the new document, or finds none and
-//! injects the content script). Whether a request that met a closing port
+//! A port belongs to one document. When the tab starts a load or changes
+//! its URL ([`retire`], from `crate::tabs`' `onUpdated` listener), nothing
+//! new is sent over it; what was sent waits for its answer. When it closes
+//! (navigation, a closed tab, the back/forward cache, the content script
+//! refusing it, or no answer in time: [`forget`]), every request still
+//! waiting resolves to [`closed_marker`] and the port is forgotten: the
+//! next request goes by `sendMessage` again (which reaches the new
+//! document, or finds none and injects the content script). Whether a request that met a closing port
 //! was carried out cannot be known, so only requests that may be repeated
 //! ([`shared::protocol::PageRequest::may_repeat`]) are sent again; an
 //! action never is (`crate::tabs::ask_page_value`).
@@ -34,7 +36,6 @@ pub const PORT_NAME: &str = "chaperone";
 
 #[wasm_bindgen]
 extern "C" {
-    #[derive(Clone)]
     type Port;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = connect, catch)]
     fn tabs_connect(tab_id: f64, info: &js_sys::Object) -> Result<Port, JsValue>;

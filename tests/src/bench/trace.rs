@@ -73,20 +73,7 @@ pub fn busy_over_time(events: &[Value], id: &str, bucket_ms: f64) -> Vec<(f64, B
             names.insert(pid, n.to_string());
         }
     }
-    let mut labels: HashMap<i64, String> = HashMap::new();
-    for e in events.iter().filter(|e| e["ph"] == "M" && e["name"] == "process_labels") {
-        if let (Some(pid), Some(n)) = (e["pid"].as_i64(), e["args"]["labels"].as_str()) {
-            labels.insert(pid, n.to_string());
-        }
-    }
-    let kind = |pid: i64| {
-        let n = names.get(&pid).cloned().unwrap_or_else(|| format!("pid {pid}"));
-        match labels.get(&pid) {
-            Some(l) if l.contains("Chaperone") || l.starts_with("chrome-extension") => format!("{n} (extension)"),
-            Some(_) if n == "Renderer" => "Renderer (tabs)".to_string(),
-            _ => n,
-        }
-    };
+    let kind = |pid: i64| names.get(&pid).cloned().unwrap_or_else(|| format!("pid {pid}"));
     // Top-level task slices, merged per thread (a few categories overlap).
     let mut by_thread: HashMap<(i64, i64), Vec<(f64, f64)>> = HashMap::new();
     for e in events.iter().filter(|e| e["ph"] == "X" && e["cat"] == "toplevel") {
