@@ -79,6 +79,20 @@ const CONTENT_WASM_FEATURES: &[&str] = &[
 /// the bundle is ~6 % smaller (BENCHMARKS.md, "Faster walks").
 const CONTENT_INLINING: &[&str] = &["--one-caller-inline-max-function-size", "1000"];
 
+/// Functions binaryen must not inline into their callers, as wildcards over
+/// the names the module still has before the names are stripped: the
+/// content script's answer to each request (`content::answer_*`) and the
+/// decoding of the worker's requests (serde's derived `Deserialize` of the
+/// `shared` types, and the buffered `Content` serde decodes internally
+/// tagged enums through). V8 compiles a WebAssembly function that has run
+/// enough again with its optimising compiler, whole and in every tab: with
+/// these inlined, the dispatcher (`handle_message`, 24 KB) and the request
+/// decoder (32 KB) held every request's code, and eight tabs reaching their
+/// hundredth call at once compiled all of it together (BENCHMARKS.md,
+/// "Less code to tier up"). V8 still inlines the small hot ones itself.
+/// [`check_no_inline_patterns`] fails the build when one matches nothing.
+const CONTENT_NO_INLINE: &[&str] = &["content::answer_*", "*Deserialize for shared::*", "*serde::private::de::*"];
+
 fn main() -> ExitCode {
     match run() {
         Ok(()) => ExitCode::SUCCESS,
@@ -704,20 +718,38 @@ fn build_content(root: &Path) -> Result<ContentModules> {
             .arg(&bindgen_dir)
             .arg(&stripped),
     )?;
-    let optimised = work.join("content_bg.opt.wasm");
+    let input = bindgen_dir.join("content_bg.wasm");
+    check_no_inline_patterns(&fs::read(&input)?)?;
+    let no_inline: Vec<String> = CONTENT_NO_INLINE.iter().map(|p| format!("--no-inline={p}")).collect();
+    // Optimised with the names kept (the patterns above need them), then
+    // stripped unless CHAPERONE_KEEP_NAMES=1
+    // keeps them, so that a CPU profile of the content script names Rust
+    // functions (`cargo xtask bench` then lists them; a bigger bundle).
+    let named = work.join("content_bg.named.wasm");
     run_cmd(
         Command::new(binaryen_bin(root, "wasm-opt"))
             .args(CONTENT_WASM_FEATURES)
-            .args(["-O3", "--strip-producers"])
+            .args(&no_inline)
+            .args(["-O3", "--strip-producers", "-g"])
             .args(CONTENT_INLINING)
-            // CHAPERONE_KEEP_NAMES=1 keeps the function names, so that a
-            // CPU profile of the content script names Rust functions
-            // (`cargo xtask bench` then lists them; a bigger bundle).
-            .args(if keep_names { &["-g"][..] } else { &["--strip-debug"][..] })
-            .arg(bindgen_dir.join("content_bg.wasm"))
+            .arg(&input)
             .arg("-o")
-            .arg(&optimised),
+            .arg(&named),
     )?;
+    let optimised = if keep_names {
+        named.clone()
+    } else {
+        let stripped = work.join("content_bg.opt.wasm");
+        run_cmd(
+            Command::new(binaryen_bin(root, "wasm-opt"))
+                .args(CONTENT_WASM_FEATURES)
+                .arg("--strip-debug")
+                .arg(&named)
+                .arg("-o")
+                .arg(&stripped),
+        )?;
+        stripped
+    };
     let js = work.join("content_bg.wasm.js");
     run_cmd(
         Command::new(binaryen_bin(root, "wasm2js"))
@@ -725,6 +757,10 @@ fn build_content(root: &Path) -> Result<ContentModules> {
             .arg("-O3")
             .args(CONTENT_INLINING)
             .args(if keep_names { &["-g"][..] } else { &[][..] })
+            // The stripped module: wasm2js names its JS functions after the
+            // module's names. Without names the patterns above cannot be
+            // said again here; what wasm-opt kept apart stays apart unless
+            // it is under the inlining bounds.
             .arg(&optimised)
             .arg("-o")
             .arg(&js),
@@ -1033,41 +1069,121 @@ fn patch_memory_grow(js: &str) -> Result<String> {
 
 /// `wasm` without the custom section `name` (its other sections as they are).
 fn without_custom_section(wasm: &[u8], name: &str) -> Result<Vec<u8>> {
-    fn leb(b: &[u8], mut i: usize) -> Result<(usize, usize)> {
-        let (mut v, mut shift) = (0usize, 0);
-        loop {
-            let byte = *b.get(i).context("truncated wasm")?;
-            i += 1;
-            v |= usize::from(byte & 0x7f) << shift;
-            shift += 7;
-            if byte < 0x80 {
-                return Ok((v, i));
-            }
-            if shift > 35 {
-                bail!("bad LEB128 in wasm");
-            }
+    let mut out = wasm[..8.min(wasm.len())].to_vec();
+    for section in wasm_sections(wasm)? {
+        if section.custom_name(wasm)? != Some(name.as_bytes()) {
+            out.extend_from_slice(&wasm[section.start..section.end]);
         }
     }
+    Ok(out)
+}
+
+fn leb(b: &[u8], mut i: usize) -> Result<(usize, usize)> {
+    let (mut v, mut shift) = (0usize, 0);
+    loop {
+        let byte = *b.get(i).context("truncated wasm")?;
+        i += 1;
+        v |= usize::from(byte & 0x7f) << shift;
+        shift += 7;
+        if byte < 0x80 {
+            return Ok((v, i));
+        }
+        if shift > 35 {
+            bail!("bad LEB128 in wasm");
+        }
+    }
+}
+
+/// One section of a wasm module: its id, where it starts (the id byte),
+/// where its body starts and where it ends.
+struct WasmSection {
+    id: u8,
+    start: usize,
+    body: usize,
+    end: usize,
+}
+
+impl WasmSection {
+    /// A custom section's name, `None` for the other sections.
+    fn custom_name<'a>(&self, wasm: &'a [u8]) -> Result<Option<&'a [u8]>> {
+        if self.id != 0 {
+            return Ok(None);
+        }
+        let (len, at) = leb(wasm, self.body)?;
+        Ok(Some(wasm.get(at..at + len).context("truncated custom section name")?))
+    }
+}
+
+fn wasm_sections(wasm: &[u8]) -> Result<Vec<WasmSection>> {
     if wasm.len() < 8 || &wasm[..4] != b"\0asm" {
         bail!("not a wasm module");
     }
-    let mut out = wasm[..8].to_vec();
+    let mut out = Vec::new();
     let mut i = 8;
     while i < wasm.len() {
-        let start = i;
-        let id = wasm[i];
         let (size, body) = leb(wasm, i + 1)?;
         let end = body.checked_add(size).filter(|&e| e <= wasm.len()).context("truncated wasm section")?;
-        let skip = id == 0 && {
-            let (len, at) = leb(wasm, body)?;
-            wasm.get(at..at + len) == Some(name.as_bytes())
-        };
-        if !skip {
-            out.extend_from_slice(&wasm[start..end]);
-        }
+        out.push(WasmSection { id: wasm[i], start: i, body, end });
         i = end;
     }
     Ok(out)
+}
+
+/// The function names of the module's `name` section (empty without one).
+fn function_names(wasm: &[u8]) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    for section in wasm_sections(wasm)? {
+        if section.custom_name(wasm)? != Some(b"name") {
+            continue;
+        }
+        let (len, mut i) = leb(wasm, section.body)?;
+        i += len;
+        while i < section.end {
+            let id = wasm[i];
+            let (size, body) = leb(wasm, i + 1)?;
+            let end = body + size;
+            if id == 1 {
+                let (count, mut j) = leb(wasm, body)?;
+                for _ in 0..count {
+                    let (_index, at) = leb(wasm, j)?;
+                    let (len, at) = leb(wasm, at)?;
+                    let name = wasm.get(at..at + len).context("truncated function name")?;
+                    names.push(String::from_utf8_lossy(name).into_owned());
+                    j = at + len;
+                }
+            }
+            i = end;
+        }
+    }
+    Ok(names)
+}
+
+/// binaryen's wildcard match: `*` stands for any run of characters.
+fn wildcard_match(pattern: &str, name: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = name.strip_prefix(first) else { return false };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else { return rest.is_empty() };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+/// Every [`CONTENT_NO_INLINE`] pattern must name a function of the module
+/// (a renamed function would otherwise be inlined again, unnoticed).
+fn check_no_inline_patterns(wasm: &[u8]) -> Result<()> {
+    let names = function_names(wasm)?;
+    for pattern in CONTENT_NO_INLINE {
+        if !names.iter().any(|n| wildcard_match(pattern, n)) {
+            bail!("no function of the content script matches the no-inline pattern `{pattern}` (CONTENT_NO_INLINE)");
+        }
+    }
+    Ok(())
 }
 
 /// wasm2js turns `memory.copy` into a `copyWithin` call, a trip into the
@@ -1125,6 +1241,42 @@ mod tests {
         assert_eq!(out, want);
         assert!(without_custom_section(&wasm[..wasm.len() - 1], "x").is_err(), "a truncated section is refused");
         assert!(without_custom_section(b"nope", "x").is_err());
+    }
+
+    #[test]
+    fn no_inline_patterns_match_as_binaryen_does() {
+        assert!(wildcard_match("content::answer_*", "content::answer_act::h1f2e"));
+        assert!(!wildcard_match("content::answer_*", "content::handle_message::h1"));
+        let derived = "<shared::protocol::_::<impl serde_core::de::Deserialize for shared::protocol::PageRequest>::deserialize::__Visitor as serde_core::de::Visitor>::visit_map";
+        assert!(wildcard_match("*Deserialize for shared::*", derived));
+        assert!(!wildcard_match(
+            "*Deserialize for shared::*",
+            "<serde_json::Value as serde_core::de::Deserialize>::deserialize"
+        ));
+        assert!(wildcard_match("*serde::private::de::*", "serde::private::de::content::visit_content_map::h7"));
+        assert!(wildcard_match("a*", "a") && wildcard_match("*b", "ab") && !wildcard_match("*b*c", "cb"));
+        assert!(wildcard_match("exact", "exact") && !wildcard_match("exact", "exactly"));
+    }
+
+    #[test]
+    fn function_names_are_read_from_the_name_section() {
+        let names: &[(u8, &str)] = &[(0, "a::b"), (3, "content::answer_act::h12")];
+        let mut sub = vec![names.len() as u8];
+        for (index, name) in names {
+            sub.extend([*index, name.len() as u8]);
+            sub.extend_from_slice(name.as_bytes());
+        }
+        // module name (subsection 0), then function names (subsection 1)
+        let mut body = vec![4u8];
+        body.extend_from_slice(b"name");
+        body.extend([0u8, 2, 1, b'm', 1, sub.len() as u8]);
+        body.extend(sub);
+        let mut wasm = b"\0asm\x01\0\0\0".to_vec();
+        wasm.extend([0u8, body.len() as u8]);
+        wasm.extend(body);
+        assert_eq!(function_names(&wasm).unwrap(), vec!["a::b".to_string(), "content::answer_act::h12".to_string()]);
+        assert!(function_names(b"\0asm\x01\0\0\0").unwrap().is_empty(), "no name section, no names");
+        assert!(function_names(&wasm[..wasm.len() - 2]).is_err(), "a truncated section is refused");
     }
 
     #[test]

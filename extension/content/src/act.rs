@@ -67,13 +67,6 @@ extern "C" {
 const SETTLE_TICK_MS: f64 = 2.0;
 const SETTLE_MAX_MS: f64 = 12.0;
 
-fn encode(outcome: &Outcome) -> JsValue {
-    JsValue::from_str(
-        &serde_json::to_string(outcome)
-            .unwrap_or_else(|_| r#"{"err":{"code":"INTERNAL","message":"could not encode the reply"}}"#.to_string()),
-    )
-}
-
 /// `resolve`: facts of the element behind `target`, or of the focused
 /// element when `target` is absent (NOT_FOUND when nothing is focused).
 pub fn resolve(target: Option<&str>) -> Outcome {
@@ -111,11 +104,11 @@ struct Before {
 pub fn act(target: Option<String>, action: Action, verify: Option<ResolvedElement>) -> Promise {
     let before = match start(target.as_deref(), &action, verify.as_ref()) {
         Ok(b) => b,
-        Err(e) => return Promise::resolve(&encode(&Outcome::Err(e))),
+        Err(e) => return Promise::resolve(&crate::dom::outcome_json(&Outcome::Err(e))),
     };
     wasm_bindgen_futures::future_to_promise(async move {
         settle(&before).await;
-        Ok(encode(&finish(before)))
+        Ok(crate::dom::outcome_json(&finish(before)))
     })
 }
 

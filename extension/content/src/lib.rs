@@ -40,6 +40,7 @@
 //! ```
 
 use js_sys::Promise;
+use shared::action::{Action, ResolvedElement};
 use shared::error::{ErrorCode, WireError};
 use shared::protocol::{CommandResult, Outcome, PageRequest};
 use wasm_bindgen::prelude::*;
@@ -73,69 +74,125 @@ pub fn start_content(report: js_sys::Function) {
 /// Entry point for `static/content.js`: answers one message with a Promise
 /// of a JSON string holding a `shared::protocol::Outcome` — or, for a
 /// snapshot, of `{head, nodes}` (`shared::protocol::snapshot_reply_parts`).
+///
+/// A thin dispatcher: each request is answered by its own `answer_*`
+/// function, which neither rustc (`#[inline(never)]`) nor binaryen
+/// (`cargo xtask build` keeps `content::answer_*` out of its inlining)
+/// folds back in here. V8 compiles a hot WebAssembly function again with
+/// its optimising compiler, whole; with every request's code in one
+/// function, the first calls of a page compiled all of it in every tab
+/// (BENCHMARKS.md, "Less code to tier up").
 #[wasm_bindgen]
 pub fn handle_message(msg: JsValue) -> Promise {
-    let outcome = match parse(&msg) {
-        Ok(PageRequest::Act { target, action, verify }) => {
-            if !matches!(action, shared::action::Action::UploadFiles { .. }) {
-                upload::clear();
+    match parse(&msg) {
+        Ok(PageRequest::Act { target, action, verify }) => answer_act(target, action, verify.map(|v| *v)),
+        Ok(PageRequest::UploadPart { file, data, first }) => answer_upload_part(file, &data, first),
+        Ok(PageRequest::Snapshot { request }) => answer_snapshot(&request),
+        Ok(PageRequest::ExtractText { request }) => answer_extract_text(&request),
+        Ok(PageRequest::History { delta }) => answer_history(delta),
+        Ok(PageRequest::Highlight { target, show }) => answer_highlight(target.as_deref(), show),
+        Ok(PageRequest::Record { on, keep_text }) => answer_record(on, keep_text),
+        Ok(PageRequest::Locate { target }) => answer_locate(&target),
+        Ok(PageRequest::ResolveWithSignals { target }) => answer_resolve_with_signals(target.as_deref()),
+        Ok(PageRequest::Signals {}) => answer_signals(),
+        Err(e) => reply(Outcome::Err(e)),
+    }
+}
+
+#[inline(never)]
+fn answer_act(target: Option<String>, action: Action, verify: Option<ResolvedElement>) -> Promise {
+    if !matches!(action, Action::UploadFiles { .. }) {
+        upload::clear();
+    }
+    act::act(target, action, verify)
+}
+
+#[inline(never)]
+fn answer_upload_part(file: u32, data: &str, first: bool) -> Promise {
+    reply(match upload::part(file, data, first) {
+        Ok(()) => Outcome::Ok(CommandResult::Tabs { tabs: Vec::new() }),
+        Err(e) => Outcome::Err(e),
+    })
+}
+
+#[inline(never)]
+fn answer_snapshot(request: &shared::snapshot::SnapshotRequest) -> Promise {
+    let outcome = match snapshot::take(request) {
+        // In two parts, so that the worker need not copy the nodes
+        // into its memory (`shared::protocol::snapshot_reply_parts`).
+        Ok(snapshot) => match shared::protocol::snapshot_reply_parts(snapshot) {
+            Ok((head, nodes)) => {
+                warm_after_reply();
+                let reply = js_sys::Object::new();
+                let _ = js_sys::Reflect::set(&reply, &"head".into(), &JsValue::from_str(&head));
+                let _ = js_sys::Reflect::set(&reply, &"nodes".into(), &JsValue::from_str(&nodes));
+                return Promise::resolve(&JsValue::from(reply));
             }
-            return act::act(target, action, verify.map(|v| *v));
-        }
-        Ok(PageRequest::UploadPart { file, data, first }) => match upload::part(file, &data, first) {
-            Ok(()) => Outcome::Ok(CommandResult::Tabs { tabs: Vec::new() }),
-            Err(e) => Outcome::Err(e),
-        },
-        Ok(PageRequest::Snapshot { request }) => match snapshot::take(&request) {
-            // In two parts, so that the worker need not copy the nodes
-            // into its memory (`shared::protocol::snapshot_reply_parts`).
-            Ok(snapshot) => match shared::protocol::snapshot_reply_parts(snapshot) {
-                Ok((head, nodes)) => {
-                    warm_after_reply();
-                    let reply = js_sys::Object::new();
-                    let _ = js_sys::Reflect::set(&reply, &"head".into(), &JsValue::from_str(&head));
-                    let _ = js_sys::Reflect::set(&reply, &"nodes".into(), &JsValue::from_str(&nodes));
-                    return Promise::resolve(&JsValue::from(reply));
-                }
-                Err(_) => Outcome::Err(WireError::internal("could not encode the snapshot")),
-            },
-            Err(e) => Outcome::Err(e),
-        },
-        Ok(PageRequest::ExtractText { request }) => match text::extract(&request) {
-            Ok(text) => Outcome::Ok(CommandResult::Text { text }),
-            Err(e) => Outcome::Err(e),
-        },
-        Ok(PageRequest::History { delta }) => match go(delta) {
-            Ok(()) => Outcome::Ok(CommandResult::Tabs { tabs: Vec::new() }),
-            Err(e) => Outcome::Err(e),
-        },
-        Ok(PageRequest::Highlight { target, show }) => {
-            let at = if show {
-                highlight::show(target.as_deref())
-            } else {
-                highlight::hide();
-                None
-            };
-            Outcome::Ok(CommandResult::Highlighted { at })
-        }
-        Ok(PageRequest::Record { on, keep_text }) => record::set(on, keep_text),
-        Ok(PageRequest::Locate { target }) => locate::locate(&target),
-        Ok(PageRequest::ResolveWithSignals { target }) => match act::resolve(target.as_deref()) {
-            Outcome::Ok(CommandResult::Element { element }) => match snapshot::page_signals() {
-                Some(signals) => Outcome::Ok(CommandResult::ElementSignals { element, signals: Box::new(signals) }),
-                None => Outcome::Err(WireError::internal("the page has no document")),
-            },
-            other => other,
-        },
-        Ok(PageRequest::Signals {}) => match snapshot::page_signals() {
-            Some(signals) => Outcome::Ok(CommandResult::Signals { signals: Box::new(signals) }),
-            None => Outcome::Err(WireError::internal("the page has no document")),
+            Err(_) => Outcome::Err(WireError::internal("could not encode the snapshot")),
         },
         Err(e) => Outcome::Err(e),
     };
-    let json = serde_json::to_string(&outcome)
-        .unwrap_or_else(|_| r#"{"err":{"code":"INTERNAL","message":"could not encode the reply"}}"#.to_string());
-    Promise::resolve(&JsValue::from_str(&json))
+    reply(outcome)
+}
+
+#[inline(never)]
+fn answer_extract_text(request: &shared::snapshot::TextRequest) -> Promise {
+    reply(match text::extract(request) {
+        Ok(text) => Outcome::Ok(CommandResult::Text { text }),
+        Err(e) => Outcome::Err(e),
+    })
+}
+
+#[inline(never)]
+fn answer_history(delta: i32) -> Promise {
+    reply(match go(delta) {
+        Ok(()) => Outcome::Ok(CommandResult::Tabs { tabs: Vec::new() }),
+        Err(e) => Outcome::Err(e),
+    })
+}
+
+#[inline(never)]
+fn answer_highlight(target: Option<&str>, show: bool) -> Promise {
+    let at = if show {
+        highlight::show(target)
+    } else {
+        highlight::hide();
+        None
+    };
+    reply(Outcome::Ok(CommandResult::Highlighted { at }))
+}
+
+#[inline(never)]
+fn answer_record(on: bool, keep_text: bool) -> Promise {
+    reply(record::set(on, keep_text))
+}
+
+#[inline(never)]
+fn answer_locate(target: &shared::flow::Descriptor) -> Promise {
+    reply(locate::locate(target))
+}
+
+#[inline(never)]
+fn answer_resolve_with_signals(target: Option<&str>) -> Promise {
+    reply(match act::resolve(target) {
+        Outcome::Ok(CommandResult::Element { element }) => match snapshot::page_signals() {
+            Some(signals) => Outcome::Ok(CommandResult::ElementSignals { element, signals: Box::new(signals) }),
+            None => Outcome::Err(WireError::internal("the page has no document")),
+        },
+        other => other,
+    })
+}
+
+#[inline(never)]
+fn answer_signals() -> Promise {
+    reply(match snapshot::page_signals() {
+        Some(signals) => Outcome::Ok(CommandResult::Signals { signals: Box::new(signals) }),
+        None => Outcome::Err(WireError::internal("the page has no document")),
+    })
+}
+
+fn reply(outcome: Outcome) -> Promise {
+    Promise::resolve(&dom::outcome_json(&outcome))
 }
 
 thread_local! {

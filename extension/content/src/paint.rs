@@ -126,11 +126,59 @@ fn background_behind(w: &Walk, el: &Element) -> Option<[u8; 4]> {
 /// `rgb(r, g, b)` / `rgba(r, g, b, a)` as computed styles give them.
 fn rgba(s: &str) -> Option<[u8; 4]> {
     let inner = s.strip_prefix("rgba(").or_else(|| s.strip_prefix("rgb("))?.strip_suffix(')')?;
-    let parts: Vec<f64> =
-        inner.split([',', ' ', '/']).filter(|p| !p.is_empty()).filter_map(|p| p.parse().ok()).collect();
+    let parts: Vec<f64> = inner.split([',', ' ', '/']).filter(|p| !p.is_empty()).filter_map(css_number).collect();
     let (r, g, b) = (*parts.first()?, *parts.get(1)?, *parts.get(2)?);
     let a = parts.get(3).copied().unwrap_or(1.0);
     Some([r as u8, g as u8, b as u8, (a * 255.0).round() as u8])
+}
+
+/// A number as computed styles write it (`12`, `0.5`, `-3`, `1e-05`), read
+/// as `str::parse::<f64>` reads it to the precision a colour needs; `None`
+/// for anything else (`50%`, `none`, an empty string). Not `str::parse`:
+/// its general algorithm is ~4 KB of WebAssembly that V8 compiled again in
+/// every tab, for colours (BENCHMARKS.md, "Less code to tier up").
+fn css_number(s: &str) -> Option<f64> {
+    let (negative, rest) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let (number, exponent) = match rest.find(['e', 'E']) {
+        Some(at) => (&rest[..at], Some(&rest[at + 1..])),
+        None => (rest, None),
+    };
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    if whole.is_empty() && fraction.is_empty() {
+        return None;
+    }
+    let (mut mantissa, mut scale) = (0u64, 0i32);
+    for (d, in_fraction) in whole.bytes().map(|d| (d, false)).chain(fraction.bytes().map(|d| (d, true))) {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        // Past 17 digits a digit no longer changes a colour.
+        if mantissa < 10u64.pow(17) {
+            mantissa = mantissa * 10 + u64::from(d - b'0');
+            scale -= i32::from(in_fraction);
+        } else {
+            scale += i32::from(!in_fraction);
+        }
+    }
+    if let Some(e) = exponent {
+        let (sign, digits) = match e.as_bytes().first() {
+            Some(b'-') => (-1, &e[1..]),
+            Some(b'+') => (1, &e[1..]),
+            _ => (1, e),
+        };
+        if digits.is_empty() || !digits.bytes().all(|d| d.is_ascii_digit()) {
+            return None;
+        }
+        scale += sign * digits.bytes().fold(0i32, |n, d| (n * 10 + i32::from(d - b'0')).min(400));
+    }
+    // Both exact up to 2^53 and 10^22, so one rounding, as `parse` rounds.
+    let m = mantissa as f64;
+    let v = if scale >= 0 { m * 10f64.powi(scale) } else { m / 10f64.powi(-scale) };
+    Some(if negative { -v } else { v })
 }
 
 fn close(a: [u8; 4], b: [u8; 4]) -> bool {
@@ -242,5 +290,50 @@ impl Walk {
             Ok(r) => Rect::of(&r),
             Err(_) => Rect { x: 0.0, y: 0.0, w: 0.0, h: 0.0 },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Numbers of computed colours read as the standard parser reads them;
+    /// what it refuses is refused.
+    #[test]
+    fn css_numbers_read_as_the_standard_parser_reads_them() {
+        for s in [
+            "0",
+            "255",
+            "12",
+            "0.5",
+            "0.1",
+            "0.333333",
+            "0.00392157",
+            "127.5",
+            "-3",
+            "+4",
+            ".5",
+            "5.",
+            "1e-05",
+            "2.5E+2",
+            "1e3",
+            "007",
+            "123456789012345678901",
+        ] {
+            assert_eq!(css_number(s), s.parse::<f64>().ok(), "{s}");
+        }
+        for s in ["", ".", "-", "50%", "none", "1e", "1e+", "e5", "1.2.3", "0x10", " 1", "1 ", "--1"] {
+            assert_eq!(css_number(s), None, "{s}");
+        }
+    }
+
+    #[test]
+    fn computed_colours_are_read_with_their_alpha() {
+        assert_eq!(rgba("rgb(12, 34, 56)"), Some([12, 34, 56, 255]));
+        assert_eq!(rgba("rgba(255, 255, 255, 0.5)"), Some([255, 255, 255, 128]));
+        assert_eq!(rgba("rgba(0, 0, 0, 0)"), Some([0, 0, 0, 0]));
+        assert_eq!(rgba("rgb(1 2 3 / 0.2)"), Some([1, 2, 3, 51]));
+        assert_eq!(rgba("color(srgb 1 0 0)"), None);
+        assert_eq!(rgba("rgb(1, 2)"), None);
     }
 }
