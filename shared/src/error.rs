@@ -25,7 +25,9 @@ pub enum ErrorCode {
     /// (`[downloads] enabled` in `config.toml`).
     DownloadBlocked,
     /// The browser shows its own error page instead of the page (DNS,
-    /// refused, TLS, offline, timeout…; `shared::navigation`).
+    /// refused, TLS, offline, timeout…; `shared::navigation`), or the page
+    /// kept going away before it could answer (it reloads or navigates
+    /// itself faster than the content script can be put in).
     PageNotLoaded,
     /// The local model server (`[model]` in `config.toml`) did not answer
     /// in time or is down; nothing ran (`shared::model`).

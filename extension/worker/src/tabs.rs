@@ -92,36 +92,65 @@ pub async fn ask_page_text(tab: TabId, req: &PageRequest) -> Result<String, Wire
 }
 
 /// [`ask_page_text`]'s answer as it came (a snapshot comes in two parts).
+///
+/// "No receiver" means the message reached no content script: the document
+/// has none yet, or the one asked went away and a new one has none yet.
+/// Nothing was carried out, so any request is sent again, after an
+/// injection, up to [`NO_RECEIVER_TRIES`] times; a page that reloads or
+/// navigates itself faster than that is `PAGE_NOT_LOADED`, said plainly
+/// (Chrome's own text goes to the console, not to the agent).
 pub async fn ask_page_value(tab: TabId, req: &PageRequest) -> Result<JsValue, WireError> {
     let id = tab_id(tab)?;
     let msg = &to_js(req);
     let may_repeat = req.may_repeat();
-    let reply = match ask_content(id, msg, may_repeat).await {
-        Err(e) if no_receiver(&e) => {
-            // No content script in this document yet: inject it (a
-            // classic script, in the flavour the page's policy allows)
-            // and retry once.
-            let url = tab_url(tab).await?;
-            if !is_web_url(&url) {
-                return Err(not_a_web_page());
+    let mut reply = ask_content(id, msg, may_repeat).await;
+    let mut tries = 0;
+    while matches!(&reply, Err(e) if no_receiver(e)) {
+        if tries == NO_RECEIVER_TRIES {
+            if let Err(AskError::Js(e)) = &reply {
+                web_sys::console::warn_1(e);
             }
-            inject_content(tab, id, &url).await?;
-            ask_content(id, msg, may_repeat).await
+            return Err(WireError::new(
+                ErrorCode::PageNotLoaded,
+                "the page kept going away before it could answer (it reloads or navigates itself); ask again",
+            ));
         }
-        other => other,
-    };
+        tries += 1;
+        // No content script in this document yet: inject it (a classic
+        // script, in the flavour the page's policy allows) and ask again.
+        let url = tab_url(tab).await?;
+        if !is_web_url(&url) {
+            return Err(not_a_web_page());
+        }
+        reply = match inject_content(tab, id, &url).await {
+            Ok(()) => ask_content(id, msg, may_repeat).await,
+            // The frame went away while the script went in: a new document.
+            Err(Injection::Gone(e)) => Err(AskError::Js(e)),
+            Err(Injection::Refused(e)) => return Err(e),
+        };
+    }
     reply.map_err(|e| match e {
         AskError::Timeout => WireError::new(ErrorCode::Timeout, "the page did not answer in time"),
-        AskError::Closed => WireError::internal("the page went away before it answered"),
+        AskError::Closed => WireError::new(
+            ErrorCode::EffectUnknown,
+            "the page went away before it answered: the action may or may not have been carried out",
+        ),
         AskError::Js(e) => tab_error(tab, &e),
+        AskError::Unanswered => {
+            WireError::new(ErrorCode::PageNotLoaded, "the page went away before it answered; ask again")
+        }
     })
 }
+
+/// Injections [`ask_page_value`] tries for one request whose message found
+/// no content script (a new document each time, at most).
+const NO_RECEIVER_TRIES: u32 = 3;
 
 /// Injects the content script into the tab's top frame: the WebAssembly
 /// flavour where `crate::page_csp` says the page's headers allow it (its
 /// loader answers `true` once it runs, `false` when it stepped aside for a
 /// `<meta>` policy), the plain one otherwise or after that.
-async fn inject_content(tab: TabId, id: f64, url: &str) -> Result<(), WireError> {
+async fn inject_content(tab: TabId, id: f64, url: &str) -> Result<(), Injection> {
     let run = |file: &'static str| {
         let injection = obj(&[
             ("target", obj(&[("tabId", JsValue::from_f64(id))]).into()),
@@ -139,21 +168,45 @@ async fn inject_content(tab: TabId, id: f64, url: &str) -> Result<(), WireError>
         match run(Flavour::Wasm.file()).await {
             Ok(results) if get(&Array::from(&results).get(0), "result").as_bool() == Some(true) => return Ok(()),
             Ok(_) => {}
+            Err(e) if frame_gone(&e) => return Err(Injection::Gone(e)),
             Err(e) => match error_page(&e) {
-                Some(err) => return Err(err),
+                Some(err) => return Err(Injection::Refused(err)),
                 None => web_sys::console::warn_1(&e),
             },
         }
     }
     run(Flavour::Plain.file()).await.map(|_| ()).map_err(|e| {
-        error_page(&e).unwrap_or_else(|| WireError::internal(format!("cannot reach the page: {}", js_error_text(&e))))
+        if frame_gone(&e) {
+            return Injection::Gone(e);
+        }
+        Injection::Refused(
+            error_page(&e)
+                .unwrap_or_else(|| WireError::internal(format!("cannot reach the page: {}", js_error_text(&e)))),
+        )
     })
+}
+
+/// Why [`inject_content`] did not put the script in.
+enum Injection {
+    /// The frame went away meanwhile (its document was replaced): the
+    /// tab's next document may take it.
+    Gone(JsValue),
+    Refused(WireError),
+}
+
+/// `scripting.executeScript` into a frame whose document went away.
+fn frame_gone(e: &JsValue) -> bool {
+    let t = js_error_text(e);
+    t.contains("was removed") || t.contains("No frame with id")
 }
 
 enum AskError {
     Timeout,
     /// The document went away (its port closed) before it answered.
     Closed,
+    /// A request that may be repeated reached a document that went away
+    /// without answering: asked again as if it had reached none.
+    Unanswered,
     Js(JsValue),
 }
 
@@ -161,8 +214,9 @@ fn no_receiver(e: &AskError) -> bool {
     match e {
         AskError::Js(e) => {
             let t = js_error_text(e);
-            t.contains("Receiving end does not exist") || t.contains("Could not establish connection")
+            t.contains("Receiving end does not exist") || t.contains("Could not establish connection") || frame_gone(e)
         }
+        AskError::Unanswered => true,
         AskError::Timeout | AskError::Closed => false,
     }
 }
@@ -191,6 +245,9 @@ async fn ask_content(id: f64, msg: &JsValue, may_repeat: bool) -> Result<JsValue
     let top = obj(&[("frameId", JsValue::from_f64(0.0))]);
     let p = chrome::tabs_send_message(id, msg, &top).map_err(AskError::Js)?;
     match with_timeout(p, wait).await {
+        // Chrome answers nothing for a document that went away after the
+        // message reached it.
+        Ok(Some(v)) if v.is_undefined() => Err(if may_repeat { AskError::Unanswered } else { AskError::Closed }),
         Ok(Some(v)) => {
             crate::channel::open(id);
             Ok(v)

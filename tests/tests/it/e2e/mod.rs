@@ -12,6 +12,7 @@ mod bad_input;
 mod bridge_kill;
 mod challenges;
 mod choices;
+mod churn;
 mod crashes;
 mod csp;
 mod dashboard;
