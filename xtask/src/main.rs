@@ -721,35 +721,23 @@ fn build_content(root: &Path) -> Result<ContentModules> {
     let input = bindgen_dir.join("content_bg.wasm");
     check_no_inline_patterns(&fs::read(&input)?)?;
     let no_inline: Vec<String> = CONTENT_NO_INLINE.iter().map(|p| format!("--no-inline={p}")).collect();
-    // Optimised with the names kept (the patterns above need them), then
-    // stripped unless CHAPERONE_KEEP_NAMES=1
-    // keeps them, so that a CPU profile of the content script names Rust
-    // functions (`cargo xtask bench` then lists them; a bigger bundle).
-    let named = work.join("content_bg.named.wasm");
+    // wasm-opt runs its passes in the order given: the patterns are read
+    // while the module still has its names, before `-O3`; the names are
+    // then stripped, unless CHAPERONE_KEEP_NAMES=1 keeps them, so that a
+    // CPU profile of the content script names Rust functions (`cargo
+    // xtask bench` then lists them; a bigger bundle).
+    let optimised = work.join("content_bg.opt.wasm");
     run_cmd(
         Command::new(binaryen_bin(root, "wasm-opt"))
             .args(CONTENT_WASM_FEATURES)
             .args(&no_inline)
-            .args(["-O3", "--strip-producers", "-g"])
+            .args(["-O3", "--strip-producers"])
             .args(CONTENT_INLINING)
+            .args(if keep_names { &["-g"][..] } else { &["--strip-debug"][..] })
             .arg(&input)
             .arg("-o")
-            .arg(&named),
+            .arg(&optimised),
     )?;
-    let optimised = if keep_names {
-        named.clone()
-    } else {
-        let stripped = work.join("content_bg.opt.wasm");
-        run_cmd(
-            Command::new(binaryen_bin(root, "wasm-opt"))
-                .args(CONTENT_WASM_FEATURES)
-                .arg("--strip-debug")
-                .arg(&named)
-                .arg("-o")
-                .arg(&stripped),
-        )?;
-        stripped
-    };
     let js = work.join("content_bg.wasm.js");
     run_cmd(
         Command::new(binaryen_bin(root, "wasm2js"))

@@ -104,18 +104,10 @@ pub async fn ask_page_value(tab: TabId, req: &PageRequest) -> Result<JsValue, Wi
     let msg = &to_js(req);
     let may_repeat = req.may_repeat();
     let mut reply = ask_content(id, msg, may_repeat).await;
-    let mut tries = 0;
-    while matches!(&reply, Err(e) if no_receiver(e)) {
-        if tries == NO_RECEIVER_TRIES {
-            if let Err(AskError::Js(e)) = &reply {
-                web_sys::console::warn_1(e);
-            }
-            return Err(WireError::new(
-                ErrorCode::PageNotLoaded,
-                "the page kept going away before it could answer (it reloads or navigates itself); ask again",
-            ));
+    for _ in 0..NO_RECEIVER_TRIES {
+        if !matches!(&reply, Err(e) if no_receiver(e)) {
+            break;
         }
-        tries += 1;
         // No content script in this document yet: inject it (a classic
         // script, in the flavour the page's policy allows) and ask again.
         let url = tab_url(tab).await?;
@@ -125,7 +117,7 @@ pub async fn ask_page_value(tab: TabId, req: &PageRequest) -> Result<JsValue, Wi
         reply = match inject_content(tab, id, &url).await {
             Ok(()) => ask_content(id, msg, may_repeat).await,
             // The frame went away while the script went in: a new document.
-            Err(Injection::Gone(e)) => Err(AskError::Js(e)),
+            Err(Injection::Gone) => Err(AskError::Gone),
             Err(Injection::Refused(e)) => return Err(e),
         };
     }
@@ -135,11 +127,20 @@ pub async fn ask_page_value(tab: TabId, req: &PageRequest) -> Result<JsValue, Wi
             ErrorCode::EffectUnknown,
             "the page went away before it answered: the action may or may not have been carried out",
         ),
-        AskError::Js(e) => tab_error(tab, &e),
-        AskError::Unanswered => {
-            WireError::new(ErrorCode::PageNotLoaded, "the page went away before it answered; ask again")
+        AskError::Js(e) if !document_gone(&e) => tab_error(tab, &e),
+        AskError::Js(e) => {
+            web_sys::console::warn_1(&e);
+            kept_going_away()
         }
+        AskError::Gone => kept_going_away(),
     })
+}
+
+fn kept_going_away() -> WireError {
+    WireError::new(
+        ErrorCode::PageNotLoaded,
+        "the page kept going away before it could answer (it reloads or navigates itself); ask again",
+    )
 }
 
 /// Injections [`ask_page_value`] tries for one request whose message found
@@ -168,7 +169,7 @@ async fn inject_content(tab: TabId, id: f64, url: &str) -> Result<(), Injection>
         match run(Flavour::Wasm.file()).await {
             Ok(results) if get(&Array::from(&results).get(0), "result").as_bool() == Some(true) => return Ok(()),
             Ok(_) => {}
-            Err(e) if frame_gone(&e) => return Err(Injection::Gone(e)),
+            Err(e) if document_gone(&e) => return Err(Injection::Gone),
             Err(e) => match error_page(&e) {
                 Some(err) => return Err(Injection::Refused(err)),
                 None => web_sys::console::warn_1(&e),
@@ -176,8 +177,8 @@ async fn inject_content(tab: TabId, id: f64, url: &str) -> Result<(), Injection>
         }
     }
     run(Flavour::Plain.file()).await.map(|_| ()).map_err(|e| {
-        if frame_gone(&e) {
-            return Injection::Gone(e);
+        if document_gone(&e) {
+            return Injection::Gone;
         }
         Injection::Refused(
             error_page(&e)
@@ -190,33 +191,35 @@ async fn inject_content(tab: TabId, id: f64, url: &str) -> Result<(), Injection>
 enum Injection {
     /// The frame went away meanwhile (its document was replaced): the
     /// tab's next document may take it.
-    Gone(JsValue),
+    Gone,
     Refused(WireError),
 }
 
-/// `scripting.executeScript` into a frame whose document went away.
-fn frame_gone(e: &JsValue) -> bool {
+/// Chrome's error for a message or script that reached no content script
+/// because the document has none yet or went away: nothing was carried
+/// out.
+fn document_gone(e: &JsValue) -> bool {
     let t = js_error_text(e);
-    t.contains("was removed") || t.contains("No frame with id")
+    ["Receiving end does not exist", "Could not establish connection", "was removed", "No frame with id"]
+        .iter()
+        .any(|m| t.contains(m))
 }
 
 enum AskError {
     Timeout,
     /// The document went away (its port closed) before it answered.
     Closed,
-    /// A request that may be repeated reached a document that went away
-    /// without answering: asked again as if it had reached none.
-    Unanswered,
+    /// The document went away before the request reached a content
+    /// script, or (a request that may be repeated) without answering:
+    /// asked again as if it had reached none.
+    Gone,
     Js(JsValue),
 }
 
 fn no_receiver(e: &AskError) -> bool {
     match e {
-        AskError::Js(e) => {
-            let t = js_error_text(e);
-            t.contains("Receiving end does not exist") || t.contains("Could not establish connection") || frame_gone(e)
-        }
-        AskError::Unanswered => true,
+        AskError::Js(e) => document_gone(e),
+        AskError::Gone => true,
         AskError::Timeout | AskError::Closed => false,
     }
 }
@@ -247,7 +250,7 @@ async fn ask_content(id: f64, msg: &JsValue, may_repeat: bool) -> Result<JsValue
     match with_timeout(p, wait).await {
         // Chrome answers nothing for a document that went away after the
         // message reached it.
-        Ok(Some(v)) if v.is_undefined() => Err(if may_repeat { AskError::Unanswered } else { AskError::Closed }),
+        Ok(Some(v)) if v.is_undefined() => Err(if may_repeat { AskError::Gone } else { AskError::Closed }),
         Ok(Some(v)) => {
             crate::channel::open(id);
             Ok(v)
