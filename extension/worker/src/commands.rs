@@ -5,11 +5,13 @@
 //! `crate::handoff`.
 
 use shared::error::{ErrorCode, WireError};
+use shared::limits::NAVIGATION_TIMEOUT_MS;
 use shared::protocol::{Command, CommandResult, HistoryStep, Outcome, PageRequest, PassedSnapshot, TabId};
 use shared::snapshot::{SnapshotRequest, TextRequest};
 use wasm_bindgen::prelude::*;
 
 use crate::chrome::{self, Tab};
+use crate::navigation::{self, NAVIGATE_TRIES, Verdict};
 use crate::tabs::{LoadWaiter, ask_page, ask_page_value, get_tab, info, is_web_url, tab_error, tab_id, tab_url};
 use crate::util::{js_error_text, obj};
 
@@ -120,16 +122,40 @@ async fn navigate(tab: TabId, url: &str) -> CmdResult {
         return Err(WireError::new(ErrorCode::InvalidRequest, "only http(s) URLs can be opened"));
     }
     let id = tab_id(tab)?;
-    get_tab(tab).await?;
+    let before = get_tab(tab).await?.url().unwrap_or_default();
     // The bodies build: the debugger watches the page from its first request.
     crate::bodies::ready(tab).await;
-    let waiter = LoadWaiter::register(tab, false);
-    if let Err(e) = chrome::tabs_update(id, &obj(&[("url", JsValue::from_str(url))])).await {
-        waiter.cancel();
-        return Err(tab_error(tab, &e));
+    // The page's own reloads are not the load asked for (`crate::navigation`).
+    let deadline = js_sys::Date::now() + NAVIGATION_TIMEOUT_MS as f64;
+    for _ in 0..NAVIGATE_TRIES {
+        let watch = navigation::Watch::start(tab);
+        let mut waiter = LoadWaiter::register(tab, false);
+        let asked = match chrome::tabs_update(id, &obj(&[("url", JsValue::from_str(url))])).await {
+            Ok(t) => t.unchecked_into::<Tab>().pending_url().unwrap_or_else(|| url.to_string()),
+            Err(e) => {
+                waiter.cancel();
+                return Err(tab_error(tab, &e));
+            }
+        };
+        loop {
+            let left = (deadline - js_sys::Date::now()).max(0.0) as u32;
+            if left == 0 {
+                waiter.cancel();
+                return Err(WireError::new(ErrorCode::Timeout, "the page did not finish loading in time"));
+            }
+            waiter.wait_ms(tab, left).await?;
+            match watch.verdict(&asked, &before) {
+                Verdict::Landed => return landed(tab).await,
+                Verdict::Pending => waiter = LoadWaiter::register(tab, false),
+                Verdict::Superseded => break,
+            }
+        }
     }
-    waiter.wait(tab).await?;
-    landed(tab).await
+    Err(WireError::new(
+        ErrorCode::PageNotLoaded,
+        "the page in the tab kept navigating on its own (a reload, a redirect by script), and each time it replaced \
+         the navigation; the tab still shows that page",
+    ))
 }
 
 /// After a navigation the agent waits for: a challenge on the page it

@@ -12,7 +12,7 @@
 //!
 //! ```text
 //! lib            every module (entry points, frame and message routing)
-//! commands       gate, handoff, tabs, load_errors, bodies
+//! commands       gate, handoff, tabs, load_errors, bodies, navigation
 //! gate           window, secret, upload, downloads, proceed, handoff, sessions, conn, tabs, messages, badge
 //! record         conn, tabs, messages, badge
 //! popup          ui, messages, refusals, handoff, sessions, sites
@@ -32,7 +32,7 @@
 //! sessions       conn
 //! conn           refusals, messages
 //! tabs           load_errors, page_csp, channel
-//! load_errors, page_csp, channel, refusals, messages, badge, typed, browser    (none)
+//! load_errors, page_csp, channel, refusals, messages, badge, typed, browser, navigation    (none)
 //! ```
 //!
 //! `tests/tests/it/imports.rs` checks this table against every module's
@@ -62,6 +62,7 @@ mod gate;
 mod handoff;
 mod load_errors;
 mod messages;
+mod navigation;
 mod network;
 mod page_csp;
 mod popup;

@@ -5,7 +5,9 @@
 //! it was carried out cannot be known. Played here on `fixtures/sites/churn/`:
 //! a button that reloads its page in the same task as its click (the
 //! document asked to click is gone before it can answer), and a page that
-//! reloads itself without end. Every call answers, a result or an error with
+//! reloads itself without end, from which the agent navigates away (the
+//! page's reloads race the navigation: `extension/worker/src/navigation.rs`).
+//! Every call answers, a result or an error with
 //! a code, well within its bound; no click is carried out twice; a click
 //! reported done happened.
 
@@ -81,7 +83,7 @@ async fn a_click_whose_document_goes_at_once_is_carried_out_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_that_reloads_itself_is_read_or_refused_never_hangs() {
     let mut s = Stack::start().await.expect("start the stack");
-    let url = s.url("/churn/reloading.html?ms=50");
+    let url = s.url("/churn/reloading.moves.html?ms=50");
     new_tab(&mut s.mcp, &url).await;
 
     let mut loads_seen = Vec::new();
@@ -103,4 +105,45 @@ async fn a_page_that_reloads_itself_is_read_or_refused_never_hangs() {
     assert!(loads_seen.len() >= 75, "only {} of 100 snapshots answered: errors {errors:?}", loads_seen.len());
     assert!(loads_seen.windows(2).all(|w| w[0] <= w[1]), "a snapshot of an older document: {loads_seen:?}");
     assert!(loads_seen.last() > loads_seen.first(), "the page never reloaded during the run: {loads_seen:?}");
+}
+
+/// The agent navigates away from a page that is about to reload itself:
+/// the page's own reload can start before or after the agent's navigation
+/// and must neither cancel it nor be taken for its load.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_navigation_away_from_a_reloading_page_lands_where_it_was_sent() {
+    let mut s = Stack::start().await.expect("start the stack");
+    let reloading = s.url("/churn/reloading.moves.html?ms=30");
+    let targets = [s.url("/basic/index.html"), s.url("/basic/second.html")];
+    new_tab(&mut s.mcp, &reloading).await;
+
+    let mut errors = Vec::new();
+    for round in 0..12u64 {
+        let target = &targets[(round % 2) as usize];
+        // Anywhere in the page's 30 ms between loads.
+        tokio::time::sleep(Duration::from_millis(round * 7 % 40)).await;
+        let r = timed(&mut s, "browser_navigate", json!({ "url": target })).await;
+        if r.is_error() {
+            // A page that keeps the tab may be reported, never hidden.
+            errors.push(code(&r));
+        } else {
+            assert_eq!(
+                r.data()["tab"]["url"],
+                json!(target),
+                "round {round}: navigate reported another page: {}",
+                r.raw
+            );
+            let snap = timed(&mut s, "browser_snapshot", json!({})).await;
+            assert_eq!(
+                snap.data()["url"],
+                json!(target),
+                "round {round}: the tab is not where it was sent: {}",
+                snap.raw
+            );
+        }
+        let back = timed(&mut s, "browser_navigate", json!({ "url": reloading })).await;
+        assert!(!back.is_error() || !code(&back).is_empty(), "{}", back.raw);
+    }
+    eprintln!("churn navigations: 12, refused {errors:?}");
+    assert!(errors.len() <= 2, "navigations refused: {errors:?}");
 }
