@@ -312,6 +312,16 @@ impl FirefoxHuman {
         ids.into_iter().map(|id| id.to_string()).collect()
     }
 
+    /// The first window whose title `pred` accepts, looked for during up to
+    /// 5 s: a window closing at that moment (the popup's, after Ctrl+W)
+    /// makes one `xdotool search` fail, and a new one has no title yet.
+    pub async fn window_titled(&self, pred: impl Fn(&str) -> bool) -> Option<String> {
+        crate::poll(Duration::from_secs(5), Duration::from_millis(100), || async {
+            self.windows_titled(&pred).into_iter().next()
+        })
+        .await
+    }
+
     /// Opens `url` the way a person does in a new window: Ctrl+N, the
     /// address typed, Enter. (WebDriver BiDi cannot load the add-on's
     /// pages; a person can.)
@@ -331,9 +341,8 @@ impl FirefoxHuman {
     /// else STOP; `extension/worker/src/popup.rs`). Returns the window.
     pub async fn open_popup(&self) -> Result<String> {
         let from = self
-            .windows_titled(|t| t.ends_with("Mozilla Firefox") && !t.contains("Chaperone"))
-            .into_iter()
-            .next()
+            .window_titled(|t| t.ends_with("Mozilla Firefox") && !t.contains("Chaperone"))
+            .await
             .context("no browser window to open the popup from")?;
         let before = self.popup_windows();
         self.open_in_new_window(&from, &extension_url("popup.html"))?;

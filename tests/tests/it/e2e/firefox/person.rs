@@ -164,9 +164,8 @@ async fn the_person_records_a_flow_and_the_agent_replays_it() {
 
     // The person types the shop's address, searches, opens a result.
     let window = human
-        .windows_titled(|t| t.contains("Flow shop") || t.contains("Mozilla Firefox"))
-        .into_iter()
-        .next()
+        .window_titled(|t| t.contains("Flow shop") || t.contains("Mozilla Firefox"))
+        .await
         .expect("the person's window");
     human.keys(&window, &["ctrl+l"]).expect("the address bar");
     human.type_text(&window, &shop).expect("type the address");
