@@ -199,7 +199,11 @@ enum Injection {
 /// because the document has none yet or went away: nothing was carried
 /// out.
 fn document_gone(e: &JsValue) -> bool {
-    let t = js_error_text(e);
+    document_gone_text(&js_error_text(e))
+}
+
+/// [`document_gone`] on the error's text (Chrome's and Firefox's wording).
+fn document_gone_text(t: &str) -> bool {
     ["Receiving end does not exist", "Could not establish connection", "was removed", "No frame with id"]
         .iter()
         .any(|m| t.contains(m))
@@ -400,6 +404,35 @@ impl LoadWaiter {
                     Err(e) => Err(e),
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::document_gone_text;
+
+    #[test]
+    fn only_errors_of_a_document_that_went_away_are_asked_again() {
+        let cases = [
+            // sendMessage to a tab whose document has no listener (yet, or any more).
+            ("Could not establish connection. Receiving end does not exist.", true),
+            // executeScript while the frame is replaced by a load.
+            ("Frame with ID 0 was removed.", true),
+            ("No frame with id 0 in tab 1234.", true),
+            // Errors that asking again would not mend: said as they are.
+            ("No tab with id: 1234.", false),
+            (
+                "Cannot access contents of the page. Extension manifest must request permission to access the respective host.",
+                false,
+            ),
+            ("Cannot access a chrome:// URL", false),
+            ("The extensions gallery cannot be scripted.", false),
+            ("Missing host permission for the tab", false),
+            ("", false),
+        ];
+        for (text, gone) in cases {
+            assert_eq!(document_gone_text(text), gone, "{text:?}");
         }
     }
 }
