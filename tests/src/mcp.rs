@@ -39,7 +39,10 @@ impl Mcp {
     pub async fn connect_as(port: u16, token: &str, client: &str) -> Result<Mcp> {
         let mut mcp = Mcp {
             http: reqwest::Client::builder()
-                .timeout(Duration::from_secs(120))
+                // Above any bound a call has without a person (a tool that
+                // waits for one is bounded by the test: `human_timeout_secs`
+                // and the harness's own waits), below a hung run.
+                .timeout(Duration::from_secs(300))
                 .pool_idle_timeout(Duration::from_secs(3))
                 .build()?,
             url: format!("http://127.0.0.1:{port}/mcp"),

@@ -39,10 +39,19 @@ async fn with_person<P>(
     call: impl std::future::Future<Output = anyhow::Result<tests::ToolResult>>,
     person: impl std::future::Future<Output = P>,
 ) -> (tests::ToolResult, P) {
+    /// Once the person has done their part, the call has this long to end.
+    const AFTER_PERSON: Duration = Duration::from_secs(60);
+    let started = std::time::Instant::now();
     tokio::pin!(call);
     tokio::pin!(person);
     tokio::select! {
-        p = &mut person => (call.await.expect("the call answers"), p),
+        p = &mut person => {
+            let person_took = started.elapsed();
+            let r = tokio::time::timeout(AFTER_PERSON, call).await.unwrap_or_else(|_| {
+                panic!("the call did not answer within {AFTER_PERSON:?} of the person's part (which took {person_took:?})")
+            });
+            (r.unwrap_or_else(|e| panic!("the call answers (the person's part took {person_took:?}): {e:#}")), p)
+        }
         r = &mut call => {
             let r = r.expect("the call answers");
             match tokio::time::timeout(Duration::from_secs(3), person).await {
