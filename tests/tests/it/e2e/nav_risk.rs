@@ -48,7 +48,16 @@ async fn person_denies(
     tokio::pin!(person);
     tokio::select! {
         shown = &mut person => (call.await.expect("the call answers"), shown),
-        r = &mut call => panic!("the call ended before the person was asked: {}", r.expect("answer").raw),
+        r = &mut call => {
+            // The Deny can end the call before the click's own answer comes
+            // back over CDP (its window closes under it): the person's part
+            // must still end, having seen and denied the request.
+            let r = r.expect("the call answers");
+            match tokio::time::timeout(Duration::from_secs(15), person).await {
+                Ok(shown) => (r, shown),
+                Err(_) => panic!("the call ended before the person was asked: {}", r.raw),
+            }
+        }
     }
 }
 
