@@ -9,7 +9,43 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::Value;
 
-use crate::{Cdp, CdpSession};
+use crate::{Cdp, CdpSession, ToolResult};
+
+/// Once the person has done their part, the call that waited for them has
+/// this long to end.
+pub const AFTER_PERSON: Duration = Duration::from_secs(60);
+
+/// Runs the agent's `call` while the `person` plays their part, and judges
+/// the call from the person's part on: once they are done, it must answer
+/// within [`AFTER_PERSON`] (the failure says how long their part took). A
+/// call that ends first is an early end unless the person's part still
+/// ends within `grace`: their answer can end the call before their click's
+/// own CDP answer comes back (the window closes under it).
+pub async fn with_person<P>(
+    call: impl Future<Output = Result<ToolResult>>,
+    person: impl Future<Output = P>,
+    grace: Duration,
+) -> (ToolResult, P) {
+    let started = std::time::Instant::now();
+    tokio::pin!(call);
+    tokio::pin!(person);
+    tokio::select! {
+        p = &mut person => {
+            let took = started.elapsed();
+            let r = tokio::time::timeout(AFTER_PERSON, call).await.unwrap_or_else(|_| {
+                panic!("the call did not answer within {AFTER_PERSON:?} of the person's part (which took {took:?})")
+            });
+            (r.unwrap_or_else(|e| panic!("the call answers (the person's part took {took:?}): {e:#}")), p)
+        }
+        r = &mut call => {
+            let r = r.expect("the call answers");
+            match tokio::time::timeout(grace, person).await {
+                Ok(p) => (r, p),
+                Err(_) => panic!("the call ended before the person was asked: {}", r.raw),
+            }
+        }
+    }
+}
 
 /// The person at the browser.
 pub struct Human {

@@ -51,7 +51,7 @@ pub use expect::{
 };
 pub use ext_socket::{ExtFrames, Rogue};
 pub use fixtures::{FixtureServer, download_bytes};
-pub use human::{Human, ShownRequest};
+pub use human::{Human, ShownRequest, with_person};
 pub use mcp::{Mcp, ToolResult};
 pub use replay::puppeteer_replay;
 pub use stack::Stack;

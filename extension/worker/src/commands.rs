@@ -12,7 +12,9 @@ use wasm_bindgen::prelude::*;
 
 use crate::chrome::{self, Tab};
 use crate::navigation::{self, NAVIGATE_TRIES, Verdict};
-use crate::tabs::{LoadWaiter, ask_page, ask_page_value, get_tab, info, is_web_url, tab_error, tab_id, tab_url};
+use crate::tabs::{
+    LoadWaiter, ask_page, ask_page_value, get_tab, info, is_web_url, load_timed_out, tab_error, tab_id, tab_url,
+};
 use crate::util::{js_error_text, obj};
 
 /// What a command answers: an [`Outcome`], or a snapshot whose nodes
@@ -141,7 +143,7 @@ async fn navigate(tab: TabId, url: &str) -> CmdResult {
             let left = (deadline - js_sys::Date::now()).max(0.0) as u32;
             if left == 0 {
                 waiter.cancel();
-                return Err(WireError::new(ErrorCode::Timeout, "the page did not finish loading in time"));
+                return Err(load_timed_out());
             }
             waiter.wait_ms(tab, left).await?;
             match watch.verdict(&asked, &before) {

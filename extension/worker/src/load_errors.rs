@@ -15,7 +15,7 @@ use shared::error::WireError;
 use shared::protocol::TabId;
 use wasm_bindgen::prelude::*;
 
-use crate::util::get;
+use crate::util::{get, without_fragment};
 
 struct Failed {
     url: String,
@@ -66,11 +66,10 @@ pub fn on_load_start(details: JsValue) {
 /// request, so an older failure stays recorded: it counts only while the
 /// tab is still at its URL.
 pub fn failed(tab: TabId, url: &str) -> Option<WireError> {
-    let base = |u: &str| u.split('#').next().unwrap_or("").to_string();
     FAILED.with(|f| {
         f.borrow()
             .get(&tab)
-            .filter(|x| base(&x.url) == base(url))
+            .filter(|x| without_fragment(&x.url) == without_fragment(url))
             .map(|x| shared::navigation::page_not_loaded(&x.url, Some(&x.error)))
     })
 }

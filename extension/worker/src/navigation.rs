@@ -36,7 +36,7 @@ use std::cell::RefCell;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
-use crate::util::get;
+use crate::util::{get, without_fragment};
 use shared::protocol::TabId;
 
 /// Requests made for one `browser_navigate` at most, when the page's own
@@ -104,8 +104,7 @@ pub fn verdict(events: &[NavEvent], asked: &str, before: &str) -> Verdict {
 
 /// Two URLs of the same document: equal but for the fragment.
 fn same_document(a: &str, b: &str) -> bool {
-    let strip = |u: &str| u.split('#').next().unwrap_or(u).to_string();
-    strip(a) == strip(b)
+    without_fragment(a) == without_fragment(b)
 }
 
 // ------------------------------------------------------------ the watch (IO)
@@ -148,11 +147,12 @@ impl Watch {
         Watch { key }
     }
 
-    pub fn verdict(&self, target: &str, before: &str) -> Verdict {
-        let events = WATCHES.with(|w| {
-            w.borrow().watching.iter().find(|x| x.key == self.key).map(|x| x.events.clone()).unwrap_or_default()
-        });
-        verdict(&events, target, before)
+    pub fn verdict(&self, asked: &str, before: &str) -> Verdict {
+        WATCHES.with(|w| {
+            let w = w.borrow();
+            let events = w.watching.iter().find(|x| x.key == self.key).map_or(&[][..], |x| &x.events[..]);
+            verdict(events, asked, before)
+        })
     }
 }
 

@@ -19,7 +19,7 @@ use js_sys::Array;
 use shared::protocol::TabId;
 use wasm_bindgen::prelude::*;
 
-use crate::util::get;
+use crate::util::{get, without_fragment};
 
 /// The two files `cargo xtask build` writes for the content script.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,8 +78,4 @@ pub fn flavour(tab: TabId, url: &str) -> Flavour {
     let url = without_fragment(url);
     let allowed = SEEN.with(|s| s.borrow().get(&tab).is_some_and(|(seen, ok)| *ok && seen == url));
     if allowed { Flavour::Wasm } else { Flavour::Plain }
-}
-
-fn without_fragment(url: &str) -> &str {
-    url.split_once('#').map_or(url, |(u, _)| u)
 }

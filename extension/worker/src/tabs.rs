@@ -336,6 +336,11 @@ fn on_updated(tab_id: JsValue, change: JsValue, tab_now: JsValue) {
     }
 }
 
+/// A load waited for did not complete within its bound.
+pub fn load_timed_out() -> WireError {
+    WireError::new(ErrorCode::Timeout, "the page did not finish loading in time")
+}
+
 /// Waits for `tabs.onUpdated` to report the tab's next complete load.
 pub struct LoadWaiter {
     key: u64,
@@ -400,7 +405,7 @@ impl LoadWaiter {
                 // tab that has finished loading by now.
                 match get_tab(tab).await {
                     Ok(t) if t.status().as_deref() == Some("complete") => Ok(()),
-                    Ok(_) => Err(WireError::new(ErrorCode::Timeout, "the page did not finish loading in time")),
+                    Ok(_) => Err(load_timed_out()),
                     Err(e) => Err(e),
                 }
             }

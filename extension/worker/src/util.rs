@@ -15,6 +15,11 @@ pub fn obj(pairs: &[(&str, JsValue)]) -> Object {
     o
 }
 
+/// `url` up to its fragment: two URLs equal so are the same document.
+pub fn without_fragment(url: &str) -> &str {
+    url.split_once('#').map_or(url, |(u, _)| u)
+}
+
 pub fn get(o: &JsValue, key: &str) -> JsValue {
     Reflect::get(o, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
 }

@@ -118,7 +118,8 @@ async fn a_page_that_reloads_itself_is_read_or_refused_never_hangs() {
 async fn a_navigation_away_from_a_reloading_page_lands_where_it_was_sent() {
     let mut s = Stack::start().await.expect("start the stack");
     let targets = [s.url("/basic/index.html"), s.url("/basic/second.html")];
-    for (every_ms, rounds, may_refuse) in [(250u64, 8u64, 1usize), (30, 12, 12)] {
+    // (reload every, navigations, refusals allowed: none counted at 30 ms).
+    for (every_ms, rounds, may_refuse) in [(250u64, 8u64, Some(1usize)), (30, 12, None)] {
         let reloading = s.url(&format!("/churn/reloading.moves.html?ms={every_ms}"));
         new_tab(&mut s.mcp, &reloading).await;
         let mut errors = Vec::new();
@@ -149,6 +150,8 @@ async fn a_navigation_away_from_a_reloading_page_lands_where_it_was_sent() {
             assert!(!back.is_error() || !code(&back).is_empty(), "{}", back.raw);
         }
         eprintln!("churn navigations away from a page reloading every {every_ms} ms: {rounds}, refused {errors:?}");
-        assert!(errors.len() <= may_refuse, "every {every_ms} ms: navigations refused: {errors:?}");
+        if let Some(most) = may_refuse {
+            assert!(errors.len() <= most, "every {every_ms} ms: navigations refused: {errors:?}");
+        }
     }
 }

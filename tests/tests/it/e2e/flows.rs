@@ -33,33 +33,14 @@ async fn next_request(human: &Human, not: Option<u64>) -> (CdpSession, ShownRequ
     }
 }
 
-/// Runs a tool call while the person answers; a call that ends while the
-/// person still waits for a request fails the test with its result.
+/// Runs a tool call while the person answers (`tests::with_person`):
+/// a call that ends while the person still waits for a request fails the
+/// test with its result.
 async fn with_person<P>(
     call: impl std::future::Future<Output = anyhow::Result<tests::ToolResult>>,
     person: impl std::future::Future<Output = P>,
 ) -> (tests::ToolResult, P) {
-    /// Once the person has done their part, the call has this long to end.
-    const AFTER_PERSON: Duration = Duration::from_secs(60);
-    let started = std::time::Instant::now();
-    tokio::pin!(call);
-    tokio::pin!(person);
-    tokio::select! {
-        p = &mut person => {
-            let person_took = started.elapsed();
-            let r = tokio::time::timeout(AFTER_PERSON, call).await.unwrap_or_else(|_| {
-                panic!("the call did not answer within {AFTER_PERSON:?} of the person's part (which took {person_took:?})")
-            });
-            (r.unwrap_or_else(|e| panic!("the call answers (the person's part took {person_took:?}): {e:#}")), p)
-        }
-        r = &mut call => {
-            let r = r.expect("the call answers");
-            match tokio::time::timeout(Duration::from_secs(3), person).await {
-                Ok(p) => (r, p),
-                Err(_) => panic!("the call ended before the person was asked: {}", r.text()),
-            }
-        }
-    }
+    tests::with_person(call, person, Duration::from_secs(3)).await
 }
 
 fn steps(r: &tests::ToolResult) -> Vec<Value> {

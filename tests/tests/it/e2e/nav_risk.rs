@@ -39,26 +39,12 @@ async fn person_denies(
     human: &Human,
     call: impl std::future::Future<Output = anyhow::Result<tests::ToolResult>>,
 ) -> (tests::ToolResult, String) {
-    tokio::pin!(call);
     let person = async {
         let (win, req) = human.next_request(ASK_WITHIN).await.expect("the approval window shows the navigation");
         human.deny(&win, req.request).await.expect("click Deny");
         req.text
     };
-    tokio::pin!(person);
-    tokio::select! {
-        shown = &mut person => (call.await.expect("the call answers"), shown),
-        r = &mut call => {
-            // The Deny can end the call before the click's own answer comes
-            // back over CDP (its window closes under it): the person's part
-            // must still end, having seen and denied the request.
-            let r = r.expect("the call answers");
-            match tokio::time::timeout(Duration::from_secs(15), person).await {
-                Ok(shown) => (r, shown),
-                Err(_) => panic!("the call ended before the person was asked: {}", r.raw),
-            }
-        }
-    }
+    tests::with_person(call, person, Duration::from_secs(15)).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
