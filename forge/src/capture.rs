@@ -19,6 +19,15 @@
 //! reads) and the raw one (only those shapes), and writes the value part
 //! of those headers as [`shared::redact::REDACTED`].
 //!
+//! The final scan of what the learner writes is not blind, though: it
+//! runs against every credential of the *unredacted* requests
+//! ([`credentials`]: bearer tokens, cookies, credential and unknown
+//! headers, sensitive query parameters and JSON keys, as
+//! `crate::credentials` collects them from a HAR), so a token the page
+//! also copied under an innocent name, hex-encoded into a path or into a
+//! header nobody listed is refused or templated, never written. Those
+//! values are only compared against, never learned from.
+//!
 //! Resource types are `webRequest`'s; they become DevTools' words
 //! (`main_frame` → `document`, `xmlhttprequest` → `xhr`,
 //! `csp_report` → `ping`) so that [`crate::keep`] applies one set of rules.
@@ -26,6 +35,7 @@
 use shared::network::{Captured, Header, RequestBody, ResponseBody};
 use shared::redact::REDACTED;
 
+use crate::credentials::Credentials;
 use crate::har::{Content, Entry, Pair, PostData, Request, Response};
 
 /// Longest scheme word kept from an `Authorization` header.
@@ -88,14 +98,15 @@ pub fn resource_type(web_request: &str) -> &str {
     }
 }
 
-fn pairs(shown: &[Header], raw: &[Header]) -> Vec<Pair> {
+fn pairs(shown: &[Header], raw: &[Header], shapes: bool) -> Vec<Pair> {
     shown
         .iter()
         .enumerate()
         .map(|(i, h)| {
             // `redact_captured` keeps the headers in order and by name.
             let raw_value = raw.get(i).filter(|r| r.name == h.name).map(|r| r.value.as_str());
-            let value = raw_value.and_then(|r| auth_shape(&h.name, r)).unwrap_or_else(|| h.value.clone());
+            let shaped = if shapes { raw_value.and_then(|r| auth_shape(&h.name, r)) } else { None };
+            let value = shaped.unwrap_or_else(|| h.value.clone());
             Pair { name: h.name.clone(), value }
         })
         .collect()
@@ -111,8 +122,20 @@ fn query(url: &str) -> Vec<Pair> {
 /// `redact_captured` returned it, `raw` the same request as captured (read
 /// only by [`auth_shape`]).
 pub fn entry(shown: &Captured, raw: &Captured) -> Entry {
-    let request_headers = pairs(&shown.request_headers, &raw.request_headers);
-    let response_headers = pairs(&shown.response_headers, &raw.response_headers);
+    build(shown, raw, true)
+}
+
+/// Every credential of the unredacted requests, for the learner's final
+/// scan only (`LearnOptions::credentials`): the requests are read as a
+/// HAR holding them would be, by `Credentials::collect`.
+pub fn credentials<'a>(raw: impl IntoIterator<Item = &'a Captured>) -> Credentials {
+    let entries: Vec<Entry> = raw.into_iter().map(|c| build(c, c, false)).collect();
+    Credentials::collect(&entries)
+}
+
+fn build(shown: &Captured, raw: &Captured, shapes: bool) -> Entry {
+    let request_headers = pairs(&shown.request_headers, &raw.request_headers, shapes);
+    let response_headers = pairs(&shown.response_headers, &raw.response_headers, shapes);
     let post_data = shown.request_body.as_ref().map(|b| match b {
         RequestBody::Raw { text, .. } => {
             PostData { mime_type: shown.request_mime().to_string(), text: Some(text.clone()), params: Vec::new() }

@@ -46,4 +46,6 @@ pub use error::Error;
 pub use openapi::{LearnOptions, Learned, learn};
 
 #[cfg(test)]
+mod leaks;
+#[cfg(test)]
 mod tests;

@@ -10,6 +10,16 @@
 //! seen in more than one place move to `components/schemas` behind a
 //! `$ref`. The finished document is checked once more against every
 //! credential of the input: if one is found, nothing is returned.
+//!
+//! No value of a credential-bearing input is written: a path segment that
+//! is or holds a spelling of a credential (`crate::credentials::spellings`:
+//! hex, base64, reversed…, also across segments) becomes a
+//! `{credential}` parameter, and examples come only from values that are
+//! not credentials, not an unknown header's value and not opaque
+//! identifiers ([`Credentials::may_show`]), of parameters that are not
+//! secret and do not name an identifier ([`names_an_identifier`]); path
+//! parameters that are ids (integers, UUIDs, hex, base62) get none.
+//! [`Learned::to_text`] scans the file's text once more.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -34,12 +44,38 @@ pub struct LearnOptions {
     pub title: Option<String>,
     /// Values that must never be written (the person's stored secrets).
     pub known_secrets: Vec<String>,
+    /// Credentials known from elsewhere, refused like those of the input:
+    /// for Chaperone's own (redacted) capture, every credential of the
+    /// unredacted requests (`crate::capture::credentials`).
+    pub credentials: Credentials,
 }
 
 #[derive(Debug, Clone)]
 pub struct Learned {
     pub spec: Value,
     pub stats: Stats,
+    /// Every credential of the input, for [`Learned::to_text`].
+    creds: Credentials,
+}
+
+impl Learned {
+    /// The description as the text of its file (JSON or YAML), scanned as
+    /// text against every spelling of every credential of the input: a
+    /// hit is [`Error::CredentialInOutput`] and nothing is to be written.
+    pub fn to_text(&self, format: crate::exports::Format) -> Result<String, Error> {
+        let text = match format {
+            crate::exports::Format::Yaml => crate::yaml::to_string(&self.spec),
+            crate::exports::Format::Json => {
+                serde_json::to_string_pretty(&self.spec)
+                    .map_err(|e| Error::BadSpec(format!("the description could not be written: {e}")))?
+                    + "\n"
+            }
+        };
+        if self.creds.holds(&text) {
+            return Err(Error::CredentialInOutput("the OpenAPI description".into()));
+        }
+        Ok(text)
+    }
 }
 
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -65,6 +101,7 @@ pub fn learn(hars: &[Har], opts: &LearnOptions) -> Result<Learned, Error> {
     let all: Vec<&Entry> = hars.iter().flat_map(|h| h.log.entries.iter()).collect();
     let mut creds = Credentials::collect(all.iter().copied());
     opts.known_secrets.iter().for_each(|s| creds.add(s));
+    creds.extend(&opts.credentials);
     let api = keep::api_entries(&all, &opts.hosts);
     if api.is_empty() {
         let which = if opts.hosts.is_empty() { String::new() } else { format!(" for {}", opts.hosts.join(", ")) };
@@ -110,7 +147,11 @@ pub fn learn(hars: &[Har], opts: &LearnOptions) -> Result<Learned, Error> {
                 used_ids.insert(id.clone());
                 op.insert("operationId".into(), json!(id));
                 if let Some(tag) = t.segments.iter().find_map(|s| match s {
-                    Seg::Lit(l) if naming::words(l).iter().all(|w| w != "api") && !l.starts_with('v') => {
+                    Seg::Lit(l)
+                        if l != CREDENTIAL_SEGMENT
+                            && naming::words(l).iter().all(|w| w != "api")
+                            && !l.starts_with('v') =>
+                    {
                         Some(l.clone())
                     }
                     _ => None,
@@ -154,32 +195,70 @@ pub fn learn(hars: &[Har], opts: &LearnOptions) -> Result<Learned, Error> {
         operations,
         credentials_seen: creds.len(),
     };
-    Ok(Learned { spec, stats })
+    Ok(Learned { spec, stats, creds })
 }
 
 fn sample_of(e: &Entry, creds: &Credentials) -> Sample {
     let u = url::Url::parse(&e.request.url).ok();
-    let segments = u
-        .as_ref()
-        .and_then(|u| u.path_segments())
-        .map(|s| {
-            s.filter(|x| !x.is_empty())
-                .map(|x| {
-                    let d = url::form_urlencoded::parse(format!("x={}", x.replace('+', "%2B")).as_bytes())
-                        .next()
-                        .map(|(_, v)| v.into_owned())
-                        .unwrap_or_default();
-                    if creds.is_credential(&d) { CREDENTIAL_SEGMENT.to_string() } else { d }
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let raw: Vec<&str> =
+        u.as_ref().and_then(|u| u.path_segments()).map(|s| s.filter(|x| !x.is_empty()).collect()).unwrap_or_default();
+    let segments = credential_segments(&raw, creds);
     let keys = if (200..300).contains(&e.response.status) {
         e.response_json().map(|j| Shape::of(&j).keys().into_iter().collect()).unwrap_or_default()
     } else {
         BTreeSet::new()
     };
     Sample { method: e.request.method.to_ascii_uppercase(), segments, keys }
+}
+
+/// The decoded segments of a path, each one that is or holds (part of) a
+/// spelling of a credential replaced by [`CREDENTIAL_SEGMENT`]. The path
+/// is searched whole, raw and decoded, so a spelling that holds a `/`
+/// (standard base64) and spans segments templates each of them.
+pub fn credential_segments(raw: &[&str], creds: &Credentials) -> Vec<String> {
+    let decoded: Vec<String> = raw
+        .iter()
+        .map(|x| {
+            url::form_urlencoded::parse(format!("x={}", x.replace('+', "%2B")).as_bytes())
+                .next()
+                .map(|(_, v)| v.into_owned())
+                .unwrap_or_default()
+        })
+        .collect();
+    let mut hit: Vec<bool> =
+        raw.iter().zip(&decoded).map(|(r, d)| creds.is_credential(d) || creds.is_credential(r)).collect();
+    for parts in [raw.iter().map(|s| s.to_string()).collect::<Vec<_>>(), decoded.clone()] {
+        let joined = parts.join("/");
+        let mut starts = Vec::with_capacity(parts.len());
+        let mut at = 0;
+        for p in &parts {
+            starts.push((at, at + p.len()));
+            at += p.len() + 1;
+        }
+        for (a, b) in creds.ranges(&joined) {
+            for (i, (s, e)) in starts.iter().enumerate() {
+                if *s < b && a < *e {
+                    hit[i] = true;
+                }
+            }
+        }
+    }
+    decoded.into_iter().zip(hit).map(|(d, h)| if h { CREDENTIAL_SEGMENT.to_string() } else { d }).collect()
+}
+
+/// Whether a parameter's name says it names a record (`id`, `userId`,
+/// `account_uuid`, `ref`): its values are never examples.
+pub fn names_an_identifier(name: &str) -> bool {
+    naming::words(name)
+        .last()
+        .is_some_and(|w| matches!(w.as_str(), "id" | "ids" | "uuid" | "guid" | "uid" | "ref" | "refs" | "key"))
+}
+
+/// The names of a template's `{credential}` parameters, in order:
+/// `credential`, `credential2`…
+fn credential_names(t: &Template) -> Vec<String> {
+    let n = t.segments.iter().filter(|s| matches!(s, Seg::Lit(l) if l == CREDENTIAL_SEGMENT)).count();
+    (1..=n).map(|i| if i == 1 { "credential".to_string() } else { format!("credential{i}") }).collect()
 }
 
 /// A literal path segment as it goes into a path template: RFC 3986
@@ -201,10 +280,16 @@ pub fn encode_literal(l: &str) -> String {
 fn render_path(t: &Template, names: &[String]) -> String {
     let mut s = String::new();
     let mut p = names.iter();
+    let creds = credential_names(t);
+    let mut c = creds.iter();
     for seg in &t.segments {
         s.push('/');
         match seg {
-            Seg::Lit(l) if l == CREDENTIAL_SEGMENT => s.push_str("{credential}"),
+            Seg::Lit(l) if l == CREDENTIAL_SEGMENT => {
+                s.push('{');
+                s.push_str(c.next().map(String::as_str).unwrap_or("credential"));
+                s.push('}');
+            }
             Seg::Lit(l) => s.push_str(&encode_literal(l)),
             Seg::Param { .. } => {
                 s.push('{');
@@ -228,6 +313,8 @@ fn operation(
     let mut op = Map::new();
     let mut params = Vec::new();
     let mut names_it = names.iter();
+    let cred_names = credential_names(t);
+    let mut cred_it = cred_names.iter();
     for seg in &t.segments {
         match seg {
             Seg::Param { kind, values } => {
@@ -238,14 +325,17 @@ fn operation(
                     schema = json!({"type": "string", "format": "uuid"});
                 }
                 let mut p = json!({"name": name, "in": "path", "required": true, "schema": schema});
-                if let Some(ex) = vals.iter().find(|v| !creds.is_credential(v)) {
+                // Ids name the person's own records (or hide a token): no example.
+                if (!kind.is_id() || *kind == Kind::Date)
+                    && let Some(ex) = vals.iter().find(|v| creds.may_show(v))
+                {
                     p["example"] = example_value(ex, &p["schema"]);
                 }
                 params.push(p);
             }
             Seg::Lit(l) if l == CREDENTIAL_SEGMENT => {
-                params
-                    .push(json!({"name": "credential", "in": "path", "required": true, "schema": {"type": "string"}}));
+                let name = cred_it.next().cloned().unwrap_or_else(|| "credential".into());
+                params.push(json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}));
             }
             Seg::Lit(_) => {}
         }
@@ -270,7 +360,10 @@ fn operation(
         let secret = is_secret_param(name);
         let schema = if secret { json!({"type": "string"}) } else { scalar_schema(values, Some(name), creds) };
         let mut p = json!({"name": name, "in": "query", "required": *n == es.len(), "schema": schema});
-        if !secret && let Some(ex) = values.iter().find(|v| !creds.is_credential(v)) {
+        if !secret
+            && !names_an_identifier(name)
+            && let Some(ex) = values.iter().find(|v| creds.may_show(v))
+        {
             p["example"] = example_value(ex, &p["schema"]);
         }
         params.push(p);

@@ -12,8 +12,9 @@
 //! - A string becomes an `enum` when few distinct values
 //!   ([`ENUM_MAX_VALUES`]) were seen over many samples
 //!   ([`ENUM_MIN_SAMPLES`], each value at least twice on average x3), never
-//!   under a sensitive key, never with a value that is a credential, never
-//!   for formatted strings.
+//!   under a sensitive key, never with a value that is a credential, an
+//!   unknown header's value or an opaque identifier
+//!   (`Credentials::may_show`), never for formatted strings.
 //! - Objects and arrays nested deeper than [`MAX_DEPTH`] levels are not
 //!   described (`{}`), so a hostile answer cannot make a description
 //!   deeper than a JSON reader accepts.
@@ -212,7 +213,7 @@ impl Strings {
             && (1..=ENUM_MAX_VALUES).contains(&distinct)
             && self.count >= ENUM_MIN_SAMPLES
             && self.count >= 3 * distinct as u64
-            && self.values.keys().all(|v| !v.is_empty() && v.len() <= 40 && !creds.is_credential(v))
+            && self.values.keys().all(|v| !v.is_empty() && v.len() <= 40 && creds.may_show(v))
         {
             s.insert("enum".into(), Value::Array(self.values.keys().map(|v| json!(v)).collect()));
         }

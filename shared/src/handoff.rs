@@ -275,7 +275,17 @@ fn tab_of(command: &Command) -> Option<TabId> {
 /// hand-off is the one that waits for it.
 pub fn check_handed(command: &Command, handed: &[TabId]) -> Result<(), WireError> {
     match tab_of(command) {
-        Some(tab) if handed.contains(&tab) => Err(WireError::new(
+        Some(tab) => check_handed_tab(tab, handed),
+        None => Ok(()),
+    }
+}
+
+/// [`check_handed`] for a tool that reads what the bridge holds of `tab`
+/// (the network tools, `crate::withhold`): a handed tab is the person's
+/// for every tool.
+pub fn check_handed_tab(tab: TabId, handed: &[TabId]) -> Result<(), WireError> {
+    match tab {
+        tab if handed.contains(&tab) => Err(WireError::new(
             ErrorCode::HumanRequired,
             format!(
                 "tab {tab} is handed to the person: nothing is done on it or read from it until they hand it \

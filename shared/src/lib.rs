@@ -38,6 +38,8 @@
 //!   replayed and what a changed target is;
 //! - `network` and `typed_secrets`: the agent's tabs' captured traffic, its
 //!   HAR export, and stored secrets recognised in it without their values;
+//!   `withhold`: what of it is the person's (handed tabs, pages where a
+//!   sensitive field was filled);
 //! - `model`: the local model tier's request, candidates, answer and trace;
 //! - `dashboard`: the review dashboard's and session report's data and who
 //!   may read it.
@@ -50,7 +52,7 @@
 //! tools       protocol, network, names
 //! dashboard   url, audit, risk
 //! model       snapshot, limits
-//! protocol    network, handoff, command, replay, action, files, sessions, record, flow, snapshot, tab, error, challenge, audit, policy
+//! protocol    withhold, network, handoff, command, replay, action, files, sessions, record, flow, snapshot, tab, error, challenge, audit, policy
 //! handoff     command, tab, text, url, error, challenge
 //! command     action, flow, snapshot, tab
 //! gate        replay, action, policy, risk, redact, url, error, sensitive, audit, limits
@@ -71,6 +73,7 @@
 //! risk        text, sensitive, input, limits
 //! snapshot    redact, text, challenge, limits
 //! typed_secrets  redact, network
+//! withhold    network
 //! redact      network, names, sensitive
 //! network     tab
 //! challenge   sensitive, input, limits
@@ -138,6 +141,7 @@ pub mod tools;
 pub mod typed_secrets;
 pub mod untrusted;
 pub mod url;
+pub mod withhold;
 
 /// FNV-1a (64-bit) of a string: a cheap, stable hash for identities that
 /// must match across a page's lifetime (an element's tree position, a hidden

@@ -79,7 +79,18 @@ pub enum ExtToBridge {
     GiveTab { tab: TabId, session: crate::sessions::SessionKey },
     /// One finished request of an agent tab (`crate::network`), observed
     /// with `webRequest`; the bridge keeps it for the tab's session.
-    Network { request: Box<crate::network::Captured> },
+    Network {
+        request: Box<crate::network::Captured>,
+        /// Set when the worker kept only the request's line
+        /// (`crate::withhold::without_parts`), and why.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        withheld: Option<crate::withhold::Withheld>,
+    },
+    /// A sensitive field of the document tab `tab` showed since `since_ms`
+    /// was filled (`crate::withhold`): the bridge keeps no part of that
+    /// tab's requests kept so far that started since then (the worker
+    /// strips those it sends later itself).
+    Withhold { tab: TabId, since_ms: f64 },
     /// WebSocket messages of an agent tab's socket at `url` (the bodies
     /// build, from the debugger), in order; the bridge adds them to that
     /// socket's request (made when there is none yet).

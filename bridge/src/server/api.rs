@@ -19,8 +19,14 @@
 //!   else). It runs no program; the person runs the checks with
 //!   `chaperone api client … --check`.
 //! - Both refuse with `GENERATION_FAILED` (naming the file, never the
-//!   value) when a credential would be written, and write nothing then.
-//!   Each write is an audit row.
+//!   value) when a credential would be written, and write nothing then:
+//!   the final scans run against every credential of the session's
+//!   *unredacted* capture (`forge::capture::credentials`), in every
+//!   spelling, so a token the page copied under an innocent name, in hex
+//!   or base64, is caught although the learner only read the redacted
+//!   requests. Each write is an audit row.
+//! - The client's files are written by `crate::api_cli::write_generated`:
+//!   never through a symbolic link (the folder or a file in it).
 
 use std::path::{Path, PathBuf};
 
@@ -124,6 +130,8 @@ async fn learn(state: &AppState, caller: &Caller, a: ApiLearnArgs) -> Result<Cal
     let (entries, _) = state.inner.network.of(caller.key);
     let known = known(state).await;
     let learned = tokio::task::spawn_blocking(move || {
+        // Compared against only: the learner reads the redacted requests.
+        let unredacted = forge::capture::credentials(entries.iter().map(|e| &e.captured));
         let har = forge::har::Har {
             log: forge::har::Log {
                 entries: entries
@@ -136,8 +144,11 @@ async fn learn(state: &AppState, caller: &Caller, a: ApiLearnArgs) -> Result<Cal
             hosts: host.into_iter().collect(),
             title: None,
             known_secrets: known.iter().map(|k| k.value.clone()).collect(),
+            credentials: unredacted,
         };
-        forge::learn(&[har], &opts)
+        let learned = forge::learn(&[har], &opts)?;
+        let text = learned.to_text(format)?;
+        Ok::<_, forge::Error>((learned, text))
     })
     .await
     .map_err(|e| {
@@ -145,15 +156,7 @@ async fn learn(state: &AppState, caller: &Caller, a: ApiLearnArgs) -> Result<Cal
         internal("learning failed")
     })?
     .map_err(forge_error)?;
-    let text = match format {
-        forge::exports::Format::Yaml => forge::yaml::to_string(&learned.spec),
-        forge::exports::Format::Json => {
-            serde_json::to_string_pretty(&learned.spec).map_err(|e| {
-                tracing::error!(error = %e, "OpenAPI serialisation failed");
-                internal("the description could not be written")
-            })? + "\n"
-        }
-    };
+    let (learned, text) = learned;
     let (file2, bytes) = (file.clone(), text.into_bytes());
     let path = tokio::task::spawn_blocking(move || write_private(&dir, &file2, &bytes))
         .await
@@ -223,10 +226,15 @@ async fn client(state: &AppState, caller: &Caller, a: ApiClientArgs) -> Result<C
     let folder = forge::exports::client_dir_name(&file, lang).ok_or_else(bad_name)?;
     let known = known(state).await;
     let secrets: Vec<String> = known.iter().map(|k| k.value.clone()).collect();
+    // Every request of this session, handed tabs' too: only compared against.
+    let (entries, _) = state.inner.network.of(caller.key);
     let (dir2, file2, folder2) = (dir.clone(), file.clone(), folder.clone());
-    let written = tokio::task::spawn_blocking(move || write_client(&dir2, &file2, &folder2, lang, &secrets))
-        .await
-        .map_err(|_| internal("the client could not be written"))??;
+    let written = tokio::task::spawn_blocking(move || {
+        let unredacted = forge::capture::credentials(entries.iter().map(|e| &e.captured));
+        write_client(&dir2, &file2, &folder2, lang, &secrets, &unredacted)
+    })
+    .await
+    .map_err(|_| internal("the client could not be written"))??;
     let shown = dir.join(&folder).display().to_string();
     let summary = format!("api_client: {} file(s) of {file} → {shown}", written.len());
     Audit::new(state, caller)
@@ -246,6 +254,7 @@ fn write_client(
     folder: &str,
     lang: forge::client::Lang,
     secrets: &[String],
+    unredacted: &forge::credentials::Credentials,
 ) -> Result<Vec<String>, WireError> {
     let spec_path = dir.join(file);
     let not_found = || WireError::new(ErrorCode::NotFound, format!("no description {file} in the exports folder"));
@@ -260,7 +269,7 @@ fn write_client(
         .map_err(|_| WireError::new(ErrorCode::InvalidRequest, format!("{file}: not a text file")))?;
     let value =
         forge::yaml::from_str(&text).map_err(|e| WireError::new(ErrorCode::InvalidRequest, format!("{file}: {e}")))?;
-    let files = forge::client::generate(&value, lang, secrets).map_err(forge_error)?;
+    let files = forge::client::generate_refusing(&value, lang, secrets, unredacted).map_err(forge_error)?;
     let out = dir.join(folder);
     let refuse = |why: &str| WireError::new(ErrorCode::PermissionDenied, format!("{folder}: {why}; nothing written"));
     let exists = match std::fs::symlink_metadata(&out) {
@@ -273,16 +282,81 @@ fn write_client(
     let marked = std::fs::symlink_metadata(&marker).is_ok_and(|m| m.file_type().is_file());
     forge::client::may_write(exists, empty, marked, false)
         .map_err(|_| refuse("it holds files Chaperone did not write (no .chaperone-generated)"))?;
-    let io = |e: std::io::Error| {
-        tracing::warn!(error = %e, "api_client write failed");
-        internal("the client could not be written")
-    };
-    let mut names = Vec::new();
-    for f in &files {
-        write_private(&out, f.name, f.text.as_bytes()).map_err(io)?;
-        names.push(f.name.to_string());
+    let mut all: Vec<(&str, &[u8])> = files.iter().map(|f| (f.name, f.text.as_bytes())).collect();
+    all.push((forge::client::MARKER, b"Written by Chaperone's api_client; it may write here again.\n"));
+    crate::api_cli::write_generated(&out, &all, crate::api_cli::Modes::PRIVATE).map_err(|e| match e {
+        crate::error::Error::Api(why) => WireError::new(ErrorCode::PermissionDenied, why),
+        e => {
+            tracing::warn!(error = %e, "api_client write failed");
+            internal("the client could not be written")
+        }
+    })?;
+    Ok(files.iter().map(|f| f.name.to_string()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::symlink;
+
+    use super::*;
+
+    const SPEC: &str = r#"{"openapi": "3.1.0", "info": {"title": "T", "version": "1"},
+      "paths": {"/items/{id}": {"get": {"operationId": "getItem", "responses": {"200": {"description": "OK"}}}}}}"#;
+
+    fn python(dir: &Path, spec: &str, creds: &forge::credentials::Credentials) -> Result<Vec<String>, WireError> {
+        write_client(dir, spec, "s-python", forge::client::Lang::Python, &[], creds)
     }
-    write_private(&out, forge::client::MARKER, b"Written by Chaperone's api_client; it may write here again.\n")
-        .map_err(io)?;
-    Ok(names)
+
+    #[test]
+    fn api_client_never_writes_through_a_link_and_scans_the_unredacted_capture() {
+        let work = tempfile::tempdir().unwrap();
+        let exports = work.path().join("exports");
+        std::fs::create_dir_all(&exports).unwrap();
+        std::fs::write(exports.join("s.json"), SPEC).unwrap();
+        let victim = work.path().join("victim");
+        std::fs::create_dir_all(&victim).unwrap();
+        std::fs::write(victim.join("notes.txt"), "my notes").unwrap();
+        let none = forge::credentials::Credentials::default();
+        let untouched = || {
+            let names: Vec<_> = std::fs::read_dir(&victim).unwrap().flatten().map(|e| e.file_name()).collect();
+            assert_eq!(names, ["notes.txt"]);
+            assert_eq!(std::fs::read_to_string(victim.join("notes.txt")).unwrap(), "my notes");
+        };
+        // The folder is a link.
+        symlink(&victim, exports.join("s-python")).unwrap();
+        let e = python(&exports, "s.json", &none).unwrap_err();
+        assert_eq!(e.code, ErrorCode::PermissionDenied, "{}", e.message);
+        untouched();
+        // A marked folder holding a link named like a client's file.
+        std::fs::remove_file(exports.join("s-python")).unwrap();
+        let out = exports.join("s-python");
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join(forge::client::MARKER), "x").unwrap();
+        symlink(victim.join("notes.txt"), out.join("client.py")).unwrap();
+        let e = python(&exports, "s.json", &none).unwrap_err();
+        assert_eq!(e.code, ErrorCode::PermissionDenied, "{}", e.message);
+        assert!(e.message.contains("client.py") && e.message.contains("symbolic link"), "{}", e.message);
+        assert!(!out.join("README.md").exists(), "nothing written");
+        untouched();
+        // Control: without the link, written, 0600.
+        std::fs::remove_file(out.join("client.py")).unwrap();
+        let names = python(&exports, "s.json", &none).unwrap();
+        assert!(names.iter().any(|n| n == "client.py"), "{names:?}");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(out.join("client.py")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        // A description holding the hex of a credential of the capture
+        // (redacted in what the agent saw) is refused, naming the file.
+        let token = "Zq7-Lm2.xR9~vB4nT8wK";
+        let hex: String = token.bytes().map(|b| format!("{b:02x}")).collect();
+        std::fs::write(exports.join("h.json"), SPEC.replace("/items/{id}", &format!("/items/{hex}"))).unwrap();
+        let mut creds = forge::credentials::Credentials::default();
+        creds.add(token);
+        let e = write_client(&exports, "h.json", "h-python", forge::client::Lang::Python, &[], &creds).unwrap_err();
+        assert_eq!(e.code, ErrorCode::GenerationFailed, "{}", e.message);
+        assert!(!e.message.contains(&hex) && !e.message.contains(token), "{}", e.message);
+        assert!(!exports.join("h-python").exists());
+        // Control: not a credential of this capture, an ordinary path.
+        assert!(write_client(&exports, "h.json", "h-python", forge::client::Lang::Python, &[], &none).is_ok());
+    }
 }

@@ -668,8 +668,12 @@ async fn authenticated_loop(
                         state.spawn_download_event(number, event);
                         true
                     }
-                    Ok(ExtToBridge::Network { request }) => {
-                        super::network::captured(state, *request);
+                    Ok(ExtToBridge::Network { request, withheld }) => {
+                        super::network::captured(state, *request, withheld);
+                        true
+                    }
+                    Ok(ExtToBridge::Withhold { tab, since_ms }) => {
+                        super::network::withhold(state, tab, since_ms);
                         true
                     }
                     Ok(ExtToBridge::NetworkFrames { tab, url, messages }) => {

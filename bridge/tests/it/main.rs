@@ -6,6 +6,7 @@
 //! Run one area with `cargo test -p bridge --test it security::`.
 
 mod actions;
+mod api_cli;
 mod app_oneshot;
 mod audit_rows;
 mod cli;

@@ -171,6 +171,12 @@ fn start(target: Option<&str>, action: &Action, verify: Option<&ResolvedElement>
                 "Chaperone never fills password, card or bank fields: the person enters those themselves",
             ));
         }
+        // Text typed into a sensitive field is a stored secret (a literal
+        // there is refused before): the field is marked for the rest of
+        // the document and the page's requests are withheld from now on.
+        if matches!(action, Action::Type { .. }) && shared::gate::field_kind(Some(&live)).is_some() {
+            crate::fills::secret_typed(el);
+        }
     } else if target.is_some() {
         return Err(WireError::new(
             ErrorCode::InvalidRequest,

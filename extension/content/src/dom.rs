@@ -514,3 +514,54 @@ mod tests {
         assert!(!is_collapsed("Usuń  konto"));
     }
 }
+
+thread_local! {
+    /// Fields the agent typed a stored secret into (`crate::fills`): their
+    /// values stay masked whatever the page makes of them after.
+    static SECRET_FIELDS: js_sys::WeakSet = js_sys::WeakSet::new();
+}
+
+/// `el` holds a secret the agent typed.
+pub fn mark_secret(el: &Element) {
+    SECRET_FIELDS.with(|s| {
+        s.add(el.unchecked_ref::<Object>());
+    });
+}
+
+/// Whether the agent typed a secret into `el`.
+pub fn holds_secret(el: &Element) -> bool {
+    SECRET_FIELDS.with(|s| s.has(el.unchecked_ref::<Object>()))
+}
+
+/// Whether what `el` holds is never shown or sent whole: a field of a
+/// sensitive kind by its own attributes (`shared::sensitive`, without its
+/// label: the caller may be computing that label), one whose `aria-label`
+/// names a sensitive kind, or one the agent typed a secret into. Used
+/// wherever a field's value is read for another element (an accessible
+/// name or description through `aria-labelledby`, `<label>`, …) and for
+/// the document's filled-field report.
+pub fn value_is_sensitive(el: &Element) -> bool {
+    if holds_secret(el) {
+        return true;
+    }
+    let tag = el.local_name();
+    if !matches!(tag.as_str(), "input" | "textarea") {
+        return false;
+    }
+    let input_type =
+        if tag == "input" { attr(el, "type").unwrap_or_default().to_ascii_lowercase() } else { String::new() };
+    let autocomplete = attr(el, "autocomplete").unwrap_or_default();
+    let name = attr(el, "name").unwrap_or_default();
+    let placeholder = attr(el, "placeholder").unwrap_or_default();
+    let id = el.id();
+    let facts = shared::sensitive::FieldFacts {
+        input_type: &input_type,
+        autocomplete: &autocomplete,
+        name: &name,
+        id: &id,
+        label: "",
+        placeholder: &placeholder,
+    };
+    shared::sensitive::classify_field(&facts).is_some()
+        || attr(el, "aria-label").is_some_and(|l| shared::sensitive::classify_name(&l).is_some())
+}

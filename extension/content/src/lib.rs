@@ -22,7 +22,8 @@
 //!
 //! ```text
 //! lib        every module (message routing)
-//! act        upload, events, highlight, facts, refs, dom
+//! act        fills, upload, events, highlight, facts, refs, dom
+//! fills      dom
 //! upload     events, dom
 //! events     dom
 //! highlight  facts, dom
@@ -51,6 +52,7 @@ mod choices;
 mod dom;
 mod events;
 mod facts;
+mod fills;
 mod highlight;
 mod locate;
 mod name;
@@ -64,10 +66,12 @@ mod text;
 mod upload;
 
 /// Called once by `static/content.js` when it installs the script, with
-/// the one way to the worker the page's reports take ("Record me"):
+/// the one way to the worker the page's reports take ("Record me", a
+/// filled sensitive field):
 /// `(message) => chrome.runtime.sendMessage(message)`.
 #[wasm_bindgen]
 pub fn start_content(report: js_sys::Function) {
+    fills::start(report.clone());
     record::set_report(report);
 }
 

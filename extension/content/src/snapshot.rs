@@ -1154,7 +1154,9 @@ fn is_sensitive(el: &Element, input_type: &str, name: &str) -> bool {
         label: name,
         placeholder: &placeholder,
     };
-    classify_field(&facts).is_some() || attr(el, "aria-label").is_some_and(|l| classify_name(&l).is_some())
+    classify_field(&facts).is_some()
+        || attr(el, "aria-label").is_some_and(|l| classify_name(&l).is_some())
+        || crate::dom::holds_secret(el)
 }
 
 /// `document.activeElement`, followed into open shadow roots and

@@ -333,6 +333,9 @@ fn flush() {
         std::mem::take(&mut s.outbox)
     });
     for (tab, url, messages) in out {
+        if !crate::withheld::keeps_messages(tab) {
+            continue;
+        }
         crate::conn::send_current(&ExtToBridge::NetworkFrames { tab, url, messages });
     }
 }

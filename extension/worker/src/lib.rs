@@ -25,9 +25,10 @@
 //! upload         conn, tabs
 //! downloads      sessions, conn, tabs, browser
 //! autodownloads  sessions, browser
-//! network        response_filter, bodies, typed, sessions, conn
+//! network        withheld, response_filter, bodies, typed, sessions, conn
 //! response_filter  bodies, sessions
-//! bodies         typed, sessions, conn
+//! bodies         withheld, typed, sessions, conn
+//! withheld       handoff, conn
 //! proceed        conn
 //! sessions       conn
 //! conn           refusals, messages
@@ -79,6 +80,7 @@ mod ui;
 mod upload;
 mod util;
 mod window;
+mod withheld;
 
 use messages::{Control, HandBack, Message, Page, Reply};
 use util::{get, obj, to_js};
@@ -217,8 +219,12 @@ fn own_page(sender: &JsValue) -> Option<Page> {
 /// extensions are refused before that.
 #[wasm_bindgen]
 pub fn on_runtime_message(msg: JsValue, sender: JsValue) -> Promise {
-    // Our content script's "Record me" reports: heard by `record` alone.
+    // Our content script's reports: a filled sensitive field (`network`),
+    // else "Record me" steps, heard by `record` alone.
     if record::is_content_script(&sender) {
+        if let Some(heard) = withheld::on_content_report(&msg, &sender) {
+            return Promise::resolve(&JsValue::from_bool(heard));
+        }
         return record::on_page_message(msg, sender);
     }
     let Some(page) = own_page(&sender) else {

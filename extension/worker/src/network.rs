@@ -12,6 +12,16 @@
 //! (`ExtToBridge::Network`). At most `MAX_PENDING` requests are followed at
 //! once. Nothing is stored in the extension.
 //!
+//! What is the person's is never sent whole (`shared::withhold`): a
+//! request that starts while its tab is handed to the person is not
+//! followed, and one that ends while it is handed is dropped; a request
+//! that started on a page where a sensitive field was filled (the content
+//! script's `ContentReport::SensitiveFilled`, [`on_content_report`]) is
+//! sent without its parts, from that document's start until a top-frame
+//! load replaces it. The report is passed on to the bridge
+//! (`ExtToBridge::Withhold`), which strips what it kept of that page
+//! before the report came.
+//!
 //! A secret crosses the socket once, in the one fill message. When the
 //! agent types a stored secret, the worker keeps only its name and keyed
 //! hashes of its spellings (`shared::typed_secrets`, under a key drawn at
@@ -30,6 +40,9 @@ use shared::network::{
     may_have_text_body,
 };
 use shared::protocol::{ExtToBridge, TabId};
+use shared::withhold::{Withheld, replaces_document, without_parts};
+
+use crate::withheld::{handed, tainted};
 use wasm_bindgen::prelude::*;
 
 use crate::bodies::Status;
@@ -43,18 +56,23 @@ thread_local! {
 }
 
 /// `c` with every typed secret masked, then sent to the bridge.
-pub fn send(mut c: Captured) {
+pub fn send(c: Captured) {
+    if handed(c.tab) {
+        return;
+    }
+    let withheld = tainted(c.tab, c.started_ms).then_some(Withheld::SensitiveField);
+    let mut c = if withheld.is_some() { without_parts(&c) } else { c };
     if !crate::typed::is_loaded() {
         // A restarted worker: the typed secrets' hashes first.
         wasm_bindgen_futures::spawn_local(async move {
             crate::typed::loaded().await;
             crate::typed::mask_captured(&mut c);
-            crate::conn::send_current(&ExtToBridge::Network { request: Box::new(c) });
+            crate::conn::send_current(&ExtToBridge::Network { request: Box::new(c), withheld });
         });
         return;
     }
     crate::typed::mask_captured(&mut c);
-    crate::conn::send_current(&ExtToBridge::Network { request: Box::new(c) });
+    crate::conn::send_current(&ExtToBridge::Network { request: Box::new(c), withheld });
 }
 
 fn request_id(details: &JsValue) -> Option<String> {
@@ -129,7 +147,8 @@ pub fn on_net_request(details: JsValue, filter: JsValue) {
         crate::response_filter::release(filter);
         return;
     };
-    if !followed && crate::sessions::owner_of(tab).is_none() {
+    // The person's tab (a hand-off) is not followed at all.
+    if (!followed && crate::sessions::owner_of(tab).is_none()) || handed(tab) {
         crate::response_filter::release(filter);
         return;
     }
@@ -206,10 +225,18 @@ fn finish(details: &JsValue, f: impl FnOnce(&mut Captured)) {
     let Some(id) = request_id(details) else { return };
     let Some(mut c) = PENDING.with(|p| p.borrow_mut().remove(&id)) else { return };
     f(&mut c);
-    if let Some(end) = get(details, "timeStamp").as_f64() {
+    let end = get(details, "timeStamp").as_f64();
+    if let Some(end) = end {
         c.duration_ms = (end - c.started_ms).max(0.0);
     }
+    // A new top-frame document: the tab's open window ends (this request,
+    // started in it, is judged by it first in `send`).
+    let ends = c.resource_type == "main_frame" && replaces_document(c.status, &c.response_headers);
+    let (tab, started) = (c.tab, c.started_ms);
     with_body(c);
+    if ends {
+        crate::withheld::document_replaced(tab, end.unwrap_or(started).max(started));
+    }
 }
 
 /// Sends `c`, in the bodies build with what it can say of the response

@@ -88,10 +88,57 @@ pub fn may_write(exists: bool, empty: bool, has_marker: bool, overwrite: bool) -
     }
 }
 
+/// What is at a path, as `symlink_metadata` sees it (a link is never
+/// followed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    Absent,
+    Folder,
+    File,
+    /// A symbolic link, dangling or not.
+    Link,
+    /// Anything else (a socket, a device…).
+    Other,
+}
+
+/// Whether the output folder may be written into as it is found: absent
+/// (it is made) or a folder; never a symbolic link, which would put the
+/// files wherever it points (`--overwrite` does not change that).
+pub fn folder_ok(found: Found) -> Result<(), String> {
+    match found {
+        Found::Absent | Found::Folder => Ok(()),
+        Found::Link => Err("a symbolic link; nothing is written through it (give the folder itself)".into()),
+        Found::File | Found::Other => Err("not a folder".into()),
+    }
+}
+
+/// Whether one file of a client may be written where `found` is: absent,
+/// or a plain file (replaced under a temporary name and a rename, never
+/// opened); never a symbolic link, dangling or not.
+pub fn file_ok(found: Found) -> Result<(), String> {
+    match found {
+        Found::Absent | Found::File => Ok(()),
+        Found::Link => Err("a symbolic link; nothing is written through it (remove it to write here)".into()),
+        Found::Folder | Found::Other => Err("not a plain file; nothing is written over it".into()),
+    }
+}
+
 /// The files of a client for `spec` in `lang`, scanned for credentials.
 pub fn generate(spec: &Value, lang: Lang, known_secrets: &[String]) -> Result<Vec<File>, Error> {
+    generate_refusing(spec, lang, known_secrets, &Credentials::default())
+}
+
+/// [`generate`], refusing also every credential in `also` (the MCP tool:
+/// those of the session's unredacted capture), in every spelling.
+pub fn generate_refusing(
+    spec: &Value,
+    lang: Lang,
+    known_secrets: &[String],
+    also: &Credentials,
+) -> Result<Vec<File>, Error> {
     let mut creds = Credentials::default();
     known_secrets.iter().for_each(|s| creds.add(s));
+    creds.extend(also);
     let api = read(spec, &creds)?;
     let files = match lang {
         Lang::Python => python::files(&api),

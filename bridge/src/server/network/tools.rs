@@ -142,7 +142,10 @@ async fn selected(
     filter: Option<&str>,
 ) -> Result<(Vec<Entry>, u64), WireError> {
     let filter = Filter::parse(filter)?;
-    let (entries, dropped) = state.inner.network.of(caller.key);
+    if let Some(t) = tab {
+        shared::handoff::check_handed_tab(t, &super::handed_tabs(state))?;
+    }
+    let (entries, dropped) = super::visible(state, caller.key);
     let known = known(state).await;
     let out = entries
         .into_iter()
@@ -177,6 +180,9 @@ async fn requests(state: &AppState, caller: &Caller, a: NetworkRequestsArgs) -> 
     let mut text = String::new();
     for e in &shown {
         text.push_str(&line(e.id, &e.captured, &e.captured.url));
+        if let Some(w) = e.withheld {
+            text.push_str(&format!(" ({})", w.says()));
+        }
         text.push('\n');
     }
     text.push_str(&format!(
@@ -194,6 +200,7 @@ async fn requests(state: &AppState, caller: &Caller, a: NetworkRequestsArgs) -> 
             "type": e.captured.resource_type,
             "size": e.captured.size(),
             "ms": e.captured.duration_ms.round(),
+            "withheld": e.withheld.map(|w| w.says()),
         })).collect::<Vec<_>>(),
         "total": listed.len(),
         "static": hidden,
@@ -228,6 +235,7 @@ async fn request(state: &AppState, caller: &Caller, a: NetworkRequestArgs) -> Re
     let Some(entry) = state.inner.network.get(caller.key, a.id) else {
         return Err(WireError::new(ErrorCode::NotFound, format!("no request #{}", a.id)));
     };
+    shared::handoff::check_handed_tab(entry.captured.tab, &super::handed_tabs(state))?;
     let c = if a.reveal {
         let part = a.part.map_or("all", part_name);
         let summary = format!("reveal network request #{} ({part})", a.id);
@@ -245,6 +253,10 @@ async fn request(state: &AppState, caller: &Caller, a: NetworkRequestArgs) -> Re
     } else {
         redact_captured(&entry.captured, &known(state).await)
     };
+    if let Some(w) = entry.withheld {
+        let text = format!("{}\n{}: no header, body or message of it was kept\n", line(entry.id, &c, &c.url), w.says());
+        return Ok(untrusted_result(&text, json!({ "id": entry.id, "url": c.url, "withheld": w.says() })));
+    }
     let text = match a.part {
         Some(Part::RequestHeaders) => header_lines(&c.request_headers),
         Some(Part::ResponseHeaders) => header_lines(&c.response_headers),

@@ -50,6 +50,7 @@ mod strict_csp;
 mod undetectable;
 mod up;
 mod upload_paths;
+mod withhold;
 mod worker_restart;
 
 use std::time::Duration;

@@ -143,8 +143,9 @@ async fn the_agent_sees_the_traffic_of_its_tabs_and_never_a_credential() {
     r.expect_error("PERMISSION_DENIED");
 
     // ---- a stored secret, filled by the agent, sent by the page as `extra`:
-    // the secret crosses the socket only in the fill message; the worker
-    // keeps keyed hashes of it and the capture shows `{secret:NAME}`.
+    // the secret crosses the socket only in the fill message; what the page
+    // sends after a sensitive field was filled is listed without its parts
+    // (`shared::withhold`): the note is listed, its body is not kept.
     let snap = snapshot(&mut s.mcp, json!({})).await;
     outputs.extend_from_slice(snap.raw.to_string().as_bytes());
     let field = ref_of(&snap.snapshot(), "textbox", "API token").expect("the API token field");
@@ -177,14 +178,21 @@ async fn the_agent_sees_the_traffic_of_its_tabs_and_never_a_credential() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert_eq!(notes.len(), 1, "the note the page sent after the fill is not listed: {notes:?}");
+    assert!(
+        notes[0]["withheld"].as_str().is_some_and(|w| w.contains("field of the page that sent it was filled")),
+        "the note sent after the fill is not marked withheld: {notes:?}"
+    );
     let r = s.mcp.ok("browser_network_request", json!({ "id": notes[0]["id"], "part": "request-body" })).await;
     let r = r.expect_untrusted();
     outputs.extend_from_slice(r.raw.to_string().as_bytes());
     assert!(
-        r.text().contains(&format!("\"extra\":\"{{secret:{SECRET_NAME}}}\"")),
-        "the typed secret is not shown by its name: {}",
+        r.text().contains("parts withheld") && !r.text().contains("extra"),
+        "the body of a request sent after the fill is readable: {}",
         r.text()
     );
+    // Control: a request the page made before the fill keeps its body.
+    let r = s.mcp.ok("browser_network_request", json!({ "id": post["id"], "part": "request-body" })).await;
+    assert!(r.text().contains("\"title\":\"Item "), "a request from before the fill lost its body: {}", r.text());
 
     // ---- before an export nothing of the capture is on disk
     let home = s.daemon.home().to_path_buf();
