@@ -127,7 +127,7 @@ async fn learn(state: &AppState, caller: &Caller, a: ApiLearnArgs) -> Result<Cal
     {
         return Err(WireError::new(ErrorCode::InvalidRequest, "host: a host or host:port, e.g. api.example.com"));
     }
-    let (entries, _) = state.inner.network.of(caller.key);
+    let (entries, _) = super::network::visible(state, caller.key);
     let known = known(state).await;
     let learned = tokio::task::spawn_blocking(move || {
         // Compared against only: the learner reads the redacted requests.
