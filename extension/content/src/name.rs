@@ -353,12 +353,21 @@ fn compute(cx: &mut Cx, el: &Element, tag: &str, role: &str, mode: Mode) -> Stri
     // A sensitive field's value, or one holding the agent's secret, is
     // never part of another element's name or description, whatever
     // relation leads there (`dom::value_is_sensitive`).
-    if mode != Mode::Root && matches!(tag, "input" | "textarea") && dom::value_is_sensitive(el) {
+    // An empty one referenced directly is named like Chromium does (by its
+    // label, below).
+    let sensitive = mode != Mode::Root && matches!(tag, "input" | "textarea") && dom::value_is_sensitive(el);
+    if sensitive {
         let empty = dom::prop(el, "value").as_string().is_none_or(|v| v.is_empty());
-        return if empty { String::new() } else { shared::sensitive::MASK.to_string() };
+        if !empty {
+            return shared::sensitive::MASK.to_string();
+        }
+        if mode != Mode::Referenced {
+            return String::new();
+        }
     }
     // 2C: a control embedded in another element's label gives its value.
     if mode != Mode::Root
+        && !sensitive
         && let Some(v) = embedded_value(el, tag, role)
     {
         return v;

@@ -19,7 +19,6 @@
 //! approval       ui, messages
 //! ui             messages
 //! sites          handoff, tabs, conn, messages
-//! handoff        conn, tabs, badge
 //! window         tabs
 //! secret         typed, conn, tabs
 //! upload         conn, tabs
@@ -29,6 +28,7 @@
 //! response_filter  bodies, sessions
 //! bodies         withheld, typed, sessions, conn
 //! withheld       handoff, conn
+//! handoff        conn, tabs, badge
 //! proceed        conn
 //! sessions       conn
 //! conn           refusals, messages
