@@ -672,17 +672,58 @@ pub fn mask_known(text: &str, known: &[Known]) -> String {
 }
 
 /// The spellings a known value is recognised in: as is, percent-encoded
-/// (`encodeURIComponent`, forms' `+` for spaces, lower-case hex) and
-/// JSON-escaped; longest first, without repeats.
+/// (`encodeURIComponent`, forms' `+` for spaces, lower-case hex),
+/// JSON-escaped, and the ways a page re-spells a value it was given (issue
+/// 47): upper- and lower-cased, reversed, hex of its bytes (both cases) and
+/// base64 (standard and URL-safe, padded or not, wherever it sits in a
+/// longer base64 text: [`base64_cores`]); longest first, without repeats.
 pub fn known_forms(value: &str) -> Vec<String> {
     let json = serde_json::to_string(value).unwrap_or_default();
     let json = json.get(1..json.len().saturating_sub(1)).unwrap_or("").to_string();
     let encoded = percent_encode(value, false);
     let mut forms = vec![value.to_string(), encoded.clone(), percent_encode(value, true), json];
     forms.push(lower_hex_escapes(&encoded));
+    forms.push(value.to_uppercase());
+    forms.push(value.to_lowercase());
+    forms.push(value.chars().rev().collect());
+    let hex: String = value.bytes().map(|b| format!("{b:02x}")).collect();
+    forms.push(hex.to_uppercase());
+    forms.push(hex);
+    for core in base64_cores(value.as_bytes()) {
+        forms.push(core.replace('+', "-").replace('/', "_"));
+        forms.push(core);
+    }
+    forms.retain(|f| f.chars().count() >= MIN_KNOWN_VALUE_CHARS);
     forms.sort_by_key(|f| std::cmp::Reverse(f.len()));
     forms.dedup();
     forms
+}
+
+/// The base64 characters that depend on `bytes` alone, for each of the
+/// three alignments `bytes` can take inside a longer text (0, 1 or 2
+/// bytes before it): whatever comes before or after, a base64 text holding
+/// `bytes` holds one of these.
+pub fn base64_cores(bytes: &[u8]) -> Vec<String> {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    (0..3usize)
+        .map(|k| {
+            let mut data = vec![0u8; k];
+            data.extend_from_slice(bytes);
+            let bits = data.len() * 8;
+            // Characters wholly inside `bytes`' bits.
+            let (first, end) = ((8 * k).div_ceil(6), bits / 6);
+            (first..end)
+                .map(|j| {
+                    let mut v = 0u32;
+                    for b in 0..6 {
+                        let bit = 6 * j + b;
+                        v = (v << 1) | u32::from((data[bit / 8] >> (7 - bit % 8)) & 1);
+                    }
+                    ALPHABET[v as usize] as char
+                })
+                .collect()
+        })
+        .collect()
 }
 
 fn lower_hex_escapes(s: &str) -> String {
@@ -1051,5 +1092,70 @@ mod tests {
         assert_eq!(r.websocket_messages[0].data, format!(r#"{{"op":"hi","session":"{MASK}"}}"#));
         assert!(r.websocket_messages[1].data.starts_with("echo {secret:NOTE} "), "{}", r.websocket_messages[1].data);
         assert!(!r.websocket_messages[1].data.contains("abcdef123"), "{}", r.websocket_messages[1].data);
+    }
+}
+
+#[cfg(test)]
+mod respelled {
+    use super::*;
+
+    /// Standard base64 of `bytes` (padded), to check the cores against.
+    fn b64(bytes: &[u8]) -> String {
+        const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut out = String::new();
+        for chunk in bytes.chunks(3) {
+            let n = chunk.iter().enumerate().fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
+            for i in 0..4 {
+                if i <= chunk.len() {
+                    out.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
+                } else {
+                    out.push('=');
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_value_respelled_by_the_page_is_masked() {
+        let secret = "Sesame-Canary-4417-xyz";
+        let known = [Known { name: "S".into(), value: secret.into() }];
+        let hex: String = secret.bytes().map(|b| format!("{b:02x}")).collect();
+        let reversed: String = secret.chars().rev().collect();
+        let mut cases: Vec<(String, String)> = vec![
+            ("upper".into(), secret.to_uppercase()),
+            ("lower".into(), secret.to_lowercase()),
+            ("reversed".into(), reversed),
+            ("hex".into(), hex.clone()),
+            ("HEX".into(), hex.to_uppercase()),
+        ];
+        for prefix in ["", "a", "ab", "pw=", "Bearer "] {
+            let whole = b64(format!("{prefix}{secret}").as_bytes());
+            cases.push((format!("base64 after {prefix:?}"), whole.clone()));
+            cases.push((format!("base64url after {prefix:?}"), whole.replace('+', "-").replace('/', "_")));
+            cases.push((format!("base64 unpadded after {prefix:?}"), whole.trim_end_matches('=').to_string()));
+        }
+        for (name, spelled) in cases {
+            let text = format!("{{\"note\":\"{spelled}\",\"n\":1}}");
+            let out = mask_known(&text, &known);
+            assert!(!out.contains(&spelled), "{name}: {out}");
+            assert!(out.contains("{secret:S}"), "{name}: {out}");
+        }
+        // Harmless text stays as it is.
+        for harmless in ["{\"note\":\"hello world\"}", "Sesame-Canary", "c2VzYW1l"] {
+            assert_eq!(mask_known(harmless, &known), harmless);
+        }
+    }
+
+    #[test]
+    fn base64_cores_are_inside_every_alignment() {
+        let v = b"0123456789abcdef!";
+        for pre in 0..6 {
+            let mut data = vec![b'x'; pre];
+            data.extend_from_slice(v);
+            data.extend_from_slice(b"tail");
+            let whole = b64(&data);
+            assert!(base64_cores(v).iter().any(|c| whole.contains(c.as_str())), "prefix {pre}: {whole}");
+        }
     }
 }

@@ -7,7 +7,7 @@
 //! then carry it back to the bridge. So the worker, when it relays a fill,
 //! keeps only [`Typed`]: the secret's name and, for each spelling of the
 //! value ([`crate::redact::known_forms`]: as is, percent-encoded, JSON
-//! escaped), its length and a keyed hash (SipHash-2-4 under a [`Key`]
+//! escaped, upper- and lower-cased, reversed, hex, base64 at any alignment), its length and a keyed hash (SipHash-2-4 under a [`Key`]
 //! drawn at random when the worker starts, never sent anywhere). Before a
 //! captured request leaves the worker, [`mask_captured`] replaces every
 //! run of text whose keyed hash is one of those by `{secret:NAME}` — in
@@ -277,7 +277,12 @@ mod tests {
             ("non-ASCII value", "v=été-2026;", "v={secret:ETE};"),
             ("non-ASCII, percent-encoded", "v=%C3%A9t%C3%A9-2026", "v={secret:ETE}"),
             ("a prefix of the value is not it", "Tr0ub4dor&3 not", "Tr0ub4dor&3 not"),
-            ("another case is not it", "tr0ub4dor&3 note", "tr0ub4dor&3 note"),
+            ("lower-cased by the page", "tr0ub4dor&3 note", "{secret:NOTE}"),
+            ("upper-cased by the page", "x=TR0UB4DOR&3 NOTE", "x={secret:NOTE}"),
+            ("reversed by the page", "eton 3&rod4bu0rT", "{secret:NOTE}"),
+            ("hex of its bytes", "h=547230756234646f722633206e6f7465", "h={secret:NOTE}"),
+            ("base64 of it", "b=VHIwdWI0ZG9yJjMgbm90ZQ==", "b={secret:NOTE}Q=="),
+            ("mixed case is not a spelling a page makes", "tR0UB4DOR&3 note", "tR0UB4DOR&3 note"),
             ("short values are not masked by value", "pin=482", "pin=482"),
             ("nothing to mask", "", ""),
         ];
