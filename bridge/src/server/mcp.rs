@@ -867,6 +867,7 @@ impl ServerHandler for McpServer {
                 error_result(&e)
             }
         };
+        let result = super::known_secrets::mask_result(&self.state, result).await;
         Ok(result.into())
     }
 }

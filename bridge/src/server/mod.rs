@@ -33,6 +33,7 @@ mod files;
 mod flows;
 mod guard;
 mod handoff;
+mod known_secrets;
 mod mcp;
 mod navigate;
 mod network;

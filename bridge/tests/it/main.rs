@@ -13,6 +13,7 @@ mod cli;
 mod common;
 mod deep_json;
 mod flows;
+mod known_secrets;
 mod logging;
 mod mcp;
 mod one_browser;
