@@ -616,11 +616,6 @@ pub fn redact_header_shown(name: &str, value: &str) -> String {
 /// everywhere); they are still masked under sensitive names.
 pub const MIN_KNOWN_VALUE_CHARS: usize = 4;
 
-/// The shortest piece of a value [`KnownSet`] masks when the value was
-/// split in two (see [`KnownSet`]): never shorter than a value masked by
-/// value at all.
-pub const MIN_PIECE_CHARS: usize = if MIN_KNOWN_VALUE_CHARS > 6 { MIN_KNOWN_VALUE_CHARS } else { 6 };
-
 /// A value the daemon knows to be secret (a stored secret): wherever it
 /// appears, under any name, it is shown as `{secret:NAME}`. `Debug` shows
 /// the name only.
@@ -636,479 +631,115 @@ impl std::fmt::Debug for Known {
     }
 }
 
-/// How a page may reshape a value before sending it on. Each shape is then
-/// carried in each [`Carrier`]; [`known_spellings`] is every pair.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shape {
-    /// The value itself.
-    AsIs,
-    /// `toUpperCase()` / `toLowerCase()` (Unicode case mapping).
-    Upper,
-    Lower,
-    /// The characters in reverse order.
-    Reversed,
-    /// The UTF-8 bytes as hex digits, two a byte.
-    HexLower,
-    HexUpper,
-    /// `btoa` of the UTF-8 bytes: standard (`+/`) or URL-safe (`-_`)
-    /// alphabet, with or without `=` padding.
-    Base64 {
-        url: bool,
-        padded: bool,
-    },
-    /// The value inside a longer base64 text, starting `shift` bytes after
-    /// a 3-byte boundary (0, 1 or 2): the base64 characters that depend on
-    /// the value's bytes alone — the value encoded after `shift` filler
-    /// bytes, without the characters the filler or what follows the value
-    /// also touch. Every copy of the value anywhere inside a base64 text
-    /// holds one of the three.
-    Base64Core {
-        url: bool,
-        shift: u8,
-    },
-}
-
-/// Every [`Shape`] a value is recognised in.
-pub const SHAPES: &[Shape] = &[
-    Shape::AsIs,
-    Shape::Upper,
-    Shape::Lower,
-    Shape::Reversed,
-    Shape::HexLower,
-    Shape::HexUpper,
-    Shape::Base64 { url: false, padded: true },
-    Shape::Base64 { url: false, padded: false },
-    Shape::Base64 { url: true, padded: true },
-    Shape::Base64 { url: true, padded: false },
-    Shape::Base64Core { url: false, shift: 0 },
-    Shape::Base64Core { url: false, shift: 1 },
-    Shape::Base64Core { url: false, shift: 2 },
-    Shape::Base64Core { url: true, shift: 0 },
-    Shape::Base64Core { url: true, shift: 1 },
-    Shape::Base64Core { url: true, shift: 2 },
-];
-
-/// How a shaped value is written inside the text that carries it. Each
-/// carrier spells a text character by character, so a piece of the value
-/// is spelled as the same piece of the value's spelling
-/// ([`KnownSet`]'s split pieces rely on it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Carrier {
-    /// As it is.
-    AsIs,
-    /// `encodeURIComponent` (upper-case hex).
-    Uri,
-    /// `encodeURIComponent` with lower-case hex.
-    UriLower,
-    /// A form or `URLSearchParams`: spaces as `+`, only `*-._` kept.
-    Form,
-    /// A JSON string's content (`JSON.stringify`, serde_json).
-    Json,
-    /// A JSON string's content with every non-ASCII character as `\uXXXX`
-    /// (Python's `json.dumps`).
-    JsonAscii,
-    /// Read back from a form or query string: `+` became a space.
-    PlusAsSpace,
-}
-
-/// Every [`Carrier`] a shaped value is recognised in.
-pub const CARRIERS: &[Carrier] = &[
-    Carrier::AsIs,
-    Carrier::Uri,
-    Carrier::UriLower,
-    Carrier::Form,
-    Carrier::Json,
-    Carrier::JsonAscii,
-    Carrier::PlusAsSpace,
-];
-
-/// The bytes a spelling can consist of, known from its kind (never from
-/// the value: it says nothing about the value). The worker's matcher
-/// (`typed_secrets`) only hashes the runs of text that fit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
-pub enum Alphabet {
-    /// Any byte.
-    Any,
-    /// `0-9 a-f A-F`.
-    Hex,
-    /// Letters, digits and `+/=-_`.
-    Base64,
-    /// Letters, digits and `/=-_` and space (base64 read back from a form).
-    Base64Spaced,
-    /// Letters, digits and `%-_` (base64 percent-encoded).
-    Percent,
-}
-
-impl Alphabet {
-    /// Every alphabet, in the order of their bits in an alphabet set.
-    pub const ALL: [Alphabet; 5] =
-        [Alphabet::Any, Alphabet::Hex, Alphabet::Base64, Alphabet::Base64Spaced, Alphabet::Percent];
-
-    /// Whether `b` can be part of a spelling of this alphabet.
-    pub fn admits(self, b: u8) -> bool {
-        match self {
-            Alphabet::Any => true,
-            Alphabet::Hex => b.is_ascii_hexdigit(),
-            Alphabet::Base64 => b.is_ascii_alphanumeric() || b"+/=-_".contains(&b),
-            Alphabet::Base64Spaced => b.is_ascii_alphanumeric() || b"/=-_ ".contains(&b),
-            Alphabet::Percent => b.is_ascii_alphanumeric() || b"%-_".contains(&b),
+/// `s` percent-encoded the way `encodeURIComponent` does (`space_plus`:
+/// the way forms and `URLSearchParams` do, spaces as `+`).
+fn percent_encode(s: &str, space_plus: bool) -> String {
+    let mut out = String::with_capacity(s.len() * 3);
+    for b in s.bytes() {
+        let keep = b.is_ascii_alphanumeric()
+            || if space_plus {
+                matches!(b, b'*' | b'-' | b'.' | b'_')
+            } else {
+                matches!(b, b'-' | b'_' | b'.' | b'!' | b'~' | b'*' | b'\'' | b'(' | b')')
+            };
+        if keep {
+            out.push(b as char);
+        } else if space_plus && b == b' ' {
+            out.push('+');
+        } else {
+            out.push_str(&format!("%{b:02X}"));
         }
     }
+    out
+}
 
-    /// The alphabet of `shape` carried in `carrier`.
-    pub fn of(shape: Shape, carrier: Carrier) -> Alphabet {
-        match shape {
-            Shape::AsIs | Shape::Upper | Shape::Lower | Shape::Reversed => Alphabet::Any,
-            // Hex digits go through every carrier unchanged.
-            Shape::HexLower | Shape::HexUpper => Alphabet::Hex,
-            Shape::Base64 { .. } | Shape::Base64Core { .. } => match carrier {
-                Carrier::AsIs | Carrier::Json | Carrier::JsonAscii => Alphabet::Base64,
-                Carrier::Uri | Carrier::UriLower | Carrier::Form => Alphabet::Percent,
-                Carrier::PlusAsSpace => Alphabet::Base64Spaced,
-            },
+/// `text` with every known value, as is, percent-encoded (both ways, and
+/// lower-case hex) or JSON-escaped, replaced by `{secret:NAME}`. Longer
+/// values first, so a value inside another cannot split it.
+pub fn mask_known(text: &str, known: &[Known]) -> String {
+    let mut out = text.to_string();
+    let mut known: Vec<&Known> = known.iter().filter(|k| k.value.chars().count() >= MIN_KNOWN_VALUE_CHARS).collect();
+    known.sort_by_key(|k| std::cmp::Reverse(k.value.len()));
+    for k in known {
+        let shown = format!("{{secret:{}}}", k.name);
+        for form in known_forms(&k.value).iter().filter(|f| !f.is_empty()) {
+            if out.contains(form.as_str()) {
+                out = out.replace(form.as_str(), &shown);
+            }
         }
     }
+    out
 }
 
-/// One spelling of a value: its text and its [`Alphabet`].
-#[derive(Clone, PartialEq, Eq)]
-pub struct Spelling {
-    pub text: String,
-    pub alphabet: Alphabet,
-}
-
-impl std::fmt::Debug for Spelling {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Spelling").field("bytes", &self.text.len()).field("alphabet", &self.alphabet).finish()
+/// The spellings a known value is recognised in: as is, percent-encoded
+/// (`encodeURIComponent`, forms' `+` for spaces, lower-case hex),
+/// JSON-escaped, and the ways a page re-spells a value it was given (issue
+/// 47): upper- and lower-cased, reversed, hex of its bytes (both cases) and
+/// base64 (standard and URL-safe, padded or not, wherever it sits in a
+/// longer base64 text: [`base64_cores`]); longest first, without repeats.
+pub fn known_forms(value: &str) -> Vec<String> {
+    let json = serde_json::to_string(value).unwrap_or_default();
+    let json = json.get(1..json.len().saturating_sub(1)).unwrap_or("").to_string();
+    let encoded = percent_encode(value, false);
+    let mut forms = vec![value.to_string(), encoded.clone(), percent_encode(value, true), json];
+    forms.push(lower_hex_escapes(&encoded));
+    forms.push(value.to_uppercase());
+    forms.push(value.to_lowercase());
+    forms.push(value.chars().rev().collect());
+    let hex: String = value.bytes().map(|b| format!("{b:02x}")).collect();
+    forms.push(hex.to_uppercase());
+    forms.push(hex);
+    for core in base64_cores(value.as_bytes()) {
+        forms.push(core.replace('+', "-").replace('/', "_"));
+        forms.push(core);
     }
+    forms.retain(|f| f.chars().count() >= MIN_KNOWN_VALUE_CHARS);
+    forms.sort_by_key(|f| std::cmp::Reverse(f.len()));
+    forms.dedup();
+    forms
 }
 
-/// `value` in `shape`.
-pub fn shaped(value: &str, shape: Shape) -> String {
-    match shape {
-        Shape::AsIs => value.to_string(),
-        Shape::Upper => value.to_uppercase(),
-        Shape::Lower => value.to_lowercase(),
-        Shape::Reversed => value.chars().rev().collect(),
-        Shape::HexLower => value.bytes().map(|b| format!("{b:02x}")).collect(),
-        Shape::HexUpper => value.bytes().map(|b| format!("{b:02X}")).collect(),
-        Shape::Base64 { url, padded } => {
-            let b = base64(value.as_bytes(), url);
-            if padded { b } else { b.trim_end_matches('=').to_string() }
-        }
-        Shape::Base64Core { url, shift } => {
-            let core = base64_cores(value.as_bytes()).swap_remove(usize::from(shift.min(2)));
-            if url { core.replace('+', "-").replace('/', "_") } else { core }
-        }
-    }
-}
-
-/// The base64 characters (standard alphabet) that depend on `bytes` alone,
-/// for each of the three alignments `bytes` can take inside a longer text
-/// (0, 1 or 2 bytes after a 3-byte boundary): whatever comes before or
-/// after, a base64 text holding `bytes` holds one of these.
+/// The base64 characters that depend on `bytes` alone, for each of the
+/// three alignments `bytes` can take inside a longer text (0, 1 or 2
+/// bytes before it): whatever comes before or after, a base64 text holding
+/// `bytes` holds one of these.
 pub fn base64_cores(bytes: &[u8]) -> Vec<String> {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     (0..3usize)
-        .map(|shift| {
-            let mut data = vec![0u8; shift];
+        .map(|k| {
+            let mut data = vec![0u8; k];
             data.extend_from_slice(bytes);
-            let enc = base64(&data, false);
-            // Character i holds bits 6i..6i+6: the first one of `bytes`
-            // alone starts at its first bit, the last one ends by its last.
-            let (start, end) = ((8 * shift).div_ceil(6), 8 * data.len() / 6);
-            enc.get(start..end.max(start)).unwrap_or("").to_string()
+            let bits = data.len() * 8;
+            // Characters wholly inside `bytes`' bits.
+            let (first, end) = ((8 * k).div_ceil(6), bits / 6);
+            (first..end)
+                .map(|j| {
+                    let mut v = 0u32;
+                    for b in 0..6 {
+                        let bit = 6 * j + b;
+                        v = (v << 1) | u32::from((data[bit / 8] >> (7 - bit % 8)) & 1);
+                    }
+                    ALPHABET[v as usize] as char
+                })
+                .collect()
         })
         .collect()
 }
 
-/// `c` as `carrier` writes it.
-fn carried_char(c: char, carrier: Carrier, out: &mut String) {
-    let mut buf = [0u8; 4];
-    match carrier {
-        Carrier::AsIs => out.push(c),
-        Carrier::Uri | Carrier::UriLower | Carrier::Form => {
-            let form = carrier == Carrier::Form;
-            for &b in c.encode_utf8(&mut buf).as_bytes() {
-                let keep = b.is_ascii_alphanumeric()
-                    || if form {
-                        matches!(b, b'*' | b'-' | b'.' | b'_')
-                    } else {
-                        matches!(b, b'-' | b'_' | b'.' | b'!' | b'~' | b'*' | b'\'' | b'(' | b')')
-                    };
-                if keep {
-                    out.push(b as char);
-                } else if form && b == b' ' {
-                    out.push('+');
-                } else if carrier == Carrier::UriLower {
-                    out.push_str(&format!("%{b:02x}"));
-                } else {
-                    out.push_str(&format!("%{b:02X}"));
+fn lower_hex_escapes(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == '%' {
+            for _ in 0..2 {
+                if let Some(h) = chars.next() {
+                    out.push(h.to_ascii_lowercase());
                 }
-            }
-        }
-        Carrier::Json | Carrier::JsonAscii => match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c if carrier == Carrier::JsonAscii && !c.is_ascii() => {
-                for unit in c.encode_utf16(&mut [0u16; 2]) {
-                    out.push_str(&format!("\\u{unit:04x}"));
-                }
-            }
-            c => out.push(c),
-        },
-        Carrier::PlusAsSpace => out.push(if c == '+' { ' ' } else { c }),
-    }
-}
-
-/// `text` in `carrier`.
-pub fn carried(text: &str, carrier: Carrier) -> String {
-    carried_with_cuts(text, carrier).0
-}
-
-/// `text` in `carrier`, and where each of its characters starts and the
-/// last ends in that spelling (`cuts[k]`: the spelling of the first `k`
-/// characters, so `cuts.len()` is one more than the characters).
-fn carried_with_cuts(text: &str, carrier: Carrier) -> (String, Vec<usize>) {
-    let mut out = String::with_capacity(text.len());
-    let mut cuts = vec![0];
-    for c in text.chars() {
-        carried_char(c, carrier, &mut out);
-        cuts.push(out.len());
-    }
-    (out, cuts)
-}
-
-const BASE64_STD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// Base64 with padding: the standard alphabet, or the URL-safe one (`url`).
-fn base64(bytes: &[u8], url: bool) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                let c = BASE64_STD[(n >> (18 - 6 * i) & 63) as usize];
-                out.push(match c {
-                    b'+' if url => '-',
-                    b'/' if url => '_',
-                    c => c as char,
-                });
-            } else {
-                out.push('=');
             }
         }
     }
     out
-}
-
-/// Every spelling of `value` the bridge and the worker recognise: each
-/// [`SHAPES`] in each [`CARRIERS`], longest first, without repeats and
-/// without any shorter than [`MIN_KNOWN_VALUE_CHARS`] characters. A value
-/// that short itself still has its longer spellings here; the matchers
-/// skip it.
-pub fn known_spellings(value: &str) -> Vec<Spelling> {
-    let mut out: Vec<Spelling> = Vec::new();
-    for &shape in SHAPES {
-        let s = shaped(value, shape);
-        for &carrier in CARRIERS {
-            let text = carried(&s, carrier);
-            if text.chars().count() >= MIN_KNOWN_VALUE_CHARS && !out.iter().any(|o| o.text == text) {
-                out.push(Spelling { text, alphabet: Alphabet::of(shape, carrier) });
-            }
-        }
-    }
-    out.sort_by_key(|s| std::cmp::Reverse(s.text.len()));
-    out
-}
-
-/// The texts of [`known_spellings`], longest first.
-pub fn known_forms(value: &str) -> Vec<String> {
-    known_spellings(value).into_iter().map(|s| s.text).collect()
-}
-
-/// `text` with every known value replaced by `{secret:NAME}`
-/// ([`KnownSet::mask`]; prepare a [`KnownSet`] once to mask many texts).
-pub fn mask_known(text: &str, known: &[Known]) -> String {
-    KnownSet::new(known).mask(text).into_owned()
-}
-
-/// A value split in two (`a=Sesame-Can&b=ary-4417-xyz`, or the two halves
-/// in two chunks or fields) is masked piece by piece: one carried
-/// spelling of the value as is, whose every proper prefix and suffix of at
-/// least [`MIN_PIECE_CHARS`] characters is a piece.
-#[derive(Clone)]
-struct Pieces {
-    name: usize,
-    text: String,
-    /// Where each character of the value starts in `text`.
-    cuts: Vec<usize>,
-}
-
-/// The person's stored secrets, prepared for masking many texts: every
-/// [`known_spellings`] of every value of at least
-/// [`MIN_KNOWN_VALUE_CHARS`] characters, and its split [`Pieces`].
-///
-/// [`Self::mask`] replaces by `{secret:NAME}` every run of text that is
-/// 1. a whole spelling of a value, or
-/// 2. a piece of a split value: a proper prefix or suffix of the value (as
-///    is, and in each [`CARRIERS`]) of at least [`MIN_PIECE_CHARS`]
-///    characters, each occurrence as long as it goes,
-///
-/// longest first across all values (a whole spelling before a piece as
-/// long), never inside a run already replaced: so a whole value is masked
-/// as a whole, and a value inside another cannot split it.
-///
-/// Pieces trade some harmless text for safety: a word of the page that
-/// happens to be the first or last six characters of a stored value
-/// (`Sesame` of `Sesame-Canary-4417-xyz`) is shown as `{secret:NAME}` too.
-/// A false match can only hide text, never show a secret. Pieces are only
-/// looked for as is and carried, not in the other shapes (upper-cased,
-/// base64… of a split value are still readable), and a piece shorter than
-/// [`MIN_PIECE_CHARS`] stays.
-///
-/// `Debug` shows the names only.
-#[derive(Clone, Default)]
-pub struct KnownSet {
-    names: Vec<String>,
-    /// `(spelling, name)`, longest first.
-    whole: Vec<(String, usize)>,
-    pieces: Vec<Pieces>,
-}
-
-impl std::fmt::Debug for KnownSet {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("KnownSet").field("names", &self.names).finish_non_exhaustive()
-    }
-}
-
-impl KnownSet {
-    pub fn new(known: &[Known]) -> KnownSet {
-        let mut set = KnownSet::default();
-        for k in known.iter().filter(|k| k.value.chars().count() >= MIN_KNOWN_VALUE_CHARS) {
-            let name = set.names.len();
-            set.names.push(k.name.clone());
-            set.whole.extend(known_spellings(&k.value).into_iter().map(|s| (s.text, name)));
-            if k.value.chars().count() > MIN_PIECE_CHARS {
-                for &carrier in CARRIERS {
-                    let (text, cuts) = carried_with_cuts(&k.value, carrier);
-                    if !set.pieces.iter().any(|p| p.name == name && p.text == text) {
-                        set.pieces.push(Pieces { name, text, cuts });
-                    }
-                }
-            }
-        }
-        set.whole.sort_by_key(|(s, _)| std::cmp::Reverse(s.len()));
-        set
-    }
-
-    /// Whether there is nothing to mask.
-    pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
-    }
-
-    /// `text` masked as the type's documentation says.
-    pub fn mask<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
-        if self.is_empty() || text.len() < MIN_KNOWN_VALUE_CHARS {
-            return std::borrow::Cow::Borrowed(text);
-        }
-        // (start, end, is a piece, name)
-        let mut found: Vec<(usize, usize, bool, usize)> = Vec::new();
-        for (form, name) in &self.whole {
-            found.extend(text.match_indices(form.as_str()).map(|(at, _)| (at, at + form.len(), false, *name)));
-        }
-        for p in &self.pieces {
-            p.find(text, &mut found);
-        }
-        // Longest first, a whole spelling before a piece as long; then
-        // leftmost, so the outcome does not depend on the order found.
-        found.sort_by_key(|&(start, end, piece, name)| (std::cmp::Reverse(end - start), piece, start, name));
-        let mut runs = Runs::default();
-        for (start, end, _, name) in found {
-            runs.claim(text.len(), start, end, name);
-        }
-        runs.apply(text, &self.names)
-    }
-}
-
-impl Pieces {
-    /// Every occurrence in `text` of a proper prefix or suffix of the
-    /// value of at least [`MIN_PIECE_CHARS`] characters, as `(start, end,
-    /// true, name)`: where the shortest prefix (suffix) is, extended to the
-    /// longest one there.
-    fn find(&self, text: &str, out: &mut Vec<(usize, usize, bool, usize)>) {
-        let (t, f, n) = (text.as_bytes(), self.text.as_bytes(), self.cuts.len() - 1);
-        let head = &self.text[..self.cuts[MIN_PIECE_CHARS]];
-        for at in occurrences(text, head) {
-            let common = t[at..].iter().zip(f).take_while(|(a, b)| a == b).count();
-            // The longest proper prefix (at most n-1 characters) that fits.
-            if let Some(&cut) = self.cuts[MIN_PIECE_CHARS..n].iter().rev().find(|&&c| c <= common) {
-                out.push((at, at + cut, true, self.name));
-            }
-        }
-        let tail = &self.text[self.cuts[n - MIN_PIECE_CHARS]..];
-        for at in occurrences(text, tail) {
-            let end = at + tail.len();
-            let common = t[..end].iter().rev().zip(f.iter().rev()).take_while(|(a, b)| a == b).count();
-            // The longest proper suffix (starting after the first character).
-            if let Some(&cut) = self.cuts[1..=n - MIN_PIECE_CHARS].iter().find(|&&c| f.len() - c <= common) {
-                out.push((end - (f.len() - cut), end, true, self.name));
-            }
-        }
-    }
-}
-
-/// Every start of `needle` in `text`, overlapping ones too.
-fn occurrences<'a>(text: &'a str, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
-    let mut from = 0;
-    std::iter::from_fn(move || {
-        let at = from + text.get(from..)?.find(needle)?;
-        from = at + text[at..].chars().next().map_or(1, char::len_utf8);
-        Some(at)
-    })
-}
-
-/// The runs of a text already replaced, `(start, end, name)`.
-#[derive(Default)]
-struct Runs {
-    taken: Vec<bool>,
-    runs: Vec<(usize, usize, usize)>,
-}
-
-impl Runs {
-    /// Takes `start..end` for `name` unless a byte of it is taken.
-    fn claim(&mut self, len: usize, start: usize, end: usize, name: usize) {
-        if self.taken.is_empty() {
-            self.taken = vec![false; len];
-        }
-        if start < end && end <= len && !self.taken[start..end].iter().any(|&t| t) {
-            self.taken[start..end].iter_mut().for_each(|t| *t = true);
-            self.runs.push((start, end, name));
-        }
-    }
-
-    fn apply<'a>(mut self, text: &'a str, names: &[String]) -> std::borrow::Cow<'a, str> {
-        if self.runs.is_empty() {
-            return std::borrow::Cow::Borrowed(text);
-        }
-        self.runs.sort_unstable();
-        let mut out = String::with_capacity(text.len());
-        let mut copied = 0;
-        for (start, end, name) in self.runs {
-            out.push_str(&text[copied..start]);
-            out.push_str("{secret:");
-            out.push_str(&names[name]);
-            out.push('}');
-            copied = end;
-        }
-        out.push_str(&text[copied..]);
-        std::borrow::Cow::Owned(out)
-    }
 }
 
 /// A body as it may be shown, read by its MIME type: JSON (sensitive keys
@@ -1143,8 +774,7 @@ pub fn redact_field(name: &str, value: &str) -> String {
 /// and bodies redacted.
 pub fn redact_captured(c: &crate::network::Captured, known: &[Known]) -> crate::network::Captured {
     use crate::network::{Header, RequestBody, ResponseBody};
-    let known = KnownSet::new(known);
-    let mask = |s: &str| known.mask(s).into_owned();
+    let mask = |s: &str| mask_known(s, known);
     let headers = |hs: &[Header]| -> Vec<Header> {
         hs.iter()
             .map(|h| Header { name: h.name.clone(), value: redact_header_shown(&h.name, &mask(&h.value)) })
@@ -1192,34 +822,6 @@ pub fn redact_captured(c: &crate::network::Captured, known: &[Known]) -> crate::
             })
             .collect(),
     }
-}
-
-/// One case of `fixtures/redaction/known.tsv`: `(line, what, input, what
-/// the bridge shows, what the worker shows)`.
-#[cfg(test)]
-pub(crate) type KnownCase = (usize, String, String, String, String);
-
-/// The secrets and cases of `fixtures/redaction/known.tsv`: `(line,
-/// what, input, bridge, worker)`, `=` read as the input.
-#[cfg(test)]
-pub(crate) fn known_table() -> (Vec<Known>, Vec<KnownCase>) {
-    let table = include_str!("../../fixtures/redaction/known.tsv");
-    let (mut known, mut cases) = (Vec::new(), Vec::new());
-    for (n, line) in table.lines().enumerate() {
-        if line.starts_with('#') || line.trim().is_empty() {
-            continue;
-        }
-        let cols: Vec<&str> = line.split('\t').collect();
-        match cols[..] {
-            ["secret", name, value] => known.push(Known { name: name.into(), value: value.into() }),
-            ["case", what, input, bridge, worker] => {
-                let or_input = |s: &str| if s == "=" { input.to_string() } else { s.to_string() };
-                cases.push((n + 1, what.into(), input.into(), or_input(bridge), or_input(worker)));
-            }
-            _ => panic!("line {}: neither a secret nor a case: {line:?}", n + 1),
-        }
-    }
-    (known, cases)
 }
 
 #[cfg(test)]
@@ -1408,185 +1010,6 @@ mod tests {
         assert!(!format!("{:?}", k[0]).contains("a b"));
     }
 
-    /// `fixtures/redaction/known.tsv`: the stored secrets of its `secret`
-    /// rows, and per `case` row what the bridge shows of the input (the
-    /// fourth column; the fifth, the worker's, is read by `typed_secrets`).
-    #[test]
-    fn known_values_in_every_spelling_from_the_fixture_table() {
-        let (known, cases) = known_table();
-        let set = KnownSet::new(&known);
-        let mut failures = Vec::new();
-        for (line, what, input, bridge, _) in &cases {
-            let got = set.mask(input);
-            if got != *bridge {
-                failures.push(format!(
-                    "line {line}: {what}\n  input    {input:?}\n  expected {bridge:?}\n  got      {got:?}"
-                ));
-            }
-            assert_eq!(mask_known(input, &known), got, "line {line}: mask_known is KnownSet::mask");
-        }
-        assert!(cases.len() >= 50, "the table must hold at least 50 cases, has {}", cases.len());
-        assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
-    }
-
-    /// Values of every kind the spellings treat apart: ASCII with
-    /// punctuation, spaces, quotes and backslashes, control characters,
-    /// non-ASCII (two, three and four bytes).
-    const VALUES: &[&str] = &[
-        "Sesame-Canary-4417-xyz",
-        "Tr0ub4dor&3 note",
-        "K0ala?>Bear~7\"x",
-        "été-2026",
-        "a\\b\tc\nd\u{1}e",
-        "日本語のパスワード",
-        "emoji-🦘-pass",
-        "plus+and/slash=",
-    ];
-
-    #[test]
-    fn every_spelling_is_in_its_alphabet_and_carriers_agree_with_their_references() {
-        for v in VALUES {
-            for &shape in SHAPES {
-                let s = shaped(v, shape);
-                for &carrier in CARRIERS {
-                    let a = Alphabet::of(shape, carrier);
-                    let text = carried(&s, carrier);
-                    assert!(text.bytes().all(|b| a.admits(b)), "{shape:?} {carrier:?} of {v:?}: {text:?} not in {a:?}");
-                }
-            }
-            let json = serde_json::to_string(v).unwrap();
-            assert_eq!(carried(v, Carrier::Json), json[1..json.len() - 1], "{v:?}");
-            let forms = known_forms(v);
-            assert!(forms.windows(2).all(|w| w[0].len() >= w[1].len()), "longest first");
-            let mut sorted = forms.clone();
-            sorted.sort();
-            sorted.dedup();
-            assert_eq!(sorted.len(), forms.len(), "no repeats");
-            assert!(forms.iter().all(|f| f.chars().count() >= MIN_KNOWN_VALUE_CHARS));
-        }
-        assert_eq!(carried("a b&c=d/é", Carrier::Uri), "a%20b%26c%3Dd%2F%C3%A9");
-        assert_eq!(carried("a b&c=d/é", Carrier::UriLower), "a%20b%26c%3dd%2f%c3%a9");
-        assert_eq!(carried("a b&c=d/é~", Carrier::Form), "a+b%26c%3Dd%2F%C3%A9%7E");
-        assert_eq!(carried("é🦘", Carrier::JsonAscii), "\\u00e9\\ud83e\\udd98");
-        assert_eq!(carried("a+b", Carrier::PlusAsSpace), "a b");
-        assert_eq!(shaped("foobar", Shape::Base64 { url: false, padded: true }), "Zm9vYmFy");
-        assert_eq!(shaped("~~~?", Shape::Base64 { url: false, padded: true }), "fn5+Pw==");
-        assert_eq!(shaped("~~~?", Shape::Base64 { url: true, padded: false }), "fn5-Pw");
-    }
-
-    /// Standard or URL-safe base64 (padded) by the book, to check against.
-    fn reference_base64(bytes: &[u8], url: bool) -> String {
-        let alphabet: Vec<char> = if url {
-            ('A'..='Z').chain('a'..='z').chain('0'..='9').chain(['-', '_']).collect()
-        } else {
-            ('A'..='Z').chain('a'..='z').chain('0'..='9').chain(['+', '/']).collect()
-        };
-        let bits: Vec<u8> = bytes.iter().flat_map(|b| (0..8).rev().map(move |i| (b >> i) & 1)).collect();
-        let mut out: String = bits
-            .chunks(6)
-            .map(|c| alphabet[c.iter().chain([0; 6].iter()).take(6).fold(0, |n, b| n * 2 + *b as usize)])
-            .collect();
-        while !out.len().is_multiple_of(4) {
-            out.push('=');
-        }
-        out
-    }
-
-    /// A value at every offset inside a longer base64 text (0 to 5 bytes
-    /// of anything before, 0 to 4 after, both alphabets): exactly the
-    /// characters that only the value's bytes decide are masked, by the
-    /// bridge and by the worker alike.
-    #[test]
-    fn a_value_inside_base64_is_masked_at_every_offset() {
-        let mut typed = crate::typed_secrets::TypedSecrets::new(crate::typed_secrets::Key([7, 11]));
-        let mut seed = 0x9e37_79b9_u64;
-        for v in VALUES.iter().filter(|v| v.len() >= 8) {
-            let known = KnownSet::new(&[Known { name: "V".into(), value: v.to_string() }]);
-            typed.remember("V", v);
-            for before in 0..6 {
-                for after in 0..5 {
-                    for url in [false, true] {
-                        let mut data: Vec<u8> = (0..before + after)
-                            .map(|_| {
-                                seed ^= seed << 13;
-                                seed ^= seed >> 7;
-                                seed ^= seed << 17;
-                                (seed >> 24) as u8
-                            })
-                            .collect();
-                        data.splice(before..before, v.bytes());
-                        if after > 0 {
-                            // The character the value's last bits share
-                            // with the next byte is not the one the
-                            // unpadded spelling ends with.
-                            data[before + v.len()] |= 0xc0;
-                        }
-                        let enc = reference_base64(&data, url);
-                        let (start, end) = ((8 * before).div_ceil(6), 8 * (before + v.len()) / 6);
-                        // After a 3-byte boundary with nothing after, the
-                        // whole padded spelling is there, padding and all.
-                        let rest = if before % 3 == 0 && after == 0 { "" } else { &enc[end..] };
-                        let want = format!("{}{{secret:V}}{rest}", &enc[..start]);
-                        let what = format!("{v:?} after {before} bytes, {after} after, url {url}: {enc}");
-                        assert_eq!(known.mask(&enc), want, "bridge: {what}");
-                        assert_eq!(typed.mask(&enc), want, "worker: {what}");
-                    }
-                }
-            }
-        }
-    }
-
-    /// A value cut in two at every point: each piece of at least
-    /// `MIN_PIECE_CHARS` characters is masked by the bridge, a shorter one
-    /// stays; as is, percent-encoded and JSON-escaped.
-    #[test]
-    fn each_piece_of_a_split_value_is_masked_by_the_bridge() {
-        let mut checked = 0;
-        for v in VALUES {
-            let set = KnownSet::new(&[Known { name: "V".into(), value: v.to_string() }]);
-            let chars: Vec<char> = v.chars().collect();
-            for cut in 1..chars.len() {
-                let (a, b): (String, String) = (chars[..cut].iter().collect(), chars[cut..].iter().collect());
-                for carrier in [Carrier::AsIs, Carrier::Uri, Carrier::Json] {
-                    let (ca, cb) = (carried(&a, carrier), carried(&b, carrier));
-                    let shown = |piece: &str, spelled: String| {
-                        if piece.chars().count() >= MIN_PIECE_CHARS { "{secret:V}".to_string() } else { spelled }
-                    };
-                    // NUL is in no value: each piece ends there.
-                    let text = format!("[{ca}\0{cb}]");
-                    let want = format!("[{}\0{}]", shown(&a, ca.clone()), shown(&b, cb.clone()));
-                    // A short piece may still be part of a longer spelling
-                    // (a reversed or upper-cased one): only check the texts
-                    // no whole spelling touches.
-                    if known_forms(v).iter().any(|f| text.contains(f.as_str())) {
-                        continue;
-                    }
-                    assert_eq!(set.mask(&text), want, "{v:?} cut at {cut}, {carrier:?}");
-                    checked += 1;
-                }
-            }
-        }
-        assert!(checked >= 200, "only {checked} cuts checked");
-    }
-
-    /// Whole spellings win over pieces, and a value inside another cannot
-    /// split it: the longest spelling of all is masked first.
-    #[test]
-    fn whole_values_are_masked_as_wholes_longest_first() {
-        let known = [
-            Known { name: "SHORT".into(), value: "Canary-4417".into() },
-            Known { name: "LONG".into(), value: "Sesame-Canary-4417-xyz".into() },
-        ];
-        let set = KnownSet::new(&known);
-        assert_eq!(set.mask("x Sesame-Canary-4417-xyz y"), "x {secret:LONG} y");
-        assert_eq!(set.mask("x Canary-4417 y"), "x {secret:SHORT} y");
-        assert_eq!(set.mask("Sesame-Canary-4417"), "{secret:LONG}", "a piece of LONG holding SHORT whole");
-        assert_eq!(set.mask("Canary-4417-xyz"), "{secret:LONG}", "the longest run wins");
-        assert_eq!(set.mask("Canary-4417-xy"), "{secret:SHORT}-xy");
-        assert_eq!(format!("{set:?}"), r#"KnownSet { names: ["SHORT", "LONG"], .. }"#);
-        assert!(KnownSet::new(&[Known { name: "P".into(), value: "482".into() }]).is_empty());
-    }
-
     #[test]
     fn a_captured_request_is_redacted_everywhere() {
         use crate::network::{Captured, Header, RequestBody};
@@ -1718,12 +1141,10 @@ mod respelled {
             assert!(!out.contains(&spelled), "{name}: {out}");
             assert!(out.contains("{secret:S}"), "{name}: {out}");
         }
-        // Harmless text stays as it is; a piece of six characters or more
-        // is masked (a value split in two).
-        for harmless in ["{\"note\":\"hello world\"}", "Sesam", "Canary-4417", "c2VzYW1l"] {
+        // Harmless text stays as it is.
+        for harmless in ["{\"note\":\"hello world\"}", "Sesame-Canary", "c2VzYW1l"] {
             assert_eq!(mask_known(harmless, &known), harmless);
         }
-        assert_eq!(mask_known("Sesame-Canary", &known), "{secret:S}");
     }
 
     #[test]

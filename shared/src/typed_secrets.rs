@@ -6,28 +6,20 @@
 //! may send it on, under any name (`extra=…`); the network capture would
 //! then carry it back to the bridge. So the worker, when it relays a fill,
 //! keeps only [`Typed`]: the secret's name and, for each spelling of the
-//! value ([`crate::redact::known_spellings`]: as is, upper- and
-//! lower-cased, reversed, hex, base64 standard and URL-safe, padded or not
-//! and at each alignment inside a longer base64 text, each of those as is,
-//! percent-encoded and JSON-escaped), its length, its alphabet and a keyed
-//! hash (SipHash-2-4 under a [`Key`] drawn at random when the worker
-//! starts, never sent anywhere). Before a captured request leaves the
-//! worker, [`mask_captured`] replaces every run of text whose keyed hash is
-//! one of those by `{secret:NAME}` — in the URL, the headers, the form
-//! fields, the raw or response body and the WebSocket frames. The value
-//! itself is not kept, so neither the worker's memory nor anything it
-//! sends holds it after the fill.
+//! value ([`crate::redact::known_forms`]: as is, percent-encoded, JSON
+//! escaped, upper- and lower-cased, reversed, hex, base64 at any alignment), its length and a keyed hash (SipHash-2-4 under a [`Key`]
+//! drawn at random when the worker starts, never sent anywhere). Before a
+//! captured request leaves the worker, [`mask_captured`] replaces every
+//! run of text whose keyed hash is one of those by `{secret:NAME}` — in
+//! the URL, the headers, the form fields, the raw or response body and the
+//! WebSocket frames. The value itself is not kept, so neither the worker's
+//! memory nor anything it sends holds it after the fill.
 //!
-//! The match is exact (every window of each form's length is hashed, where
-//! the form's alphabet allows it), so a value sent in any of those
-//! spellings is caught; a false match (a 64-bit collision) can only hide a
-//! harmless run of text, never show a secret. A value split in two is not
-//! recognised here: the bridge's `redact::KnownSet` masks its pieces (it
-//! has the plaintext), and pages a secret was typed into are the
-//! withholding rule's (`shared::withhold`). Pieces would multiply the
-//! lengths hashed at every byte; the spellings' lengths are few (seven for
-//! a 22-character ASCII value), see [`TypedSecrets::mask`]. Values shorter
-//! than `redact::MIN_KNOWN_VALUE_CHARS` are not kept (they would match
+//! The match is exact (every window of each form's length is hashed), so
+//! a value sent in any of the spellings the bridge's own `mask_known`
+//! knows is caught; a false match (a 64-bit collision) can only hide a
+//! harmless run of text, never show a secret. Values shorter than
+//! `redact::MIN_KNOWN_VALUE_CHARS` are not kept (they would match
 //! everywhere); their fields are still masked by name in the bridge.
 
 use std::borrow::Cow;
@@ -35,7 +27,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 
 use crate::network::{Captured, Header, RequestBody, ResponseBody};
-use crate::redact::{Alphabet, MIN_KNOWN_VALUE_CHARS, known_spellings};
+use crate::redact::{MIN_KNOWN_VALUE_CHARS, known_forms};
 
 /// Most secrets remembered (the oldest typed go first).
 pub const MAX_TYPED: usize = 32;
@@ -50,13 +42,11 @@ impl std::fmt::Debug for Key {
     }
 }
 
-/// One typed secret: its name and, per spelling, `(bytes, keyed hash,
-/// alphabet)`. The alphabet comes from the spelling's kind (hex, base64…),
-/// never from the value.
+/// One typed secret: its name and, per spelling, `(bytes, keyed hash)`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Typed {
     pub name: String,
-    forms: Vec<(usize, u64, Alphabet)>,
+    forms: Vec<(usize, u64)>,
 }
 
 impl Typed {
@@ -66,47 +56,14 @@ impl Typed {
         if value.chars().count() < MIN_KNOWN_VALUE_CHARS {
             return None;
         }
-        let mut forms: Vec<(usize, u64, Alphabet)> = known_spellings(value)
+        let mut forms: Vec<(usize, u64)> = known_forms(value)
             .iter()
-            .map(|s| (s.text.len(), siphash24(key, s.text.as_bytes()), s.alphabet))
+            .filter(|f| !f.is_empty())
+            .map(|f| (f.len(), siphash24(key, f.as_bytes())))
             .collect();
         forms.sort_unstable();
         forms.dedup();
         Some(Typed { name: name.to_string(), forms })
-    }
-}
-
-/// What [`TypedSecrets::mask`] looks up, built from the typed secrets: every
-/// `(bytes, hash)` and whose it is, sorted, and each form length (longest
-/// first) with the set of alphabets of the forms of that length (bit `i`:
-/// [`Alphabet::ALL`]`[i]`).
-#[derive(Debug, Clone, Default)]
-struct Index {
-    hashes: Vec<(usize, u64, usize)>,
-    lengths: Vec<(usize, u8)>,
-}
-
-impl Index {
-    fn of(typed: &[Typed]) -> Index {
-        let mut hashes: Vec<(usize, u64, usize)> =
-            typed.iter().enumerate().flat_map(|(i, t)| t.forms.iter().map(move |f| (f.0, f.1, i))).collect();
-        // The newest secret wins a hash two share (the same value typed under two names).
-        hashes.sort_unstable_by_key(|h| (h.0, h.1, std::cmp::Reverse(h.2)));
-        hashes.dedup_by_key(|h| (h.0, h.1));
-        let mut lengths: Vec<(usize, u8)> = Vec::new();
-        for f in typed.iter().flat_map(|t| &t.forms) {
-            let bit = 1u8 << Alphabet::ALL.iter().position(|a| *a == f.2).unwrap_or(0);
-            match lengths.iter_mut().find(|l| l.0 == f.0) {
-                Some(l) => l.1 |= bit,
-                None => lengths.push((f.0, bit)),
-            }
-        }
-        lengths.sort_unstable_by_key(|l| std::cmp::Reverse(l.0));
-        Index { hashes, lengths }
-    }
-
-    fn find(&self, len: usize, hash: u64) -> Option<usize> {
-        self.hashes.binary_search_by(|h| (h.0, h.1).cmp(&(len, hash))).ok().map(|i| self.hashes[i].2)
     }
 }
 
@@ -118,13 +75,11 @@ impl Index {
 pub struct TypedSecrets {
     key: Key,
     typed: Vec<Typed>,
-    #[serde(skip)]
-    index: Index,
 }
 
 impl TypedSecrets {
     pub fn new(key: Key) -> TypedSecrets {
-        TypedSecrets { key, typed: Vec::new(), index: Index::default() }
+        TypedSecrets { key, typed: Vec::new() }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -137,9 +92,7 @@ impl TypedSecrets {
 
     /// What [`Self::to_json`] wrote; `None` for anything else.
     pub fn from_json(text: &str) -> Option<TypedSecrets> {
-        let mut t = serde_json::from_str::<TypedSecrets>(text).ok().filter(|t| t.typed.len() <= MAX_TYPED)?;
-        t.index = Index::of(&t.typed);
-        Some(t)
+        serde_json::from_str::<TypedSecrets>(text).ok().filter(|t| t.typed.len() <= MAX_TYPED)
     }
 
     /// Remembers secret `name` typed with `value` (a repeat replaces the
@@ -151,63 +104,31 @@ impl TypedSecrets {
             self.typed.remove(0);
         }
         self.typed.push(t);
-        self.index = Index::of(&self.typed);
     }
 
-    /// `text` with every run matching a typed secret's spelling replaced by
+    /// `text` with every run matching a typed secret replaced by
     /// `{secret:NAME}` (longer forms first; scanned left to right).
-    ///
-    /// Cost: at each character, one keyed hash per distinct form length
-    /// whose window fits the form's alphabet (a hex or base64 form is only
-    /// hashed inside a run of hex or base64 characters that long, which
-    /// ordinary text rarely has). A 22-character ASCII secret has seven
-    /// lengths and, in text that is not base64 or hex, hashes about one
-    /// window a byte: `mask_cost_is_bounded` measures it on 256 KB bodies.
     pub fn mask<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        self.mask_counting(text).0
-    }
-
-    /// [`Self::mask`], and how many windows it hashed.
-    fn mask_counting<'a>(&self, text: &'a str) -> (Cow<'a, str>, usize) {
-        let lengths = &self.index.lengths;
-        let shortest = lengths.last().map_or(usize::MAX, |l| l.0);
-        if self.typed.is_empty() || text.len() < shortest {
-            return (Cow::Borrowed(text), 0);
+        if self.typed.is_empty() {
+            return Cow::Borrowed(text);
         }
+        let mut lengths: Vec<usize> = self.typed.iter().flat_map(|t| t.forms.iter().map(|f| f.0)).collect();
+        lengths.sort_unstable_by(|a, b| b.cmp(a));
+        lengths.dedup();
         let bytes = text.as_bytes();
-        let used = lengths.iter().fold(0u8, |m, l| m | l.1);
-        // runs[a][i]: how many bytes from i on fit alphabet a (none for Any).
-        let runs: Vec<Vec<u32>> = Alphabet::ALL
-            .iter()
-            .enumerate()
-            .map(|(bit, a)| {
-                if *a == Alphabet::Any || used & (1 << bit) == 0 {
-                    return Vec::new();
-                }
-                let mut run = vec![0u32; bytes.len() + 1];
-                for i in (0..bytes.len()).rev() {
-                    run[i] = if a.admits(bytes[i]) { run[i + 1] + 1 } else { 0 };
-                }
-                run
-            })
-            .collect();
-        let fits = |i: usize, len: usize, set: u8| {
-            set & 1 != 0 || (1..Alphabet::ALL.len()).any(|bit| set & (1 << bit) != 0 && runs[bit][i] as usize >= len)
-        };
-        let mut hashed = 0;
         let mut out: Option<String> = None;
         let mut copied = 0; // bytes of `text` already in `out`
         let mut i = 0;
         while i < bytes.len() {
             let mut hit = None;
             if text.is_char_boundary(i) {
-                for &(len, set) in lengths.iter().filter(|l| i + l.0 <= bytes.len()) {
-                    if !text.is_char_boundary(i + len) || !fits(i, len, set) {
+                for &len in lengths.iter().filter(|&&l| i + l <= bytes.len()) {
+                    if !text.is_char_boundary(i + len) {
                         continue;
                     }
-                    hashed += 1;
-                    if let Some(t) = self.index.find(len, siphash24(self.key, &bytes[i..i + len])) {
-                        hit = Some((len, self.typed[t].name.as_str()));
+                    let h = siphash24(self.key, &bytes[i..i + len]);
+                    if let Some(t) = self.typed.iter().find(|t| t.forms.contains(&(len, h))) {
+                        hit = Some((len, t.name.as_str()));
                         break;
                     }
                 }
@@ -225,14 +146,13 @@ impl TypedSecrets {
                 None => i += 1,
             }
         }
-        let masked = match out {
+        match out {
             None => Cow::Borrowed(text),
             Some(mut o) => {
                 o.push_str(&text[copied..]);
                 Cow::Owned(o)
             }
-        };
-        (masked, hashed)
+        }
     }
 
     fn mask_in(&self, s: &mut String) {
@@ -361,119 +281,13 @@ mod tests {
             ("upper-cased by the page", "x=TR0UB4DOR&3 NOTE", "x={secret:NOTE}"),
             ("reversed by the page", "eton 3&rod4bu0rT", "{secret:NOTE}"),
             ("hex of its bytes", "h=547230756234646f722633206e6f7465", "h={secret:NOTE}"),
-            ("base64 of it", "b=VHIwdWI0ZG9yJjMgbm90ZQ==", "b={secret:NOTE}"),
+            ("base64 of it", "b=VHIwdWI0ZG9yJjMgbm90ZQ==", "b={secret:NOTE}Q=="),
             ("mixed case is not a spelling a page makes", "tR0UB4DOR&3 note", "tR0UB4DOR&3 note"),
             ("short values are not masked by value", "pin=482", "pin=482"),
             ("nothing to mask", "", ""),
         ];
         for (name, input, want) in cases {
             assert_eq!(t.mask(input), *want, "{name}");
-        }
-    }
-
-    /// `fixtures/redaction/known.tsv`, its fifth column: what the worker
-    /// shows of each input with the table's secrets typed, by
-    /// [`TypedSecrets::mask`] and in every text of a capture by
-    /// [`mask_captured`].
-    #[test]
-    fn typed_values_in_every_spelling_from_the_fixture_table() {
-        let (known, cases) = crate::redact::known_table();
-        let mut t = TypedSecrets::new(KEY);
-        for k in &known {
-            t.remember(&k.name, &k.value);
-        }
-        let mut failures = Vec::new();
-        for (line, what, input, _, worker) in &cases {
-            let got = t.mask(input);
-            if got != *worker {
-                failures.push(format!(
-                    "line {line}: {what}\n  input    {input:?}\n  expected {worker:?}\n  got      {got:?}"
-                ));
-            }
-            let c = mask_captured(&t, carrying(input));
-            assert_eq!(c, carrying(worker), "line {line}: {what}, in a capture");
-        }
-        assert!(cases.len() >= 50, "{}", cases.len());
-        assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
-    }
-
-    /// A capture carrying `s` in each of its texts.
-    fn carrying(s: &str) -> Captured {
-        Captured {
-            tab: 1,
-            url: format!("http://a/x?e={s}"),
-            method: "POST".into(),
-            resource_type: "xmlhttprequest".into(),
-            status: 200,
-            status_line: s.into(),
-            error: Some(s.into()),
-            started_ms: 0.0,
-            duration_ms: 1.0,
-            request_headers: vec![Header { name: "X-Note".into(), value: s.into() }],
-            response_headers: vec![Header { name: s.into(), value: format!("v {s}") }],
-            request_body: Some(RequestBody::Form { fields: vec![("extra".into(), vec![s.into(), "1".into()])] }),
-            redirect_url: Some(format!("http://a/{s}")),
-            from_cache: false,
-            response_body: Some(ResponseBody::Text { text: format!("{{\"echo\":\"{s}\"}}"), cut: false }),
-            websocket_messages: vec![crate::network::WsMessage { sent: true, time: 0.0, opcode: 1, data: s.into() }],
-        }
-    }
-
-    /// What masking costs, in keyed hashes, on the largest bodies the
-    /// worker keeps (256 KB) with the table's five secrets typed: about one
-    /// hash per byte and per distinct length of the forms any byte may
-    /// start (`Alphabet::Any`); the base64 and hex lengths only count where
-    /// a run of base64 or hex that long is. Timings are printed
-    /// (`--nocapture`), not asserted; once measured natively in release:
-    /// 23 lengths, 9 of them any-byte; about 170 ms a 256 KB JSON or HTML
-    /// body (9 hashes a byte), 400 ms one of pure base64 or hex (all 23).
-    #[test]
-    fn mask_cost_is_bounded() {
-        let (known, _) = crate::redact::known_table();
-        let mut t = TypedSecrets::new(KEY);
-        for k in &known {
-            t.remember(&k.name, &k.value);
-        }
-        let lengths = |alphabet: Alphabet| {
-            let bit = Alphabet::ALL.iter().position(|a| *a == alphabet).unwrap();
-            t.index.lengths.iter().filter(|l| l.1 & (1 << bit) != 0).count()
-        };
-        let any = lengths(Alphabet::Any);
-        let all = t.index.lengths.len();
-        eprintln!("distinct form lengths: {all}, of them any-byte: {any}");
-        const BODY: usize = 256 * 1024;
-        let fill = |piece: &str| piece.repeat(BODY / piece.len() + 1)[..BODY].to_string();
-        let mut seed = 0x1234_5678_u64;
-        let random: Vec<u8> = (0..BODY * 3 / 4)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                seed as u8
-            })
-            .collect();
-        let bodies = [
-            (
-                "JSON",
-                fill(r#"{"id":18231,"title":"Buy milk and bread","done":false,"tags":["home","shop"]},"#),
-                any + 1,
-            ),
-            ("HTML", fill("<li class=\"item\"><a href=\"/p/42?ref=nav\">Next page</a></li>\n"), any + 1),
-            ("base64", crate::files::base64_encode(&random), all),
-            ("hex", random.iter().map(|b| format!("{b:02x}")).collect::<String>()[..BODY].to_string(), all),
-        ];
-        for (what, body, per_byte) in bodies {
-            let started = std::time::Instant::now();
-            let (masked, hashed) = t.mask_counting(&body);
-            let took = started.elapsed();
-            // Random hex and base64 hold `4821` (PIN4) now and then.
-            assert!(matches!(masked, Cow::Borrowed(_)) || what == "hex" || what == "base64", "{what}: nothing to mask");
-            eprintln!(
-                "{what}: {} bytes, {hashed} hashes ({:.2} a byte), {took:?}",
-                body.len(),
-                hashed as f64 / body.len() as f64
-            );
-            assert!(hashed <= per_byte * body.len(), "{what}: {hashed} hashes, over {per_byte} a byte");
         }
     }
 

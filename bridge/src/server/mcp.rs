@@ -867,7 +867,6 @@ impl ServerHandler for McpServer {
                 error_result(&e)
             }
         };
-        let result = super::known_secrets::mask_result(&self.state, result).await;
         Ok(result.into())
     }
 }

@@ -33,7 +33,6 @@ mod files;
 mod flows;
 mod guard;
 mod handoff;
-mod known_secrets;
 mod mcp;
 mod navigate;
 mod network;

@@ -13,7 +13,6 @@ mod cli;
 mod common;
 mod deep_json;
 mod flows;
-mod known_secrets;
 mod logging;
 mod mcp;
 mod one_browser;
