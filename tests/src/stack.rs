@@ -53,6 +53,22 @@ impl Stack {
     }
 
     /// A fixture URL, e.g. `url("/basic/index.html")`.
+    /// Stops the daemon (it must stop cleanly) and returns the sinks a
+    /// leak could reach besides the home: the MCP responses, `outputs`
+    /// (what the test collected), the daemon's stdout and stderr.
+    pub fn stop_for_scan(&mut self, outputs: Vec<u8>) -> Vec<(&'static str, Vec<u8>)> {
+        let mcp_bytes = self.mcp.received().to_vec();
+        let status = self.daemon.stop();
+        assert!(status.is_some_and(|st| st.success()), "the daemon did not stop cleanly: {status:?}");
+        let (o, e) = self.daemon.logs();
+        vec![
+            ("MCP responses", mcp_bytes),
+            ("tool outputs", outputs),
+            ("daemon stdout", std::fs::read(o).unwrap_or_default()),
+            ("daemon stderr", std::fs::read(e).unwrap_or_default()),
+        ]
+    }
+
     pub fn url(&self, path: &str) -> String {
         self.server.url(path)
     }

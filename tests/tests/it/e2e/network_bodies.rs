@@ -86,16 +86,7 @@ async fn the_bodies_build_shows_json_bodies_redacted_and_websocket_frames() {
     let hello = format!(r#"{{"hello":"ann","token":"{}"}}"#, creds.access);
     assert!(!needles[0].1.find("control", hello.as_bytes()).is_empty(), "the scan would not notice a leak");
     let home = s.daemon.home().to_path_buf();
-    let mcp_bytes = s.mcp.received().to_vec();
-    let status = s.daemon.stop();
-    assert!(status.is_some_and(|st| st.success()), "the daemon did not stop cleanly: {status:?}");
-    let (o, e) = s.daemon.logs();
-    let sinks: Vec<(&str, Vec<u8>)> = vec![
-        ("MCP responses", mcp_bytes),
-        ("tool outputs", outputs),
-        ("daemon stdout", std::fs::read(o).unwrap_or_default()),
-        ("daemon stderr", std::fs::read(e).unwrap_or_default()),
-    ];
+    let sinks = s.stop_for_scan(outputs);
     let mut hits: Vec<(&str, Hit)> = Vec::new();
     for (name, n) in &needles {
         for (place, bytes) in &sinks {

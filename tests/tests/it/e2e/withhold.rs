@@ -73,16 +73,7 @@ async fn posted(s: &tests::FixtureServer, path: &str, needle: &str) -> bool {
 /// `control` must hold the first secret (the scan would notice a leak).
 fn scan(s: &mut Stack, outputs: Vec<u8>, secrets: &[&str], control: &[u8]) {
     let home = s.daemon.home().to_path_buf();
-    let mcp_bytes = s.mcp.received().to_vec();
-    let status = s.daemon.stop();
-    assert!(status.is_some_and(|st| st.success()), "the daemon did not stop cleanly: {status:?}");
-    let (o, e) = s.daemon.logs();
-    let sinks: Vec<(&str, Vec<u8>)> = vec![
-        ("MCP responses", mcp_bytes),
-        ("tool outputs", outputs),
-        ("daemon stdout", std::fs::read(o).unwrap_or_default()),
-        ("daemon stderr", std::fs::read(e).unwrap_or_default()),
-    ];
+    let sinks = s.stop_for_scan(outputs);
     let first = Needles::for_secret(secrets[0]);
     assert!(!first.find("control", control).is_empty(), "the scan would not notice a leak");
     let mut hits: Vec<Hit> = Vec::new();
